@@ -1,0 +1,24 @@
+// The CLI's subcommands, one file each. Each add_* registers its options on `app` and returns
+// the function to call when that subcommand was given (its exit code).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace attnprof::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_list_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+
+// One line on stderr, "attnprof: error: <message>", and the usage exit code.
+int usage_error(const std::string& message);
+inline constexpr int kUsageExit = 2;
+
+}  // namespace attnprof::cli

@@ -1,0 +1,55 @@
+// `attnprof list`: every provider known to this build, available or not, and why.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "attnprof/engine.hpp"
+#include "attnprof/registry.hpp"
+#include "cli.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+struct ListOptions {
+  bool json = false;
+};
+
+// Availability of a provider here: its own, then its engine's (a built CUDA provider on a
+// machine without a driver is unavailable for the engine's reason).
+Availability availability_here(const Provider& p, const Engine* cuda) {
+  Availability a = p.availability();
+  if (!a.available || p.device_kind() == DeviceKind::cpu) return a;
+  if (cuda == nullptr) return {false, "no CUDA engine in this build"};
+  return cuda->availability();
+}
+
+}  // namespace
+
+Command add_list_command(CLI::App& app) {
+  auto opts = std::make_shared<ListOptions>();
+  CLI::App* sub = app.add_subcommand("list", "List providers, available or not, and why");
+  sub->add_flag("--json", opts->json, "One JSON object per provider");
+  return {sub, [opts]() {
+            std::unique_ptr<Engine> cuda = make_cuda_engine(0);
+            for (const auto& p : all_providers()) {
+              const Availability a = availability_here(*p, cuda.get());
+              if (opts->json) {
+                nlohmann::json j = {{"provider", p->name()},
+                                    {"device", to_string(p->device_kind())},
+                                    {"available", a.available},
+                                    {"reason", a.reason},
+                                    {"description", p->description()}};
+                fmt::print("{}\n", j.dump());
+              } else {
+                fmt::print("{:<20} {:<5} {:<12} {}\n", p->name(), to_string(p->device_kind()),
+                           a.available ? "available" : "unavailable",
+                           a.available ? p->description() : a.reason);
+              }
+            }
+            return 0;
+          }};
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,50 @@
+// attnprof: profile attention implementations across providers, shapes and devices.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace attnprof::cli {
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "attnprof: error: {}\n", message);
+  return kUsageExit;
+}
+
+}  // namespace attnprof::cli
+
+int main(int argc, char** argv) {
+  using namespace attnprof::cli;
+  CLI::App app{"attnprof: a profiler for attention kernels across providers (docs: README.md)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", ATTNPROF_CLI_VERSION);
+  std::vector<Command> commands;
+  commands.push_back(add_list_command(app));
+  commands.push_back(add_run_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(e.what());
+  }
+  try {
+    for (const Command& c : commands) {
+      if (c.app->parsed()) return c.run();
+    }
+  } catch (const std::invalid_argument& e) {
+    return usage_error(e.what());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "attnprof: error: {}\n", e.what());
+    return 1;
+  }
+  return usage_error("no subcommand given (try --help)");
+}

@@ -1,0 +1,21 @@
+// The environment fingerprint: part of every row and of the resume and compare keys.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "attnprof/device.hpp"
+
+namespace attnprof {
+
+using Fingerprint = std::map<std::string, std::string>;
+
+// Host, compiler, build type, git commit, and whatever the built engines add (GPU name, SM
+// count, driver, CUDA runtime, cuBLAS, cuDNN versions, power limit, ECC).
+Fingerprint environment_fingerprint(const Device& device);
+
+// The subset of the fingerprint that identifies "the same build on the same device", used in
+// resume and compare keys (no timestamps, no host load).
+std::string fingerprint_key(const Fingerprint& env);
+
+}  // namespace attnprof

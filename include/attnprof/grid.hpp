@@ -1,0 +1,64 @@
+// Grids of Specs: lists and ranges per dimension, presets from TOML, cartesian product.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/spec.hpp"
+
+namespace attnprof {
+
+// "64,128", "64:2048:*2" (geometric), "512:4096:512" (arithmetic), "1k", "32k" (x1024).
+// Throws std::invalid_argument with a one-line message naming what is wrong.
+std::vector<int64_t> parse_int_list(std::string_view text);
+
+// One series of the grid: lists per dimension; empty kv_seq means "same as seq" (paired, not
+// crossed); empty kv_heads means "same as heads".
+struct GridAxes {
+  std::vector<int64_t> batch{1};
+  std::vector<int64_t> heads{8};
+  std::vector<int64_t> kv_heads;
+  std::vector<int64_t> seq{1024};
+  std::vector<int64_t> kv_seq;
+  std::vector<int64_t> head_dim{64};
+  std::vector<DType> dtype{DType::fp16};
+  std::vector<Mask> mask{Mask{}};
+  std::vector<Mode> mode{Mode::fwd};
+  // Tokens per batch: when set, batch = tokens / seq for each seq (fa-bench style), and the
+  // batch list is ignored. Model dim: when set, heads = model_dim / head_dim.
+  std::optional<int64_t> tokens;
+  std::optional<int64_t> model_dim;
+};
+
+// Cartesian product in a stable order (mode, dtype, mask, head_dim, heads, batch, seq).
+std::vector<Spec> expand(const GridAxes& axes);
+
+// A preset: one or more series (e.g. seed-000 has the MHA sweep and a GQA point).
+struct Preset {
+  std::string name;
+  std::string description;
+  std::vector<GridAxes> series;
+  std::vector<std::string> providers;  // default providers, may be empty
+};
+
+// Directory holding presets/*.toml: $ATTNPROF_PRESETS, else next to the executable
+// (../share/attnprof/presets), else the source tree's presets/.
+std::filesystem::path preset_dir();
+std::vector<std::string> preset_names();
+// Throws std::invalid_argument ("unknown preset 'x' (known: ...)") or on a malformed file.
+Preset load_preset(std::string_view name);
+Preset parse_preset(std::string_view toml_text, std::string_view name);
+
+// Model shapes (heads, kv heads, head dim) from presets/models.toml.
+struct ModelShape {
+  std::string name;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+};
+std::vector<ModelShape> model_shapes();
+ModelShape find_model(std::string_view name);  // throws with the known names
+
+}  // namespace attnprof

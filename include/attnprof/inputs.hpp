@@ -1,0 +1,144 @@
+// Seeded, counter-based input values shared bit-for-bit by host and device code.
+//
+// Every element of Q, K, V and dO is a pure function of (seed, tensor, flat index), so a GPU
+// provider fills its buffers in a kernel, the verifier regenerates exactly the slices it needs
+// on the host, and no multi-gigabyte host copy is ever made. Values are approximately standard
+// normal (Irwin-Hall sum of four 21-bit uniforms, so bounded by +-3.46 sigma), never zeros, and
+// already rounded to the point's dtype, so what the reference sees is what the provider saw.
+// Bit-exactness across host and device: only integer arithmetic, one int->float conversion of an
+// exactly representable integer and one correctly rounded multiply, then integer rounding to
+// fp16/bf16 (round to nearest even).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define ATTNPROF_HD __host__ __device__ __forceinline__
+#else
+#define ATTNPROF_HD inline
+#endif
+
+namespace attnprof {
+
+enum class TensorId : uint32_t { q = 0, k = 1, v = 2, d_o = 3 };
+
+// Input patterns: random for measurement and verification; mask_coverage for the mask test
+// (Q = 0 so every visible key gets equal weight; V encodes the key index, so each output is
+// the mean of the visible key indices).
+enum class InputPattern : uint32_t { random = 0, mask_coverage = 1 };
+
+ATTNPROF_HD uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+ATTNPROF_HD float bits_to_float(uint32_t u) {
+  float f;
+#if defined(__CUDA_ARCH__)
+  f = __uint_as_float(u);
+#else
+  std::memcpy(&f, &u, sizeof f);
+#endif
+  return f;
+}
+
+ATTNPROF_HD uint32_t float_to_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+// Round-to-nearest-even float -> bf16 bits (NaN stays NaN).
+ATTNPROF_HD uint16_t float_to_bf16_bits(float f) {
+  uint32_t u = float_to_bits(f);
+  if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu)) return uint16_t((u >> 16) | 0x40u);
+  uint32_t lsb = (u >> 16) & 1u;
+  u += 0x7FFFu + lsb;
+  return uint16_t(u >> 16);
+}
+ATTNPROF_HD float bf16_bits_to_float(uint16_t h) { return bits_to_float(uint32_t(h) << 16); }
+
+// Round-to-nearest-even float -> IEEE half bits, with subnormals, overflow to inf, NaN kept.
+ATTNPROF_HD uint16_t float_to_fp16_bits(float f) {
+  uint32_t u = float_to_bits(f);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t abs = u & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) return uint16_t(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
+  if (abs >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // rounds past 65504: inf
+  if (abs < 0x38800000u) {                                    // below 2^-14: subnormal or zero
+    if (abs < 0x33000000u) return uint16_t(sign);             // below half the smallest subnormal
+    uint32_t mant = (abs & 0x007FFFFFu) | 0x00800000u;
+    // value = mant * 2^(exp - 150) and a half subnormal counts units of 2^-24, so the half's
+    // bits are mant >> (126 - exp), rounded to nearest even.
+    uint32_t drop = 126u - (abs >> 23);
+    uint32_t half_bits = mant >> drop;
+    uint32_t rem = mant & ((1u << drop) - 1u);
+    uint32_t halfway = 1u << (drop - 1u);
+    if (rem > halfway || (rem == halfway && (half_bits & 1u))) ++half_bits;
+    return uint16_t(sign | half_bits);
+  }
+  uint32_t h = ((abs - 0x38000000u) >> 13);  // rebias exponent 127 -> 15
+  uint32_t rem = abs & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return uint16_t(sign | h);
+}
+
+ATTNPROF_HD float fp16_bits_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t mant = h & 0x3FFu;
+  if (exp == 0) {
+    if (mant == 0) return bits_to_float(sign);
+    // subnormal: value = mant * 2^-24, exact in float
+    float v = float(mant) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_to_float(sign | 0x7F800000u | (mant << 13));
+  return bits_to_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+// dtype code: 0 = fp32, 1 = fp16, 2 = bf16 (matches DType's order).
+ATTNPROF_HD float round_to_dtype(float x, int dtype_code) {
+  if (dtype_code == 1) return fp16_bits_to_float(float_to_fp16_bits(x));
+  if (dtype_code == 2) return bf16_bits_to_float(float_to_bf16_bits(x));
+  return x;
+}
+
+// Approximately N(0, 1): (sum of four 21-bit uniforms - mean) / sd. The integer sum is exact,
+// its conversion to float is exact (|x| < 2^23), and one multiply rounds once.
+ATTNPROF_HD float random_normal(uint64_t seed, uint32_t tensor, uint64_t index) {
+  uint64_t a = splitmix64(seed ^ (uint64_t(tensor) << 56) ^ (index * 2u));
+  uint64_t b = splitmix64(a ^ 0xD1B54A32D192ED03ull ^ (index * 2u + 1u));
+  const uint64_t m = (1u << 21) - 1u;
+  int64_t sum = int64_t(a & m) + int64_t((a >> 21) & m) + int64_t(b & m) + int64_t((b >> 21) & m);
+  int64_t centered = sum - 2 * int64_t(m);  // mean of the sum is 4 * m / 2
+  // sd of one uniform on [0, m] is m / sqrt(12); of four: m / sqrt(3). 1/sd = sqrt(3)/m.
+  const float inv_sd = 1.7320508075688772f / float(m);
+  return float(centered) * inv_sd;
+}
+
+// The value of element `index` (flat, in the tensor's own layout order) of input `tensor`.
+// For mask_coverage, `kv_pos` must be the key position of that element (V rows only).
+ATTNPROF_HD float input_value(InputPattern pattern, uint64_t seed, TensorId tensor, uint64_t index,
+                              int dtype_code, int64_t kv_pos, int64_t dim) {
+  if (pattern == InputPattern::mask_coverage) {
+    if (tensor == TensorId::q) return 0.0f;
+    if (tensor == TensorId::v) {
+      // Dim 0 carries the key index modulo 64 and dim 1 the index / 64, both small integers that
+      // fp16 and bf16 hold exactly; other dims carry the index modulo 7 as a checksum.
+      if (dim == 0) return float(kv_pos % 64);
+      if (dim == 1) return float(kv_pos / 64 % 256);
+      return float(kv_pos % 7);
+    }
+  }
+  return round_to_dtype(random_normal(seed, uint32_t(tensor), index), dtype_code);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,109 @@
+// The provider interface: one implementation of attention, one file each, one line in the
+// registry table (src/core/registry.cpp). "Not supported" is a value, never an exception.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnprof/device.hpp"
+#include "attnprof/inputs.hpp"
+#include "attnprof/memory.hpp"
+#include "attnprof/spec.hpp"
+
+namespace attnprof {
+
+// Thrown when an allocation fails for lack of memory; the runner records oom.
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // why not, in words, when !ok
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+// Whether a provider can run at all in this process (built, library loaded, device present).
+struct Availability {
+  bool available = true;
+  std::string reason;  // e.g. "not built: cuDNN frontend headers not found", "no CUDA driver"
+};
+
+// An execution stream. For CPU providers `native` is null and launches are synchronous; for
+// CUDA providers it is the cudaStream_t the engine times on.
+struct Stream {
+  void* native = nullptr;
+};
+
+// Host copies of a run's outputs (values converted to float), for verification. Tensors a mode
+// does not produce are left empty. Layout is the spec's layout.
+struct HostOutputs {
+  std::vector<float> o;
+  std::vector<float> lse;  // (B, Hq, Nq) natural-log log-sum-exp of the scaled scores, if exposed
+  std::vector<float> dq, dk, dv;
+};
+
+// What prepare() gets besides the spec: how to fill inputs and where memory is accounted.
+struct PrepareContext {
+  uint64_t seed = 0;
+  InputPattern pattern = InputPattern::random;
+  int threads = 1;  // CPU providers: threads to use
+  // Where the run reports the buffers it allocates (may be null: then nothing is tracked).
+  MemoryTracker* tracker = nullptr;
+};
+
+// One prepared point: buffers allocated, inputs filled, plans built. Never timed.
+class Run {
+ public:
+  virtual ~Run() = default;
+  // Fill every output buffer with NaN (the poison the verifier scans for).
+  virtual void poison_outputs() = 0;
+  // Enqueue one execution of the spec's mode on `stream`. Synchronous for CPU providers.
+  // Throws on a provider or library error (the runner records it as failed).
+  virtual void launch(Stream& stream) = 0;
+  // Copy outputs to the host (synchronizes).
+  virtual HostOutputs read_outputs() = 0;
+  // Bytes this run holds beyond inputs and outputs (scores, workspace, temporaries).
+  virtual int64_t workspace_bytes() const { return 0; }
+  // Bytes of all buffers this run allocated (inputs, outputs, workspace): its peak footprint.
+  virtual int64_t allocated_bytes() const = 0;
+};
+
+// Thrown by prepare() when a library rejects the point only once it is built (a cuDNN graph
+// that fails validation, heuristics or support checks). The runner records Status::not_supported
+// with reason() as the row's reason; what() is "not_supported: <reason>".
+class NotSupported : public std::runtime_error {
+ public:
+  explicit NotSupported(const std::string& reason)
+      : std::runtime_error("not_supported: " + reason), reason_(reason) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual std::string name() const = 0;         // "cpu.naive", "cuda.naive", "cudnn.sdpa"
+  virtual std::string description() const = 0;  // which upstream kernel or algorithm runs
+  virtual DeviceKind device_kind() const = 0;
+  virtual Availability availability() const { return {}; }
+  // Width of the provider's element indexing: a tensor with more elements than 2^index_bits()
+  // is not_supported. 63 for 64-bit indexing.
+  virtual int index_bits() const { return 63; }
+  // Everything the provider cannot do for this spec, in words (shape, dtype, mask, mode).
+  virtual Support supports(const Spec& spec, const Device& device) const = 0;
+  // Bytes the provider expects to allocate for the spec (inputs, outputs and temporaries);
+  // the runner marks a point oom without running it when this exceeds the device's memory.
+  virtual int64_t estimate_bytes(const Spec& spec) const = 0;
+  virtual std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
+                                       const PrepareContext& ctx) = 0;
+};
+
+}  // namespace attnprof

@@ -1,0 +1,90 @@
+// The problem: one attention shape, its dtype, mask and mode. Pure data plus validation;
+// nothing here knows about providers, devices or measurement.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnprof {
+
+enum class DType { fp32, fp16, bf16 };
+enum class MaskKind { none, causal_tl, causal_br, window };
+enum class Mode { fwd, bwd, fwd_bwd };
+// bhsd: (batch, heads, seq, dim) contiguous, PyTorch's SDPA layout.
+// bshd: (batch, seq, heads, dim) contiguous, FlashAttention's native layout.
+enum class Layout { bhsd, bshd };
+
+struct Mask {
+  MaskKind kind = MaskKind::none;
+  int64_t window = 0;  // keys visible per query for MaskKind::window (>= 1), else 0
+
+  // Offset of the causal diagonal: key j is visible to query i iff j <= i + off.
+  // 0 for top-left alignment, kv_len - q_len for bottom-right (and windows).
+  int64_t diagonal_offset(int64_t q_len, int64_t kv_len) const;
+  // True iff key j is visible to query i (the definition every provider is checked against).
+  bool visible(int64_t i, int64_t j, int64_t q_len, int64_t kv_len) const;
+  // Visible keys of query i form one interval [first, last]; empty when first > last.
+  int64_t first_visible(int64_t i, int64_t q_len, int64_t kv_len) const;
+  int64_t last_visible(int64_t i, int64_t q_len, int64_t kv_len) const;
+
+  bool operator==(const Mask&) const = default;
+};
+
+struct Spec {
+  int64_t batch = 1;
+  int64_t q_heads = 1;
+  int64_t kv_heads = 1;
+  int64_t q_len = 1;
+  int64_t kv_len = 1;
+  int64_t head_dim = 64;
+  int64_t v_head_dim = 0;  // 0 means "same as head_dim"
+  DType dtype = DType::fp16;
+  Mask mask{};
+  Mode mode = Mode::fwd;
+  Layout layout = Layout::bhsd;
+  double scale = 0.0;  // softmax scale; 0 means 1/sqrt(head_dim)
+
+  int64_t dv() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  double softmax_scale() const;
+  int64_t group_size() const { return kv_heads > 0 ? q_heads / kv_heads : 0; }
+
+  // Element counts of each tensor (saturating at INT64_MAX; validate() rejects overflow).
+  int64_t q_elems() const;
+  int64_t k_elems() const;
+  int64_t v_elems() const;
+  int64_t o_elems() const;
+  int64_t largest_tensor_elems() const;
+
+  // Every problem, each naming the field and what is allowed; empty when the spec is valid.
+  std::vector<std::string> validate() const;
+
+  // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd"
+  std::string key() const;
+  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd"
+  std::string label() const;
+
+  bool operator==(const Spec&) const = default;
+};
+
+std::size_t dtype_bytes(DType t);
+std::string_view to_string(DType t);
+std::string_view to_string(MaskKind m);
+std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:W"
+std::string_view to_string(Mode m);
+std::string_view to_string(Layout l);
+
+// Parsers return nullopt on unknown text; callers turn that into a one-line error.
+std::optional<DType> parse_dtype(std::string_view s);
+std::optional<Mask> parse_mask(std::string_view s);
+std::optional<Mode> parse_mode(std::string_view s);
+std::optional<Layout> parse_layout(std::string_view s);
+
+inline constexpr std::string_view kDTypeChoices = "fp32, fp16, bf16";
+inline constexpr std::string_view kMaskChoices = "none, causal, causal-br, window:W (W >= 1)";
+inline constexpr std::string_view kModeChoices = "fwd, bwd, fwd_bwd";
+inline constexpr std::string_view kLayoutChoices = "bhsd, bshd";
+
+}  // namespace attnprof

@@ -1,0 +1,46 @@
+// Sample statistics and the adaptive stopping rule. Pure functions of the samples; the timers
+// that produce samples live in src/measure/ and know nothing about when to stop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnprof {
+
+struct SampleStats {
+  int64_t samples = 0;
+  double median = 0, mean = 0, min = 0, max = 0, p5 = 0, p95 = 0;
+  double stddev = 0;
+  double cv = 0;         // stddev / mean
+  double rel_noise = 0;  // the noise the stopping rule judges: relative std. error of the median
+};
+
+// Percentiles by linear interpolation between order statistics (p in [0, 100]).
+double percentile(std::vector<double> sorted_values, double p);
+SampleStats summarize(const std::vector<double>& samples);
+
+// When to stop sampling a point. Defaults follow DESIGN.md: at least 10 samples and 0.5 s of
+// measured time, then stop once the relative noise is under max(max_noise, resolution/median),
+// or at the timeout (the row is then flagged noisy).
+struct StoppingRule {
+  int64_t min_samples = 10;
+  int64_t max_samples = 100000;
+  double max_noise = 0.005;       // 0.5%: below run-to-run drift on a quiet machine
+  double min_time_s = 0.5;        // measured (timed-region) seconds before stopping may happen
+  double timeout_s = 2.0;         // wall seconds for the whole measurement of one point
+  double timer_resolution_s = 0;  // the timer's resolution; sets the floor of reachable noise
+};
+
+struct StopDecision {
+  bool stop = false;
+  bool noisy = false;  // stopped by timeout or max_samples with noise above the bound
+  std::string why;     // "converged", "timeout", "max_samples"
+};
+
+// Decide after each sample. `measured_s` is the sum of the timed samples; `elapsed_s` the wall
+// time spent measuring this point so far.
+StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
+                         double measured_s, double elapsed_s);
+
+}  // namespace attnprof

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs everything attnprof needs to build and test on Debian 12 (the CPU machine and CI).
+# Idempotent: packages already present are left alone. Run as root (or with sudo available).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+pkgs=(build-essential cmake ninja-build pkg-config
+      libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
+      libsqlite3-dev libopenblas-dev libgtest-dev libgmock-dev libomp-dev
+      gnuplot-nox clang-format python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The cuDNN frontend is header-only and comes as a PyPI wheel; we unpack its headers into
+# .deps/ (ignored by git) so the build never depends on a Python environment.
+root=$(cd "$(dirname "$0")/.." && pwd)
+fe="$root/.deps/cudnn_frontend/include/cudnn_frontend.h"
+if command -v nvcc >/dev/null 2>&1 && [ ! -f "$fe" ]; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "nvidia-cudnn-frontend==1.32.0" 2>/dev/null; then
+    mkdir -p "$root/.deps/cudnn_frontend"
+    python3 - "$tmp" "$root/.deps/cudnn_frontend" <<'PY'
+import sys, zipfile, glob, os
+whl = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
+out = sys.argv[2]
+with zipfile.ZipFile(whl) as z:
+    for n in z.namelist():
+        if n.startswith("include/") and not n.endswith("/"):
+            dst = os.path.join(out, n)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(dst, "wb") as f:
+                f.write(z.read(n))
+PY
+  else
+    echo "install-deps: nvidia-cudnn-frontend could not be downloaded; cudnn.sdpa will not be built" >&2
+  fi
+  rm -rf "$tmp"
+fi
+echo "install-deps: done"

@@ -1,0 +1,50 @@
+#include "attnprof/env.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <thread>
+
+#ifndef ATTNPROF_GIT_COMMIT
+#define ATTNPROF_GIT_COMMIT "unknown"
+#endif
+#ifndef ATTNPROF_BUILD_TYPE
+#define ATTNPROF_BUILD_TYPE "unknown"
+#endif
+#ifndef ATTNPROF_VERSION
+#define ATTNPROF_VERSION "0"
+#endif
+
+extern "C" char* openblas_get_config(void);
+
+namespace attnprof {
+
+Fingerprint environment_fingerprint(const Device& device) {
+  Fingerprint f;
+  f["attnprof_version"] = ATTNPROF_VERSION;
+  f["git_commit"] = ATTNPROF_GIT_COMMIT;
+  f["build_type"] = ATTNPROF_BUILD_TYPE;
+#if defined(__clang__)
+  f["compiler"] = fmt::format("clang {}", __clang_version__);
+#elif defined(__GNUC__)
+  f["compiler"] = fmt::format("g++ {}", __VERSION__);
+#endif
+  f["device"] = device.name;
+  f["device_kind"] = std::string(to_string(device.kind));
+  f["host_threads"] = std::to_string(std::thread::hardware_concurrency());
+  f["blas"] = openblas_get_config();
+  return f;
+}
+
+std::string fingerprint_key(const Fingerprint& env) {
+  // Build and device identity; versions of the libraries that produce the numbers.
+  std::string key;
+  for (const char* k : {"git_commit", "build_type", "device", "driver", "cuda_runtime", "cublas",
+                        "cudnn", "torch"}) {
+    auto it = env.find(k);
+    key += fmt::format("{}={};", k, it == env.end() ? "" : it->second);
+  }
+  return key;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,311 @@
+#include "attnprof/grid.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <toml++/toml.h>
+
+namespace attnprof {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// "512", "4k" (x1024), "1m" (x1024^2).
+int64_t parse_count(std::string_view text, std::string_view whole) {
+  std::string_view s = trim(text);
+  int64_t mult = 1;
+  if (!s.empty() && (s.back() == 'k' || s.back() == 'K')) {
+    mult = 1024;
+    s.remove_suffix(1);
+  } else if (!s.empty() && (s.back() == 'm' || s.back() == 'M')) {
+    mult = 1024 * 1024;
+    s.remove_suffix(1);
+  }
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+    throw std::invalid_argument(fmt::format(
+        "'{}' in '{}' is not a whole number (allowed: 64, 4k, a:b:step, a:b:*f, lists with ',')",
+        text, whole));
+  }
+  if (v > std::numeric_limits<int64_t>::max() / mult) {
+    throw std::invalid_argument(fmt::format("'{}' in '{}' is too large", text, whole));
+  }
+  return v * mult;
+}
+
+constexpr std::size_t kMaxListLength = 100000;
+
+}  // namespace
+
+std::vector<int64_t> parse_int_list(std::string_view text) {
+  std::vector<int64_t> out;
+  if (trim(text).empty()) throw std::invalid_argument("empty list (allowed: 64, 4k, a:b:step, a:b:*f, lists with ',')");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    std::string_view item = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    std::size_t c1 = item.find(':');
+    if (c1 == std::string_view::npos) {
+      out.push_back(parse_count(item, text));
+    } else {
+      std::size_t c2 = item.find(':', c1 + 1);
+      if (c2 == std::string_view::npos) {
+        throw std::invalid_argument(fmt::format("range '{}' needs three parts a:b:step or a:b:*f", item));
+      }
+      const int64_t a = parse_count(item.substr(0, c1), text);
+      const int64_t b = parse_count(item.substr(c1 + 1, c2 - c1 - 1), text);
+      std::string_view step = trim(item.substr(c2 + 1));
+      const bool geometric = !step.empty() && step.front() == '*';
+      const int64_t st = parse_count(geometric ? step.substr(1) : step, text);
+      if (b < a) throw std::invalid_argument(fmt::format("range '{}' ends before it starts", item));
+      if (geometric ? st < 2 : st < 1) {
+        throw std::invalid_argument(fmt::format(
+            "range '{}' needs a step >= 1 (arithmetic) or a factor >= 2 (geometric, '*2')", item));
+      }
+      if (geometric && a < 1) {
+        throw std::invalid_argument(fmt::format("geometric range '{}' must start at >= 1", item));
+      }
+      for (int64_t x = a; x <= b;) {
+        out.push_back(x);
+        if (out.size() > kMaxListLength) {
+          throw std::invalid_argument(fmt::format("range '{}' has more than {} values", item, kMaxListLength));
+        }
+        if (geometric ? x > b / st : x > b - st) break;
+        x = geometric ? x * st : x + st;
+      }
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<Spec> expand(const GridAxes& ax) {
+  std::vector<Spec> specs;
+  for (Mode mode : ax.mode)
+    for (DType dtype : ax.dtype)
+      for (const Mask& mask : ax.mask)
+        for (int64_t d : ax.head_dim) {
+          std::vector<int64_t> heads = ax.heads;
+          if (ax.model_dim) heads = {d > 0 ? *ax.model_dim / d : 0};
+          for (int64_t h : heads) {
+            std::vector<int64_t> kvh = ax.kv_heads.empty() ? std::vector<int64_t>{h} : ax.kv_heads;
+            for (int64_t hk : kvh)
+              for (int64_t n : ax.seq) {
+                std::vector<int64_t> kvs = ax.kv_seq.empty() ? std::vector<int64_t>{n} : ax.kv_seq;
+                std::vector<int64_t> batches = ax.batch;
+                if (ax.tokens) batches = {n > 0 ? std::max<int64_t>(*ax.tokens / n, 1) : 0};
+                for (int64_t b : batches)
+                  for (int64_t nk : kvs) {
+                    Spec s;
+                    s.batch = b;
+                    s.q_heads = h;
+                    s.kv_heads = hk;
+                    s.q_len = n;
+                    s.kv_len = nk;
+                    s.head_dim = d;
+                    s.dtype = dtype;
+                    s.mask = mask;
+                    s.mode = mode;
+                    specs.push_back(s);
+                  }
+              }
+          }
+        }
+  return specs;
+}
+
+std::filesystem::path preset_dir() {
+  if (const char* env = std::getenv("ATTNPROF_PRESETS"); env && *env) return env;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto installed = exe.parent_path().parent_path() / "share" / "attnprof" / "presets";
+    if (std::filesystem::exists(installed / "models.toml")) return installed;
+  }
+#ifdef ATTNPROF_SOURCE_PRESETS
+  return ATTNPROF_SOURCE_PRESETS;
+#else
+  return "presets";
+#endif
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(preset_dir(), ec)) {
+    if (e.path().extension() == ".toml" && e.path().stem() != "models") {
+      names.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// A TOML value that is an integer, an array of integers or a list/range string.
+std::vector<int64_t> int_axis(const toml::node& node, std::string_view key) {
+  if (auto i = node.value<int64_t>()) return {*i};
+  if (auto s = node.value<std::string>()) return parse_int_list(*s);
+  if (const auto* arr = node.as_array()) {
+    std::vector<int64_t> v;
+    for (const auto& el : *arr) {
+      auto i = el.value<int64_t>();
+      if (!i) throw std::invalid_argument(fmt::format("'{}' must hold whole numbers", key));
+      v.push_back(*i);
+    }
+    return v;
+  }
+  throw std::invalid_argument(fmt::format("'{}' must be a number, a list of numbers or a range string", key));
+}
+
+std::vector<std::string> string_axis(const toml::node& node, std::string_view key) {
+  if (auto s = node.value<std::string>()) return {*s};
+  if (const auto* arr = node.as_array()) {
+    std::vector<std::string> v;
+    for (const auto& el : *arr) {
+      auto s = el.value<std::string>();
+      if (!s) throw std::invalid_argument(fmt::format("'{}' must hold strings", key));
+      v.push_back(*s);
+    }
+    return v;
+  }
+  throw std::invalid_argument(fmt::format("'{}' must be a string or a list of strings", key));
+}
+
+template <class T, class Parse>
+std::vector<T> parsed_axis(const toml::node& node, std::string_view key, Parse parse,
+                           std::string_view choices) {
+  std::vector<T> out;
+  for (const auto& s : string_axis(node, key)) {
+    auto v = parse(s);
+    if (!v) throw std::invalid_argument(fmt::format("{} '{}' is not one of {}", key, s, choices));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+GridAxes parse_series(const toml::table& t, std::string_view preset) {
+  GridAxes ax;
+  for (const auto& [k, node] : t) {
+    const std::string_view key = k.str();
+    if (key == "batch") ax.batch = int_axis(node, key);
+    else if (key == "heads") ax.heads = int_axis(node, key);
+    else if (key == "kv_heads") ax.kv_heads = int_axis(node, key);
+    else if (key == "seq") ax.seq = int_axis(node, key);
+    else if (key == "kv_seq") ax.kv_seq = int_axis(node, key);
+    else if (key == "head_dim") ax.head_dim = int_axis(node, key);
+    else if (key == "tokens") ax.tokens = int_axis(node, key).at(0);
+    else if (key == "model_dim") ax.model_dim = int_axis(node, key).at(0);
+    else if (key == "dtype") ax.dtype = parsed_axis<DType>(node, key, parse_dtype, kDTypeChoices);
+    else if (key == "mask") ax.mask = parsed_axis<Mask>(node, key, parse_mask, kMaskChoices);
+    else if (key == "mode") ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
+    else if (key == "model") {
+      ModelShape m = find_model(string_axis(node, key).at(0));
+      ax.heads = {m.heads};
+      ax.kv_heads = {m.kv_heads};
+      ax.head_dim = {m.head_dim};
+    } else {
+      throw std::invalid_argument(fmt::format(
+          "preset '{}': unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
+          "tokens, model_dim, dtype, mask, mode, model)",
+          preset, key));
+    }
+  }
+  return ax;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Preset parse_preset(std::string_view text, std::string_view name) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument(fmt::format("preset '{}' is not valid TOML: {} (line {})", name,
+                                            e.description(), e.source().begin.line));
+  }
+  Preset p;
+  p.name = tbl["name"].value_or(std::string(name));
+  p.description = tbl["description"].value_or(std::string());
+  if (const auto* prov = tbl["providers"].as_array()) {
+    for (const auto& el : *prov) p.providers.push_back(el.value_or(std::string()));
+  }
+  const auto* series = tbl["series"].as_array();
+  if (!series || series->empty()) {
+    throw std::invalid_argument(fmt::format("preset '{}' has no [[series]]", name));
+  }
+  for (const auto& s : *series) {
+    const auto* t = s.as_table();
+    if (!t) throw std::invalid_argument(fmt::format("preset '{}': each series must be a table", name));
+    p.series.push_back(parse_series(*t, name));
+  }
+  return p;
+}
+
+Preset load_preset(std::string_view name) {
+  const auto path = preset_dir() / (std::string(name) + ".toml");
+  if (name.empty() || name == "models" || !std::filesystem::exists(path)) {
+    throw std::invalid_argument(fmt::format("--preset: unknown preset '{}' (known: {})", name,
+                                            join(preset_names())));
+  }
+  return parse_preset(read_file(path), name);
+}
+
+std::vector<ModelShape> model_shapes() {
+  const auto path = preset_dir() / "models.toml";
+  if (!std::filesystem::exists(path)) {
+    throw std::invalid_argument(fmt::format("model shapes file {} not found", path.string()));
+  }
+  toml::table tbl = toml::parse(read_file(path), path.string());
+  std::vector<ModelShape> models;
+  for (const auto& [k, node] : tbl) {
+    const auto* t = node.as_table();
+    if (!t) continue;
+    ModelShape m;
+    m.name = std::string(k.str());
+    m.heads = (*t)["heads"].value_or(int64_t{0});
+    m.kv_heads = (*t)["kv_heads"].value_or(m.heads);
+    m.head_dim = (*t)["head_dim"].value_or(int64_t{0});
+    models.push_back(m);
+  }
+  return models;
+}
+
+ModelShape find_model(std::string_view name) {
+  std::vector<std::string> names;
+  for (auto& m : model_shapes()) {
+    if (m.name == name) return m;
+    names.push_back(m.name);
+  }
+  throw std::invalid_argument(fmt::format("--model: unknown model '{}' (known: {})", name, join(names)));
+}
+
+}  // namespace attnprof

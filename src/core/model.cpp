@@ -1,0 +1,85 @@
+#include "attnprof/model.hpp"
+
+#include <algorithm>
+
+namespace attnprof {
+
+namespace {
+
+// G(m) = sum over integers x in [0, m) of clamp(x, 0, kv). Exact in 64-bit for any valid spec.
+int64_t clamp_prefix_sum(int64_t m, int64_t kv) {
+  if (m <= 0) return 0;
+  if (m <= kv + 1) return m * (m - 1) / 2;
+  return kv * (kv + 1) / 2 + (m - kv - 1) * kv;
+}
+
+// S(c) = sum_{i=0}^{q-1} clamp(i + c, 0, kv).
+int64_t clamp_sum(int64_t c, int64_t q, int64_t kv) {
+  return clamp_prefix_sum(c + q, kv) - clamp_prefix_sum(c, kv);
+}
+
+}  // namespace
+
+// Query i sees keys [max(0, i+off-W+1), min(kv-1, i+off)]; its count is U(i) - L(i) with
+// U(i) = clamp(i+off+1, 0, kv) and L(i) = clamp(i+off-W+1, 0, kv) (L = 0 without a window),
+// and U >= L always, so the total is a difference of two clamped arithmetic series.
+int64_t visible_pairs(const Mask& mask, int64_t q_len, int64_t kv_len) {
+  if (mask.kind == MaskKind::none) return q_len * kv_len;
+  const int64_t off = mask.diagonal_offset(q_len, kv_len);
+  const int64_t upper = clamp_sum(off + 1, q_len, kv_len);
+  if (mask.kind != MaskKind::window) return upper;
+  return upper - clamp_sum(off - mask.window + 1, q_len, kv_len);
+}
+
+int64_t visible_pairs_brute_force(const Mask& mask, int64_t q_len, int64_t kv_len) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < q_len; ++i) {
+    for (int64_t j = 0; j < kv_len; ++j) n += mask.visible(i, j, q_len, kv_len) ? 1 : 0;
+  }
+  return n;
+}
+
+double forward_flops(const Spec& s) {
+  const double pairs = static_cast<double>(visible_pairs(s.mask, s.q_len, s.kv_len));
+  return 2.0 * static_cast<double>(s.head_dim + s.dv()) * pairs * static_cast<double>(s.batch) *
+         static_cast<double>(s.q_heads);
+}
+
+double backward_flops(const Spec& s) { return 2.5 * forward_flops(s); }
+
+double flops(const Spec& s) {
+  switch (s.mode) {
+    case Mode::fwd: return forward_flops(s);
+    case Mode::bwd: return backward_flops(s);
+    case Mode::fwd_bwd: return forward_flops(s) + backward_flops(s);
+  }
+  return 0;
+}
+
+double min_bytes(const Spec& s) {
+  const double w = static_cast<double>(dtype_bytes(s.dtype));
+  const double q = static_cast<double>(s.q_elems()) * w;
+  const double k = static_cast<double>(s.k_elems()) * w;
+  const double v = static_cast<double>(s.v_elems()) * w;
+  const double o = static_cast<double>(s.o_elems()) * w;
+  const double fwd = q + k + v + o;
+  // Backward reads Q, K, V, O, dO and writes dQ, dK, dV (the LSE row statistics are
+  // negligible: one float per query row, left out).
+  const double bwd = q + k + v + o + o + q + k + v;
+  switch (s.mode) {
+    case Mode::fwd: return fwd;
+    case Mode::bwd: return bwd;
+    case Mode::fwd_bwd: return fwd + bwd;
+  }
+  return 0;
+}
+
+int64_t io_bytes(const Spec& s) {
+  const int64_t w = static_cast<int64_t>(dtype_bytes(s.dtype));
+  const int64_t fwd = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * w;
+  if (s.mode == Mode::fwd) return fwd;
+  // + dO, dQ, dK, dV
+  return fwd + (s.o_elems() + s.q_elems() + s.k_elems() + s.v_elems()) * w;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,120 @@
+#include "attnprof/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "providers/factories.hpp"
+
+namespace attnprof {
+
+namespace {
+
+// The one table. Providers a build does not contain stay listed, unavailable, with the reason.
+std::vector<std::unique_ptr<Provider>> build_table() {
+  std::vector<std::unique_ptr<Provider>> t;
+  t.push_back(make_cpu_reference());
+  t.push_back(make_cpu_naive());
+  t.push_back(make_cpu_flash());
+#if defined(ATTNPROF_WITH_CUDA)
+  t.push_back(make_cuda_naive());
+  t.push_back(make_cuda_naive_expand());
+  t.push_back(make_cuda_math());
+#else
+  const std::string no_cuda = "not built: configured without CUDA (ATTNPROF_WITH_CUDA=OFF or no nvcc)";
+  t.push_back(make_unbuilt("cuda.naive", "cuBLAS GEMMs + masked softmax, materialized scores",
+                           DeviceKind::cuda, no_cuda));
+  t.push_back(make_unbuilt("cuda.naive.expand", "cuda.naive after repeating K/V heads (GQA expansion)",
+                           DeviceKind::cuda, no_cuda));
+  t.push_back(make_unbuilt("cuda.math", "fp32-upcast unfused attention, like PyTorch's math backend",
+                           DeviceKind::cuda, no_cuda));
+#endif
+#if defined(ATTNPROF_WITH_CUDNN)
+  t.push_back(make_cudnn_sdpa());
+#else
+  t.push_back(make_unbuilt("cudnn.sdpa", "cuDNN 9 fused SDPA through the cuDNN frontend graph API",
+                           DeviceKind::cuda,
+                           "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers "
+                           "(scripts/install-deps.sh fetches them)"));
+#endif
+#if !defined(ATTNPROF_WITH_TORCH)
+  const std::string no_torch =
+      "not built: LibTorch not found (configure with -DATTNPROF_WITH_TORCH=ON and Torch_DIR)";
+  for (const char* backend : {"default", "flash", "efficient", "cudnn", "math"}) {
+    t.push_back(make_unbuilt(fmt::format("torch.sdpa.{}", backend),
+                             fmt::format("PyTorch scaled_dot_product_attention, {} backend", backend),
+                             DeviceKind::cuda, no_torch));
+  }
+  t.push_back(make_unbuilt("torch.naive", "PyTorch softmax(QK^T)V with materialized scores",
+                           DeviceKind::cuda, no_torch));
+#endif
+  t.push_back(make_unbuilt("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
+                           DeviceKind::cuda, "not built: flash-attn is not installed here and no adapter links it"));
+  t.push_back(make_unbuilt("xformers.memeff", "the standalone xFormers memory-efficient attention",
+                           DeviceKind::cuda, "not built: xFormers is not installed here and no adapter links it"));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<std::unique_ptr<Provider>>& all_providers() {
+  static const std::vector<std::unique_ptr<Provider>> table = build_table();
+  return table;
+}
+
+bool glob_match(std::string_view p, std::string_view t) {
+  // Iterative matcher with backtracking to the last '*'.
+  std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      ++pi;
+      ++ti;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+Provider* find_provider(std::string_view name) {
+  for (const auto& p : all_providers()) {
+    if (p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::vector<Provider*> select_providers(std::string_view patterns) {
+  std::vector<Provider*> out;
+  std::size_t start = 0;
+  while (start <= patterns.size()) {
+    std::size_t comma = patterns.find(',', start);
+    std::string_view pat = patterns.substr(start, comma == std::string_view::npos ? patterns.npos : comma - start);
+    if (!pat.empty()) {
+      bool any = false;
+      for (const auto& p : all_providers()) {
+        if (glob_match(pat, p->name())) {
+          any = true;
+          if (std::find(out.begin(), out.end(), p.get()) == out.end()) out.push_back(p.get());
+        }
+      }
+      if (!any) {
+        std::string known;
+        for (const auto& p : all_providers()) known += (known.empty() ? "" : ", ") + p->name();
+        throw std::invalid_argument(
+            fmt::format("--providers: '{}' matches no provider (known: {})", pat, known));
+      }
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,26 @@
+#include "attnprof/result.hpp"
+
+namespace attnprof {
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::passed: return "passed";
+    case Status::incorrect: return "incorrect";
+    case Status::not_supported: return "not_supported";
+    case Status::oom: return "oom";
+    case Status::failed: return "failed";
+    case Status::timeout: return "timeout";
+    case Status::skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::optional<Status> parse_status(std::string_view s) {
+  for (Status st : {Status::passed, Status::incorrect, Status::not_supported, Status::oom,
+                    Status::failed, Status::timeout, Status::skipped}) {
+    if (to_string(st) == s) return st;
+  }
+  return std::nullopt;
+}
+
+}  // namespace attnprof

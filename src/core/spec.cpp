@@ -1,0 +1,223 @@
+#include "attnprof/spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace attnprof {
+
+namespace {
+
+// a * b, saturating at INT64_MAX for non-negative operands (overflow is reported by validate()).
+int64_t mul_sat(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return a * b;
+  if (a > std::numeric_limits<int64_t>::max() / b) return std::numeric_limits<int64_t>::max();
+  return a * b;
+}
+
+int64_t elems(int64_t b, int64_t h, int64_t n, int64_t d) {
+  return mul_sat(mul_sat(mul_sat(b, h), n), d);
+}
+
+}  // namespace
+
+int64_t Mask::diagonal_offset(int64_t q_len, int64_t kv_len) const {
+  return kind == MaskKind::causal_tl ? 0 : kv_len - q_len;
+}
+
+bool Mask::visible(int64_t i, int64_t j, int64_t q_len, int64_t kv_len) const {
+  if (j < 0 || j >= kv_len) return false;
+  if (kind == MaskKind::none) return true;
+  const int64_t off = diagonal_offset(q_len, kv_len);
+  if (j > i + off) return false;
+  if (kind == MaskKind::window && j <= i + off - window) return false;
+  return true;
+}
+
+int64_t Mask::first_visible(int64_t i, int64_t q_len, int64_t kv_len) const {
+  if (kind != MaskKind::window) return 0;
+  return std::max<int64_t>(0, i + diagonal_offset(q_len, kv_len) - window + 1);
+}
+
+int64_t Mask::last_visible(int64_t i, int64_t q_len, int64_t kv_len) const {
+  if (kind == MaskKind::none) return kv_len - 1;
+  return std::min<int64_t>(kv_len - 1, i + diagonal_offset(q_len, kv_len));
+}
+
+double Spec::softmax_scale() const {
+  return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+int64_t Spec::q_elems() const { return elems(batch, q_heads, q_len, head_dim); }
+int64_t Spec::k_elems() const { return elems(batch, kv_heads, kv_len, head_dim); }
+int64_t Spec::v_elems() const { return elems(batch, kv_heads, kv_len, dv()); }
+int64_t Spec::o_elems() const { return elems(batch, q_heads, q_len, dv()); }
+int64_t Spec::largest_tensor_elems() const {
+  return std::max({q_elems(), k_elems(), v_elems(), o_elems()});
+}
+
+std::vector<std::string> Spec::validate() const {
+  std::vector<std::string> errors;
+  auto positive = [&](const char* field, int64_t v) {
+    if (v < 1) errors.push_back(fmt::format("{} must be >= 1 (got {})", field, v));
+  };
+  positive("batch", batch);
+  positive("q_heads", q_heads);
+  positive("kv_heads", kv_heads);
+  positive("q_len", q_len);
+  positive("kv_len", kv_len);
+  positive("head_dim", head_dim);
+  if (v_head_dim < 0) errors.push_back(fmt::format("v_head_dim must be >= 1 or 0 for 'same as head_dim' (got {})", v_head_dim));
+  if (q_heads >= 1 && kv_heads >= 1 && q_heads % kv_heads != 0) {
+    errors.push_back(fmt::format("kv_heads ({}) must divide q_heads ({})", kv_heads, q_heads));
+  }
+  if (int(dtype) < 0 || int(dtype) > int(DType::bf16)) {
+    errors.push_back(fmt::format("dtype must be one of {}", kDTypeChoices));
+  }
+  if (int(mode) < 0 || int(mode) > int(Mode::fwd_bwd)) {
+    errors.push_back(fmt::format("mode must be one of {}", kModeChoices));
+  }
+  if (int(mask.kind) < 0 || int(mask.kind) > int(MaskKind::window)) {
+    errors.push_back(fmt::format("mask must be one of {}", kMaskChoices));
+  } else if (mask.kind == MaskKind::window && mask.window < 1) {
+    errors.push_back(fmt::format("mask window must be >= 1 (got {})", mask.window));
+  } else if (mask.kind != MaskKind::window && mask.window != 0) {
+    errors.push_back("mask window is only allowed with mask window:W");
+  }
+  if ((mask.kind == MaskKind::causal_br || mask.kind == MaskKind::window) && q_len > kv_len &&
+      q_len >= 1 && kv_len >= 1) {
+    errors.push_back(fmt::format(
+        "mask {} needs q_len <= kv_len (got q_len {} > kv_len {}): the first queries would see "
+        "no key",
+        to_string(mask), q_len, kv_len));
+  }
+  if (!(scale >= 0) || std::isinf(scale)) {
+    errors.push_back(fmt::format("scale must be finite and >= 0, 0 meaning 1/sqrt(head_dim) (got {})", scale));
+  }
+  if (errors.empty()) {
+    // Element counts and byte sizes must fit in 64-bit signed integers.
+    const int64_t max = std::numeric_limits<int64_t>::max();
+    const int64_t width = static_cast<int64_t>(dtype_bytes(dtype));
+    for (int64_t n : {q_elems(), k_elems(), v_elems(), o_elems()}) {
+      if (n == max || n > max / width) {
+        errors.push_back(fmt::format(
+            "shape too large: a tensor of batch {} x heads x len x dim overflows 64-bit element "
+            "counts",
+            batch));
+        break;
+      }
+    }
+    if (mul_sat(mul_sat(batch, q_heads), mul_sat(q_len, kv_len)) == max) {
+      errors.push_back("shape too large: batch x q_heads x q_len x kv_len overflows 64 bits");
+    }
+  }
+  return errors;
+}
+
+std::string Spec::key() const {
+  return fmt::format("b{}.hq{}.hkv{}.q{}.k{}.d{}.dv{}.{}.{}.{}.{}{}", batch, q_heads, kv_heads,
+                     q_len, kv_len, head_dim, dv(), to_string(dtype), to_string(mask),
+                     to_string(mode), to_string(layout),
+                     scale > 0 ? fmt::format(".s{}", scale) : std::string());
+}
+
+std::string Spec::label() const {
+  std::string heads = q_heads == kv_heads ? fmt::format("H{}", q_heads)
+                                          : fmt::format("H{}/{}", q_heads, kv_heads);
+  std::string len = q_len == kv_len ? fmt::format("N{}", q_len)
+                                    : fmt::format("Nq{} Nk{}", q_len, kv_len);
+  std::string dim = dv() == head_dim ? fmt::format("D{}", head_dim)
+                                     : fmt::format("D{}/{}", head_dim, dv());
+  return fmt::format("B{} {} {} {} {} {} {}", batch, heads, len, dim, to_string(dtype),
+                     to_string(mask), to_string(mode));
+}
+
+std::size_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::fp32: return 4;
+    case DType::fp16: return 2;
+    case DType::bf16: return 2;
+  }
+  return 0;
+}
+
+std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::fp32: return "fp32";
+    case DType::fp16: return "fp16";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+std::string_view to_string(MaskKind m) {
+  switch (m) {
+    case MaskKind::none: return "none";
+    case MaskKind::causal_tl: return "causal";
+    case MaskKind::causal_br: return "causal-br";
+    case MaskKind::window: return "window";
+  }
+  return "?";
+}
+
+std::string to_string(const Mask& m) {
+  if (m.kind == MaskKind::window) return fmt::format("window:{}", m.window);
+  return std::string(to_string(m.kind));
+}
+
+std::string_view to_string(Mode m) {
+  switch (m) {
+    case Mode::fwd: return "fwd";
+    case Mode::bwd: return "bwd";
+    case Mode::fwd_bwd: return "fwd_bwd";
+  }
+  return "?";
+}
+
+std::string_view to_string(Layout l) {
+  switch (l) {
+    case Layout::bhsd: return "bhsd";
+    case Layout::bshd: return "bshd";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  if (s == "fp32" || s == "float32") return DType::fp32;
+  if (s == "fp16" || s == "float16" || s == "half") return DType::fp16;
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  return std::nullopt;
+}
+
+std::optional<Mask> parse_mask(std::string_view s) {
+  if (s == "none") return Mask{};
+  if (s == "causal" || s == "causal-tl") return Mask{MaskKind::causal_tl, 0};
+  if (s == "causal-br") return Mask{MaskKind::causal_br, 0};
+  constexpr std::string_view prefix = "window:";
+  if (s.substr(0, prefix.size()) == prefix) {
+    std::string_view num = s.substr(prefix.size());
+    int64_t w = 0;
+    auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), w);
+    if (ec != std::errc() || ptr != num.data() + num.size() || w < 1) return std::nullopt;
+    return Mask{MaskKind::window, w};
+  }
+  return std::nullopt;
+}
+
+std::optional<Mode> parse_mode(std::string_view s) {
+  if (s == "fwd") return Mode::fwd;
+  if (s == "bwd") return Mode::bwd;
+  if (s == "fwd_bwd" || s == "fwd+bwd") return Mode::fwd_bwd;
+  return std::nullopt;
+}
+
+std::optional<Layout> parse_layout(std::string_view s) {
+  if (s == "bhsd") return Layout::bhsd;
+  if (s == "bshd") return Layout::bshd;
+  return std::nullopt;
+}
+
+}  // namespace attnprof

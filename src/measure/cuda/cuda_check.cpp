@@ -1,0 +1,50 @@
+#include "measure/cuda/cuda_check.hpp"
+
+#include <fmt/format.h>
+
+namespace attnprof::cuda {
+
+bool CudaError::sticky() const {
+  // Errors that leave the context unusable: every later call in this process fails too, so the
+  // worker that saw one must be replaced (DESIGN.md, Faults).
+  switch (code_) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  // Clear the non-sticky "last error" so the next unrelated check does not report it again.
+  (void)cudaGetLastError();
+  throw CudaError(e, fmt::format("{}: {} ({}) at {}:{}", what, cudaGetErrorName(e),
+                                 cudaGetErrorString(e), file, line));
+}
+
+void check_cublas(cublasStatus_t s, const char* what, const char* file, int line) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  const std::string msg = fmt::format("{}: {} ({}) at {}:{}", what, cublasGetStatusName(s),
+                                      cublasGetStatusString(s), file, line);
+  // An allocation failure inside cuBLAS is an out-of-memory like any other: the runner records
+  // it as oom (the message names CUBLAS_STATUS_ALLOC_FAILED and cudaErrorMemoryAllocation).
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) {
+    throw CudaError(cudaErrorMemoryAllocation, msg + " [cudaErrorMemoryAllocation]");
+  }
+  throw std::runtime_error(msg);
+}
+
+}  // namespace attnprof::cuda

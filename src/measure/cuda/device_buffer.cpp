@@ -1,0 +1,55 @@
+#include "measure/cuda/device_buffer.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "measure/cuda/cuda_check.hpp"
+
+namespace attnprof::cuda {
+
+DeviceBuffer::DeviceBuffer(int64_t bytes, MemoryTracker* tracker) : tracker_(tracker) {
+  if (bytes < 0) throw std::invalid_argument(fmt::format("DeviceBuffer: negative size {}", bytes));
+  if (bytes == 0) return;  // an empty buffer holds no memory and reports none
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes));
+  if (e != cudaSuccess) {
+    check_cuda(e, fmt::format("cudaMalloc({} bytes = {:.3f} GiB)", bytes,
+                              static_cast<double>(bytes) / double(int64_t{1} << 30))
+                      .c_str(),
+               __FILE__, __LINE__);
+  }
+  ptr_ = p;
+  bytes_ = bytes;
+  if (tracker_) tracker_->on_alloc(bytes_);
+}
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      tracker_(std::exchange(other.tracker_, nullptr)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    tracker_ = std::exchange(other.tracker_, nullptr);
+  }
+  return *this;
+}
+
+void DeviceBuffer::release() noexcept {
+  if (!ptr_) return;
+  // cudaFree synchronizes the device; an error here (a sticky one from an earlier kernel) can
+  // only be reported by the call that caused it, so it is ignored.
+  (void)cudaFree(ptr_);
+  if (tracker_) tracker_->on_free(bytes_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,36 @@
+// RAII device allocation reported to the engine's MemoryTracker (inputs, outputs, workspace,
+// temporaries all go through this, so a point's peak bytes are known exactly).
+#pragma once
+
+#include <cstdint>
+
+#include "attnprof/memory.hpp"
+
+namespace attnprof::cuda {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  // Allocates `bytes` with cudaMalloc; throws CudaError (cudaErrorMemoryAllocation for OOM).
+  DeviceBuffer(int64_t bytes, MemoryTracker* tracker);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  void release() noexcept;
+  void* ptr_ = nullptr;
+  int64_t bytes_ = 0;
+  MemoryTracker* tracker_ = nullptr;
+};
+
+}  // namespace attnprof::cuda

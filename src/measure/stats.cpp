@@ -1,0 +1,66 @@
+#include "attnprof/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace attnprof {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return v[lo] + (v[hi] - v[lo]) * frac;
+}
+
+SampleStats summarize(const std::vector<double>& samples) {
+  SampleStats s;
+  s.samples = static_cast<int64_t>(samples.size());
+  if (samples.empty()) return s;
+  std::vector<double> v = samples;
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  s.min = v.front();
+  s.max = v.back();
+  s.median = percentile(v, 50);
+  s.p5 = percentile(v, 5);
+  s.p95 = percentile(v, 95);
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
+  s.cv = s.mean > 0 ? s.stddev / s.mean : 0;
+  // The noise the stopping rule judges is the relative standard error of the median,
+  // 1.2533 * sigma / sqrt(n) / median, with sigma estimated robustly from the median absolute
+  // deviation (1.4826 * MAD) so that one preempted sample does not keep a point running.
+  std::vector<double> dev(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) dev[i] = std::abs(v[i] - s.median);
+  const double sigma = 1.4826 * percentile(dev, 50);
+  s.rel_noise = (s.median > 0 && v.size() > 1) ? 1.2533 * sigma / std::sqrt(n) / s.median : 1.0;
+  return s;
+}
+
+StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
+                         double measured_s, double elapsed_s) {
+  const auto n = static_cast<int64_t>(samples.size());
+  if (elapsed_s >= rule.timeout_s && n >= 1) {
+    const SampleStats st = summarize(samples);
+    const bool converged = n >= rule.min_samples && st.rel_noise <= rule.max_noise;
+    return {true, !converged, "timeout"};
+  }
+  if (n >= rule.max_samples) {
+    const SampleStats st = summarize(samples);
+    return {true, st.rel_noise > rule.max_noise, "max_samples"};
+  }
+  if (n < rule.min_samples || measured_s < rule.min_time_s) return {false, false, ""};
+  const SampleStats st = summarize(samples);
+  // The timer cannot resolve noise finer than its own resolution relative to the median.
+  const double floor = st.median > 0 ? rule.timer_resolution_s / st.median : 0;
+  if (st.rel_noise <= std::max(rule.max_noise, floor)) return {true, false, "converged"};
+  return {false, false, ""};
+}
+
+}  // namespace attnprof

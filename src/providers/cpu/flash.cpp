@@ -1,0 +1,188 @@
+// cpu.flash: FlashAttention's forward on the CPU, in fp32. Each work item is one tile of
+// kTileQ queries of one (batch, head); it walks the key tiles its rows can see (fully masked
+// tiles are never touched), computes the kTileQ x kTileK score tile with cblas_sgemm, updates
+// the running row maximum and sum (online softmax), rescales the output rows, and adds P V with
+// a second sgemm straight into O. The N x N score matrix is never materialized: scratch is one
+// score tile per thread, so extra memory is linear in the thread count and constant in N.
+// OpenMP over (batch, head, query tile). Native GQA. Forward only.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "cpu_tensors.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+// Tile sizes: a 64 x 256 fp32 score tile is 64 KiB and stays in L2 between the QK^T sgemm,
+// the softmax pass and the PV sgemm; 256 keys make the sgemm calls long enough that OpenBLAS's
+// per-call packing is amortized.
+constexpr int64_t kTileQ = 64;
+constexpr int64_t kTileK = 256;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Per-thread scratch of one work item.
+struct Scratch {
+  std::vector<float> s;         // kTileQ x kTileK scores, then probabilities
+  std::vector<float> m, l;      // running row max and row sum (kTileQ each)
+  std::vector<int64_t> lo, hi;  // visible key interval of each row (clamped)
+  static int64_t bytes() {
+    return (kTileQ * kTileK + 2 * kTileQ) * int64_t{sizeof(float)} +
+           2 * kTileQ * int64_t{sizeof(int64_t)};
+  }
+};
+
+class FlashRun final : public cpu::CpuRun {
+ public:
+  FlashRun(const Spec& spec, const PrepareContext& ctx) : CpuRun(spec, ctx) {
+    cpu::use_single_threaded_blas();
+    q_tiles_ = (spec.q_len + kTileQ - 1) / kTileQ;
+    workers_ = cpu::cpu_threads(threads_, spec.batch * spec.q_heads * q_tiles_);
+    scratch_.resize(static_cast<size_t>(workers_));
+    for (Scratch& s : scratch_) {
+      s.s.resize(kTileQ * kTileK);
+      s.m.resize(kTileQ);
+      s.l.resize(kTileQ);
+      s.lo.resize(kTileQ);
+      s.hi.resize(kTileQ);
+    }
+    add_workspace(workers_ * Scratch::bytes());
+  }
+
+  void launch(Stream&) override {
+    const int64_t items = spec_.batch * spec_.q_heads * q_tiles_;
+    // Dynamic: under causal masks the last query tiles see many more keys than the first.
+#pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
+    for (int64_t it = 0; it < items; ++it) {
+      const int64_t bh = it / q_tiles_;
+      tile(bh / spec_.q_heads, bh % spec_.q_heads, (it % q_tiles_) * kTileQ,
+           scratch_[static_cast<size_t>(omp_get_thread_num())]);
+    }
+  }
+
+ private:
+  void tile(int64_t b, int64_t h, int64_t r0, Scratch& sc) {
+    const Spec& sp = spec_;
+    const int64_t kvh = h / sp.group_size();
+    const int64_t d = sp.head_dim, dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
+    const int64_t nr = std::min(kTileQ, nq - r0);
+    const cpu::SliceView qv = cpu::slice_view(sp, b, h, sp.q_heads, nq, d);
+    const cpu::SliceView kv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, d);
+    const cpu::SliceView vv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, dv);
+    const cpu::SliceView ov = cpu::slice_view(sp, b, h, sp.q_heads, nq, dv);
+    float* o = o_.data() + ov.offset + r0 * ov.row_stride;
+
+    // Visible interval per row; the tile's key range is their union (one interval, since both
+    // ends are nondecreasing in the query index), so no fully masked key tile is visited.
+    int64_t k_first = nk, k_last = -1;
+    for (int64_t r = 0; r < nr; ++r) {
+      sc.lo[size_t(r)] = std::max<int64_t>(0, sp.mask.first_visible(r0 + r, nq, nk));
+      sc.hi[size_t(r)] = std::min<int64_t>(nk - 1, sp.mask.last_visible(r0 + r, nq, nk));
+      if (sc.lo[size_t(r)] <= sc.hi[size_t(r)]) {
+        k_first = std::min(k_first, sc.lo[size_t(r)]);
+        k_last = std::max(k_last, sc.hi[size_t(r)]);
+      }
+      sc.m[size_t(r)] = kNegInf;
+      sc.l[size_t(r)] = 0.0f;
+      std::fill(o + r * ov.row_stride, o + r * ov.row_stride + dv, 0.0f);
+    }
+
+    const float scale = static_cast<float>(sp.softmax_scale());
+    for (int64_t kt = k_first; kt <= k_last; kt += kTileK) {
+      const int64_t nc = std::min(kTileK, k_last + 1 - kt);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nr), int(nc), int(d), scale,
+                  q_.data() + qv.offset + r0 * qv.row_stride, int(qv.row_stride),
+                  k_.data() + kv.offset + kt * kv.row_stride, int(kv.row_stride), 0.0f, sc.s.data(),
+                  int(kTileK));
+      for (int64_t r = 0; r < nr; ++r) online_softmax_row(sc, r, kt, nc, o + r * ov.row_stride, dv);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(nr), int(dv), int(nc), 1.0f,
+                  sc.s.data(), int(kTileK), v_.data() + vv.offset + kt * vv.row_stride,
+                  int(vv.row_stride), 1.0f, o, int(ov.row_stride));
+    }
+
+    for (int64_t r = 0; r < nr; ++r) {
+      const float l = sc.l[size_t(r)];
+      float* orow = o + r * ov.row_stride;
+      float& lse = lse_[static_cast<size_t>((b * sp.q_heads + h) * nq + r0 + r)];
+      if (l == 0.0f) {  // no visible key: o stays 0, lse = -inf (reference.hpp's convention)
+        lse = kNegInf;
+        continue;
+      }
+      const float inv = 1.0f / l;
+      for (int64_t c = 0; c < dv; ++c) orow[c] *= inv;
+      lse = sc.m[size_t(r)] + std::log(l);
+    }
+  }
+
+  // One row of the score tile (keys kt .. kt+nc-1) becomes unnormalized probabilities
+  // exp(s - m_new); the row's running sum and its output row are rescaled by exp(m_old - m_new).
+  // Keys outside the row's visible interval get probability 0.
+  static void online_softmax_row(Scratch& sc, int64_t r, int64_t kt, int64_t nc, float* orow,
+                                 int64_t dv) {
+    float* s = sc.s.data() + r * kTileK;
+    const int64_t lo = std::max(sc.lo[size_t(r)], kt) - kt;
+    const int64_t hi = std::min(sc.hi[size_t(r)], kt + nc - 1) - kt;
+    if (lo > hi) {
+      std::fill(s, s + nc, 0.0f);
+      return;
+    }
+    float mx = sc.m[size_t(r)];
+    for (int64_t j = lo; j <= hi; ++j) mx = std::max(mx, s[j]);
+    float sum = 0.0f;
+    for (int64_t j = lo; j <= hi; ++j) {
+      s[j] = std::exp(s[j] - mx);
+      sum += s[j];
+    }
+    std::fill(s, s + lo, 0.0f);
+    std::fill(s + hi + 1, s + nc, 0.0f);
+    const float alpha = std::exp(sc.m[size_t(r)] - mx);  // 0 on the row's first visible tile
+    if (alpha != 1.0f)
+      for (int64_t c = 0; c < dv; ++c) orow[c] *= alpha;
+    sc.l[size_t(r)] = sc.l[size_t(r)] * alpha + sum;
+    sc.m[size_t(r)] = mx;
+  }
+
+  int64_t q_tiles_ = 0;
+  int workers_ = 1;
+  std::vector<Scratch> scratch_;  // one per worker thread
+};
+
+class FlashProvider final : public Provider {
+ public:
+  std::string name() const override { return "cpu.flash"; }
+  std::string description() const override {
+    return "fp32 tiled online softmax (FlashAttention forward), 64x256 tiles with OpenBLAS "
+           "sgemm, masked tiles skipped; OpenMP over (batch, head, query tile); native GQA";
+  }
+  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    if (device.kind != DeviceKind::cpu) return Support::no("runs on the CPU only");
+    if (spec.mode != Mode::fwd)
+      return Support::no("forward only: cpu.flash has no backward (cpu.reference has one)");
+    return cpu::check_blas_dims(spec);
+  }
+
+  int64_t estimate_bytes(const Spec& spec) const override {
+    // The thread count is not known before prepare(); OpenMP's default (all cores) bounds it.
+    return cpu::cpu_tensor_bytes(spec) + omp_get_max_threads() * Scratch::bytes();
+  }
+
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
+                               const PrepareContext& ctx) override {
+    return std::make_unique<FlashRun>(spec, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cpu_flash() {
+  return std::make_unique<FlashProvider>();
+}
+
+}  // namespace attnprof

@@ -1,0 +1,130 @@
+// cpu.naive: attention as the textbook three steps, in fp32, per (batch, query head):
+//   S = scale * Q K^T (cblas_sgemm into a q_len x kv_len buffer), masked row softmax of S in
+//   place, O = P V (cblas_sgemm). GQA is native: head h reads KV head h / group, nothing is
+//   copied. The full score matrix is materialized, one per worker thread, so memory grows as
+//   q_len * kv_len: the baseline whose quadratic footprint cpu.flash removes. Forward only.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "cpu_tensors.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+// Softmax of one score row over its visible keys [first, last], in place; keys outside get
+// probability 0. Returns the natural-log LSE of the row (-inf and an all-zero row when empty).
+float masked_softmax_row(float* s, int64_t n, int64_t first, int64_t last) {
+  if (first > last) {
+    std::fill(s, s + n, 0.0f);
+    return -std::numeric_limits<float>::infinity();
+  }
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = first; j <= last; ++j) m = std::max(m, s[j]);
+  float sum = 0;
+  for (int64_t j = first; j <= last; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t j = first; j <= last; ++j) s[j] *= inv;
+  std::fill(s, s + first, 0.0f);
+  std::fill(s + last + 1, s + n, 0.0f);
+  return m + std::log(sum);
+}
+
+class NaiveRun final : public cpu::CpuRun {
+ public:
+  NaiveRun(const Spec& spec, const PrepareContext& ctx) : CpuRun(spec, ctx) {
+    cpu::use_single_threaded_blas();
+    workers_ = cpu::cpu_threads(threads_, spec.batch * spec.q_heads);
+    const int64_t elems = spec.q_len * spec.kv_len;
+    try {
+      // Allocated (and zeroed, so its pages are resident) here, never inside a timed launch.
+      scores_.assign(static_cast<size_t>(workers_), std::vector<float>(static_cast<size_t>(elems)));
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory("cpu.naive: " + std::to_string(workers_) + " score buffers of " +
+                        std::to_string(elems * 4) + " bytes");
+    }
+    add_workspace(workers_ * elems * int64_t{sizeof(float)});
+  }
+
+  void launch(Stream&) override {
+    const int64_t heads = spec_.batch * spec_.q_heads;
+#pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
+    for (int64_t bh = 0; bh < heads; ++bh)
+      head(bh / spec_.q_heads, bh % spec_.q_heads,
+           scores_[static_cast<size_t>(omp_get_thread_num())].data());
+  }
+
+ private:
+  void head(int64_t b, int64_t h, float* s) {
+    const Spec& sp = spec_;
+    const int64_t kvh = h / sp.group_size();
+    const int64_t d = sp.head_dim, dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
+    const cpu::SliceView qv = cpu::slice_view(sp, b, h, sp.q_heads, nq, d);
+    const cpu::SliceView kv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, d);
+    const cpu::SliceView vv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, dv);
+    const cpu::SliceView ov = cpu::slice_view(sp, b, h, sp.q_heads, nq, dv);
+    // Dimensions fit int: supports() checked them (check_blas_dims).
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(nk), int(d),
+                static_cast<float>(sp.softmax_scale()), q_.data() + qv.offset, int(qv.row_stride),
+                k_.data() + kv.offset, int(kv.row_stride), 0.0f, s, int(nk));
+    for (int64_t i = 0; i < nq; ++i) {
+      const int64_t first = std::max<int64_t>(0, sp.mask.first_visible(i, nq, nk));
+      const int64_t last = std::min<int64_t>(nk - 1, sp.mask.last_visible(i, nq, nk));
+      lse_[static_cast<size_t>((b * sp.q_heads + h) * nq + i)] =
+          masked_softmax_row(s + i * nk, nk, first, last);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(nq), int(dv), int(nk), 1.0f, s,
+                int(nk), v_.data() + vv.offset, int(vv.row_stride), 0.0f, o_.data() + ov.offset,
+                int(ov.row_stride));
+  }
+
+  int workers_ = 1;
+  std::vector<std::vector<float>> scores_;  // one q_len x kv_len buffer per worker thread
+};
+
+class NaiveProvider final : public Provider {
+ public:
+  std::string name() const override { return "cpu.naive"; }
+  std::string description() const override {
+    return "fp32 S = QK^T (OpenBLAS sgemm), masked softmax, O = PV (sgemm); full score matrix "
+           "per thread; OpenMP over (batch, head); native GQA";
+  }
+  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    if (device.kind != DeviceKind::cpu) return Support::no("runs on the CPU only");
+    if (spec.mode != Mode::fwd)
+      return Support::no("forward only: cpu.naive has no backward (cpu.reference has one)");
+    return cpu::check_blas_dims(spec);
+  }
+
+  int64_t estimate_bytes(const Spec& spec) const override {
+    // One full score matrix per worker; the thread count is not known before prepare(), so
+    // OpenMP's default (all cores) bounds it.
+    const int workers = cpu::cpu_threads(omp_get_max_threads(), spec.batch * spec.q_heads);
+    return cpu::cpu_tensor_bytes(spec) +
+           workers * spec.q_len * spec.kv_len * int64_t{sizeof(float)};
+  }
+
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
+                               const PrepareContext& ctx) override {
+    return std::make_unique<NaiveRun>(spec, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cpu_naive() {
+  return std::make_unique<NaiveProvider>();
+}
+
+}  // namespace attnprof

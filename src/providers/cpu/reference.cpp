@@ -1,0 +1,142 @@
+// cpu.reference: the fp64 oracle (src/core/reference.cpp) as a provider. Every output comes from
+// reference_row and group_grads_from_slices on double copies of the float inputs, so it is the
+// verifier's own answer: useful to check the pipeline end to end, and the yardstick for small
+// shapes. Every mask, GQA, every mode and dtype; outputs are stored as float.
+#include <omp.h>
+
+#include <cmath>
+
+#include "attnprof/reference.hpp"
+#include "cpu_tensors.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+// B*Hq*Nq*Nk*D above which the oracle is refused: 2^34 multiply-adds per pass take minutes in
+// scalar fp64, longer than any point's timeout.
+constexpr double kMaxWork = double(1ull << 34);
+
+// One (batch, head) slice of a float tensor as a contiguous len x dim double array.
+std::vector<double> to_double(const Spec& spec, const std::vector<float>& t, int64_t b, int64_t h,
+                              int64_t heads, int64_t len, int64_t dim) {
+  const cpu::SliceView sv = cpu::slice_view(spec, b, h, heads, len, dim);
+  std::vector<double> out(static_cast<size_t>(len * dim));
+  for (int64_t pos = 0; pos < len; ++pos)
+    for (int64_t c = 0; c < dim; ++c)
+      out[static_cast<size_t>(pos * dim + c)] =
+          t[static_cast<size_t>(sv.offset + pos * sv.row_stride + c)];
+  return out;
+}
+
+// Writes a contiguous len x dim double slice into a float tensor of the spec's layout.
+void from_double(const Spec& spec, const std::vector<double>& src, size_t src_offset,
+                 std::vector<float>& t, int64_t b, int64_t h, int64_t heads, int64_t len,
+                 int64_t dim) {
+  const cpu::SliceView sv = cpu::slice_view(spec, b, h, heads, len, dim);
+  for (int64_t pos = 0; pos < len; ++pos)
+    for (int64_t c = 0; c < dim; ++c)
+      t[static_cast<size_t>(sv.offset + pos * sv.row_stride + c)] =
+          static_cast<float>(src[src_offset + static_cast<size_t>(pos * dim + c)]);
+}
+
+// Scratch bytes per worker thread, at most: K and V of one group, Q and dO of its query heads,
+// and the group's gradients, all in double (allocated inside launch, freed at its end).
+int64_t scratch_bytes_per_thread(const Spec& s) {
+  const int64_t row = s.head_dim + s.dv();
+  return (s.kv_len * row * 2 + s.group_size() * s.q_len * row * 2) * int64_t{sizeof(double)};
+}
+
+class ReferenceRun final : public cpu::CpuRun {
+ public:
+  ReferenceRun(const Spec& spec, const PrepareContext& ctx) : CpuRun(spec, ctx) {
+    add_workspace(cpu::cpu_threads(threads_, spec.batch * spec.kv_heads) *
+                  scratch_bytes_per_thread(spec));
+  }
+
+  void launch(Stream&) override {
+    const Spec& s = spec_;
+    const int64_t groups = s.batch * s.kv_heads;
+    const int threads = cpu::cpu_threads(threads_, groups);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int64_t grp = 0; grp < groups; ++grp) run_group(grp / s.kv_heads, grp % s.kv_heads);
+  }
+
+ private:
+  void run_group(int64_t b, int64_t kvh) {
+    const Spec& s = spec_;
+    const int64_t g = s.group_size();
+    const int64_t d = s.head_dim, dv = s.dv();
+    const std::vector<double> k = to_double(s, k_, b, kvh, s.kv_heads, s.kv_len, d);
+    const std::vector<double> v = to_double(s, v_, b, kvh, s.kv_heads, s.kv_len, dv);
+    std::vector<double> q, d_o;
+    for (int64_t t = 0; t < g; ++t) {
+      const std::vector<double> qs = to_double(s, q_, b, kvh * g + t, s.q_heads, s.q_len, d);
+      q.insert(q.end(), qs.begin(), qs.end());
+      if (s.mode != Mode::fwd) {
+        const std::vector<double> ds = to_double(s, d_o_, b, kvh * g + t, s.q_heads, s.q_len, dv);
+        d_o.insert(d_o.end(), ds.begin(), ds.end());
+      }
+    }
+    if (s.mode != Mode::bwd) {
+      for (int64_t t = 0; t < g; ++t) {
+        const int64_t h = kvh * g + t;
+        const cpu::SliceView ov = cpu::slice_view(s, b, h, s.q_heads, s.q_len, dv);
+        for (int64_t i = 0; i < s.q_len; ++i) {
+          const RowRef r =
+              reference_row(s, &q[static_cast<size_t>((t * s.q_len + i) * d)], k, v, i);
+          for (int64_t c = 0; c < dv; ++c)
+            o_[static_cast<size_t>(ov.offset + i * ov.row_stride + c)] =
+                static_cast<float>(r.o[static_cast<size_t>(c)]);
+          lse_[static_cast<size_t>((b * s.q_heads + h) * s.q_len + i)] = static_cast<float>(r.lse);
+        }
+      }
+    }
+    if (s.mode != Mode::fwd) {
+      const GroupGrads gr = group_grads_from_slices(s, q, k, v, d_o);
+      for (int64_t t = 0; t < g; ++t)
+        from_double(s, gr.dq, static_cast<size_t>(t * s.q_len * d), dq_, b, kvh * g + t, s.q_heads,
+                    s.q_len, d);
+      from_double(s, gr.dk, 0, dk_, b, kvh, s.kv_heads, s.kv_len, d);
+      from_double(s, gr.dv, 0, dv_, b, kvh, s.kv_heads, s.kv_len, dv);
+    }
+  }
+};
+
+class ReferenceProvider final : public Provider {
+ public:
+  std::string name() const override { return "cpu.reference"; }
+  std::string description() const override {
+    return "fp64 reference (exact softmax over visible keys, exact backward), OpenMP over "
+           "(batch, KV head) groups; the verifier's oracle";
+  }
+  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    if (device.kind != DeviceKind::cpu) return Support::no("runs on the CPU only");
+    const double work = double(spec.batch) * double(spec.q_heads) * double(spec.q_len) *
+                        double(spec.kv_len) * double(spec.head_dim);
+    if (work > kMaxWork)
+      return Support::no("too slow for the fp64 oracle: B*Hq*Nq*Nk*D above 2^34");
+    return Support::yes();
+  }
+
+  int64_t estimate_bytes(const Spec& spec) const override {
+    // The thread count is not known before prepare(); OpenMP's default (all cores) bounds it.
+    const int threads = cpu::cpu_threads(omp_get_max_threads(), spec.batch * spec.kv_heads);
+    return cpu::cpu_tensor_bytes(spec) + threads * scratch_bytes_per_thread(spec);
+  }
+
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
+                               const PrepareContext& ctx) override {
+    return std::make_unique<ReferenceRun>(spec, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cpu_reference() {
+  return std::make_unique<ReferenceProvider>();
+}
+
+}  // namespace attnprof

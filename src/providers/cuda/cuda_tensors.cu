@@ -1,0 +1,93 @@
+// Device-side input fill, poison and host copies for every CUDA provider (cuda_tensors.hpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "measure/cuda/cuda_check.hpp"
+#include "providers/cuda/cuda_tensors.hpp"
+
+namespace attnprof::cuda {
+
+namespace {
+
+// Shape of one input tensor: (batch, heads, seq, dim) in either layout; flat index = position in
+// the tensor's own layout order, the same index the host's input_value() is called with.
+struct TensorShape {
+  int64_t elems;
+  int64_t heads, seq, dim;
+  bool bshd;
+};
+
+// One thread per element (grid-stride). Only integer arithmetic and the helpers of inputs.hpp,
+// so each value is bit-identical to the host's input_value() for the same (seed, tensor, index).
+__global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern, uint64_t seed,
+                                  TensorId tensor, int dtype_code) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < s.elems; i += stride) {
+    const int64_t d = i % s.dim;
+    const int64_t rest = i / s.dim;
+    // bhsd: rest = (b * H + h) * S + s;  bshd: rest = (b * S + s) * H + h.
+    const int64_t pos = s.bshd ? (rest / s.heads) % s.seq : rest % s.seq;
+    const float v = input_value(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d);
+    if (dtype_code == 0) {
+      static_cast<float*>(dst)[i] = v;
+    } else {
+      // v is already rounded to the dtype, so these conversions are exact.
+      static_cast<uint16_t*>(dst)[i] =
+          dtype_code == 1 ? float_to_fp16_bits(v) : float_to_bf16_bits(v);
+    }
+  }
+}
+
+TensorShape shape_of(const Spec& spec, TensorId tensor) {
+  TensorShape s{};
+  s.bshd = spec.layout == Layout::bshd;
+  const bool query_side = tensor == TensorId::q || tensor == TensorId::d_o;
+  s.heads = query_side ? spec.q_heads : spec.kv_heads;
+  s.seq = query_side ? spec.q_len : spec.kv_len;
+  s.dim = (tensor == TensorId::v || tensor == TensorId::d_o) ? spec.dv() : spec.head_dim;
+  s.elems = spec.batch * s.heads * s.seq * s.dim;
+  return s;
+}
+
+}  // namespace
+
+void fill_input(void* dst, const Spec& spec, TensorId tensor, uint64_t seed, InputPattern pattern,
+                cudaStream_t stream) {
+  const TensorShape s = shape_of(spec, tensor);
+  if (s.elems <= 0) return;
+  constexpr int kThreads = 256;
+  // Enough blocks to fill any GPU several times over; the grid-stride loop covers the rest.
+  const int64_t blocks = std::min<int64_t>((s.elems + kThreads - 1) / kThreads, int64_t{1} << 16);
+  fill_input_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      dst, s, pattern, seed, tensor, static_cast<int>(spec.dtype));
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+void poison(void* dst, int64_t bytes, cudaStream_t stream) {
+  if (bytes <= 0) return;
+  ATTNPROF_CUDA(cudaMemsetAsync(dst, 0xFF, static_cast<size_t>(bytes), stream));
+}
+
+std::vector<float> to_host_float(const void* src, int64_t elems, DType dtype, cudaStream_t stream) {
+  if (elems < 0) throw std::invalid_argument("to_host_float: negative element count");
+  std::vector<float> out(static_cast<size_t>(elems));
+  if (elems == 0) return out;
+  if (dtype == DType::fp32) {
+    ATTNPROF_CUDA(cudaMemcpyAsync(out.data(), src, out.size() * sizeof(float),
+                                  cudaMemcpyDeviceToHost, stream));
+    ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+    return out;
+  }
+  std::vector<uint16_t> bits(static_cast<size_t>(elems));
+  ATTNPROF_CUDA(cudaMemcpyAsync(bits.data(), src, bits.size() * sizeof(uint16_t),
+                                cudaMemcpyDeviceToHost, stream));
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  for (size_t i = 0; i < bits.size(); ++i) {
+    out[i] = dtype == DType::fp16 ? fp16_bits_to_float(bits[i]) : bf16_bits_to_float(bits[i]);
+  }
+  return out;
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,56 @@
+// The masked row softmax of the CUDA naive and math providers: P = softmax(S) over each row's
+// visible keys, fp32 arithmetic, S and P stored in the point's dtype (naive) or fp32 (math).
+//
+// Host reference: reference_row() in src/core/reference.cpp (include/attnprof/reference.hpp),
+// which every run of these providers is checked against by verify_outputs()
+// (src/core/verify.cpp); the visibility rule is Mask::visible() of include/attnprof/spec.hpp.
+// RowMask below is that rule as one interval per row, and tests/gpu/test_cuda_providers.cpp
+// checks it against Mask::first_visible/last_visible on the host.
+//
+// Conventions (the reference's): a row with no visible key (bottom-right or window masks with
+// q_len > kv_len) gets P = 0, so O = 0; so does a row whose every score is -inf (the math
+// provider masks with -inf before the softmax, as PyTorch's _safe_softmax does).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "attnprof/inputs.hpp"  // ATTNPROF_HD
+#include "attnprof/spec.hpp"
+
+namespace attnprof::cuda {
+
+// The visible keys of query row i form [first(i), last(i)] (empty when first > last):
+//   causal:  j <= i + offset;   window W: also j > i + offset - W.
+struct RowMask {
+  int64_t offset = 0;  // diagonal offset: 0 top-left, kv_len - q_len bottom-right and windows
+  int64_t window = 0;  // keys per window, 0 for no window
+  bool causal = false;
+
+  ATTNPROF_HD int64_t first(int64_t i) const {
+    const int64_t f = i + offset - window + 1;
+    return window > 0 && f > 0 ? f : 0;
+  }
+  ATTNPROF_HD int64_t last(int64_t i, int64_t kv_len) const {
+    return causal && i + offset < kv_len - 1 ? i + offset : kv_len - 1;
+  }
+};
+
+// The RowMask of `mask` for a (q_len, kv_len) problem (host only; uses Mask's own offset rule).
+RowMask row_mask(const Mask& mask, int64_t q_len, int64_t kv_len);
+
+struct SoftmaxArgs {
+  const void* s = nullptr;  // rows x kv_len scores, contiguous
+  void* p = nullptr;        // rows x kv_len probabilities, contiguous (may not alias s)
+  DType dtype = DType::fp32;  // storage of both s and p
+  int64_t rows = 0;           // batch * q_heads * q_len; row r is query r % q_len
+  int64_t q_len = 1;
+  int64_t kv_len = 1;
+  RowMask mask{};
+};
+
+// Enqueues the softmax on `stream`; throws CudaError if the launch fails.
+void launch_masked_softmax(const SoftmaxArgs& args, cudaStream_t stream);
+
+}  // namespace attnprof::cuda

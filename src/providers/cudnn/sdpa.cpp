@@ -1,0 +1,443 @@
+// cudnn.sdpa: cuDNN 9's fused attention (the "flash" SDPA engines) through the cuDNN frontend's
+// C++ graph API. One forward graph (O and the log-sum-exp stats) and, for bwd modes, one
+// backward graph (dQ, dK, dV from Q, K, V, O, dO and the stats) per point. Graphs are built in
+// prepare(), never timed; a graph that cuDNN rejects at any build step throws NotSupported with
+// cuDNN's own message. This is the only translation unit that includes the frontend headers
+// (they are heavy), so everything frontend-specific stays in this file.
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "attnprof/provider.hpp"
+#include "measure/cuda/cuda_check.hpp"
+#include "measure/cuda/device_buffer.hpp"
+#include "providers/cuda/cuda_tensors.hpp"
+#include "providers/cudnn/cudnn_version.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+namespace fe = cudnn_frontend;
+using cuda::DeviceBuffer;
+
+// Tensor uids shared by the forward and backward graphs' variant packs.
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+
+constexpr int64_t kMaxHeadDim = 256;  // cuDNN 9's fp16/bf16 SDPA limit on sm_90 (and 9.10+ sm_80)
+
+// One cuDNN handle per provider object, created on first use. A handle binds to the current
+// device and costs a CUDA context plus cuDNN's own state, so it is never made per point.
+class Handle {
+ public:
+  explicit Handle(cudnnHandle_t h) : h_(h) {}
+  ~Handle() { cudnnDestroy(h_); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  cudnnHandle_t get() const { return h_; }
+
+ private:
+  cudnnHandle_t h_;
+};
+
+// --- graph construction ------------------------------------------------------------------
+
+std::vector<int64_t> dims(int64_t b, int64_t h, int64_t s, int64_t d) { return {b, h, s, d}; }
+
+// Strides of a (B, H, S, D) tensor stored in the spec's layout: cuDNN always sees logical
+// (B, H, S, D) dims; bshd is the same tensor with heads and positions interleaved.
+std::vector<int64_t> strides(Layout layout, int64_t h, int64_t s, int64_t d) {
+  if (layout == Layout::bshd) return {s * h * d, d, h * d, 1};
+  return {h * s * d, s * d, d, 1};
+}
+
+using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
+
+TensorPtr io_tensor(fe::graph::Graph& g, const char* name, Uid uid, const Spec& s, int64_t heads,
+                    int64_t len, int64_t dim) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim(dims(s.batch, heads, len, dim))
+                      .set_stride(strides(s.layout, heads, len, dim)));
+}
+
+// The log-sum-exp per query row: fp32, (B, Hq, Nq, 1), always contiguous in (B, Hq, Nq) order.
+void describe_stats(fe::graph::Tensor_attributes& t, const Spec& s) {
+  t.set_uid(kStats)
+      .set_data_type(fe::DataType_t::FLOAT)
+      .set_dim(dims(s.batch, s.q_heads, s.q_len, 1))
+      .set_stride({s.q_heads * s.q_len, s.q_len, 1, 1});
+}
+
+void describe_output(fe::graph::Tensor_attributes& t, Uid uid, const Spec& s, int64_t heads,
+                     int64_t len, int64_t dim) {
+  t.set_output(true)
+      .set_uid(uid)
+      .set_dim(dims(s.batch, heads, len, dim))
+      .set_stride(strides(s.layout, heads, len, dim));
+}
+
+// The spec's mask in cuDNN's diagonal-band terms. cuDNN keeps key j for query i iff
+// j <= i + off + right_bound and j > i + off - left_bound, with off = 0 (TOP_LEFT) or
+// kv_len - q_len (BOTTOM_RIGHT): exactly Mask::visible with right_bound 0 and left_bound W.
+template <class Attributes>
+void apply_mask(Attributes& a, const Mask& m) {
+  switch (m.kind) {
+    case MaskKind::none:
+      return;
+    case MaskKind::causal_tl:
+      a.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
+      return;
+    case MaskKind::causal_br:
+      a.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT)
+          .set_diagonal_band_right_bound(0);
+      return;
+    case MaskKind::window:
+      a.set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT)
+          .set_diagonal_band_right_bound(0)
+          .set_diagonal_band_left_bound(static_cast<int>(m.window));
+      return;
+  }
+}
+
+std::shared_ptr<fe::graph::Graph> new_graph(const Spec& s, const char* name) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_name(name)
+      .set_io_data_type(s.dtype == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+// Forward: O = softmax(scale * Q K^T + mask) V, plus the stats (natural-log LSE of the scaled,
+// masked scores), which the backward needs and the verifier checks.
+std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s) {
+  auto g = new_graph(s, "attnprof_sdpa_fwd");
+  auto q = io_tensor(*g, "Q", kQ, s, s.q_heads, s.q_len, s.head_dim);
+  auto k = io_tensor(*g, "K", kK, s, s.kv_heads, s.kv_len, s.head_dim);
+  auto v = io_tensor(*g, "V", kV, s, s.kv_heads, s.kv_len, s.dv());
+  auto attrs = fe::graph::SDPA_attributes()
+                   .set_name("sdpa")
+                   .set_generate_stats(true)
+                   .set_attn_scale(static_cast<float>(s.softmax_scale()));
+  apply_mask(attrs, s.mask);
+  auto [o, stats] = g->sdpa(q, k, v, std::move(attrs));
+  describe_output(*o, kO, s, s.q_heads, s.q_len, s.dv());
+  stats->set_output(true);
+  describe_stats(*stats, s);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Graph> backward_graph(const Spec& s) {
+  auto g = new_graph(s, "attnprof_sdpa_bwd");
+  auto q = io_tensor(*g, "Q", kQ, s, s.q_heads, s.q_len, s.head_dim);
+  auto k = io_tensor(*g, "K", kK, s, s.kv_heads, s.kv_len, s.head_dim);
+  auto v = io_tensor(*g, "V", kV, s, s.kv_heads, s.kv_len, s.dv());
+  auto o = io_tensor(*g, "O", kO, s, s.q_heads, s.q_len, s.dv());
+  auto d_o = io_tensor(*g, "dO", kDO, s, s.q_heads, s.q_len, s.dv());
+  auto stats = g->tensor(fe::graph::Tensor_attributes().set_name("stats"));
+  describe_stats(*stats, s);
+  auto attrs = fe::graph::SDPA_backward_attributes()
+                   .set_name("sdpa_backward")
+                   .set_attn_scale(static_cast<float>(s.softmax_scale()));
+  apply_mask(attrs, s.mask);
+  auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, std::move(attrs));
+  describe_output(*dq, kDQ, s, s.q_heads, s.q_len, s.head_dim);
+  describe_output(*dk, kDK, s, s.kv_heads, s.kv_len, s.head_dim);
+  describe_output(*dv, kDV, s, s.kv_heads, s.kv_len, s.dv());
+  return g;
+}
+
+void require(fe::error_t status, const char* step) {
+  if (status.is_good()) return;
+  std::string message = status.get_message();
+  if (message.empty()) message = "failed without a message";
+  throw NotSupported(std::string("cuDNN ") + step + ": " + message);
+}
+
+// validate -> operation graph -> plans from heuristics A (then the fallback list) -> support
+// check -> compiled plans. Every failure is cuDNN saying "not this shape": NotSupported.
+void build(fe::graph::Graph& g, cudnnHandle_t handle) {
+  try {
+    require(g.validate(), "validate");
+    require(g.build_operation_graph(handle), "build_operation_graph");
+    require(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}),
+            "create_execution_plans");
+    require(g.check_support(handle), "check_support");
+    require(g.build_plans(handle), "build_plans");
+  } catch (const fe::cudnnException& e) {
+    throw NotSupported(std::string("cuDNN: ") + e.what());
+  }
+}
+
+// The built graphs of one spec and the workspace the larger of them needs.
+struct Graphs {
+  std::shared_ptr<fe::graph::Graph> fwd, bwd;  // bwd is null for Mode::fwd
+  int64_t workspace_bytes = 0;
+};
+
+std::shared_ptr<const Graphs> build_graphs(const Spec& s, cudnnHandle_t handle) {
+  auto graphs = std::make_shared<Graphs>();
+  // The forward graph exists in every mode: bwd runs it once in prepare to make O and the stats.
+  graphs->fwd = forward_graph(s);
+  build(*graphs->fwd, handle);
+  int64_t ws = 0;
+  require(graphs->fwd->get_workspace_size(ws), "get_workspace_size");
+  graphs->workspace_bytes = ws;
+  if (s.mode != Mode::fwd) {
+    graphs->bwd = backward_graph(s);
+    build(*graphs->bwd, handle);
+    require(graphs->bwd->get_workspace_size(ws), "get_workspace_size");
+    graphs->workspace_bytes = std::max(graphs->workspace_bytes, ws);
+  }
+  return graphs;
+}
+
+// --- the prepared point --------------------------------------------------------------------
+
+int64_t stats_elems(const Spec& s) { return s.batch * s.q_heads * s.q_len; }
+
+class CudnnSdpaRun final : public Run {
+ public:
+  CudnnSdpaRun(const Spec& spec, std::shared_ptr<Handle> handle,
+               std::shared_ptr<const Graphs> graphs, const PrepareContext& ctx)
+      : spec_(spec), handle_(std::move(handle)), graphs_(std::move(graphs)) {
+    const auto bytes = static_cast<int64_t>(dtype_bytes(spec.dtype));
+    const bool backward = spec.mode != Mode::fwd;
+    q_ = DeviceBuffer(spec.q_elems() * bytes, ctx.tracker);
+    k_ = DeviceBuffer(spec.k_elems() * bytes, ctx.tracker);
+    v_ = DeviceBuffer(spec.v_elems() * bytes, ctx.tracker);
+    o_ = DeviceBuffer(spec.o_elems() * bytes, ctx.tracker);
+    stats_ = DeviceBuffer(stats_elems(spec) * 4, ctx.tracker);
+    if (backward) {
+      do_ = DeviceBuffer(spec.o_elems() * bytes, ctx.tracker);
+      dq_ = DeviceBuffer(spec.q_elems() * bytes, ctx.tracker);
+      dk_ = DeviceBuffer(spec.k_elems() * bytes, ctx.tracker);
+      dv_ = DeviceBuffer(spec.v_elems() * bytes, ctx.tracker);
+    }
+    if (graphs_->workspace_bytes > 0) {
+      workspace_ = DeviceBuffer(graphs_->workspace_bytes, ctx.tracker);
+    }
+
+    // Inputs are filled on the legacy default stream and synchronized, so any launch stream
+    // (blocking or not) sees them.
+    cudaStream_t fill_stream = nullptr;
+    cuda::fill_input(q_.data(), spec, TensorId::q, ctx.seed, ctx.pattern, fill_stream);
+    cuda::fill_input(k_.data(), spec, TensorId::k, ctx.seed, ctx.pattern, fill_stream);
+    cuda::fill_input(v_.data(), spec, TensorId::v, ctx.seed, ctx.pattern, fill_stream);
+    if (backward) {
+      cuda::fill_input(do_.data(), spec, TensorId::d_o, ctx.seed, ctx.pattern, fill_stream);
+    }
+
+    fwd_pack_ = {{kQ, q_.data()}, {kK, k_.data()}, {kV, v_.data()},
+                 {kO, o_.data()}, {kStats, stats_.data()}};
+    if (backward) {
+      bwd_pack_ = {{kQ, q_.data()},   {kK, k_.data()},   {kV, v_.data()},
+                   {kO, o_.data()},   {kDO, do_.data()}, {kStats, stats_.data()},
+                   {kDQ, dq_.data()}, {kDK, dk_.data()}, {kDV, dv_.data()}};
+    }
+    // Mode bwd times only the backward graph: its O and stats come from one forward here.
+    if (spec.mode == Mode::bwd) execute(*graphs_->fwd, fwd_pack_, fill_stream);
+    ATTNPROF_CUDA(cudaStreamSynchronize(fill_stream));
+  }
+
+  void poison_outputs() override {
+    for (DeviceBuffer* b : outputs()) cuda::poison(b->data(), b->bytes(), last_stream_);
+    // Untimed; synchronizing keeps the poison ordered before launches on any other stream.
+    ATTNPROF_CUDA(cudaStreamSynchronize(last_stream_));
+  }
+
+  void launch(Stream& stream) override {
+    auto s = static_cast<cudaStream_t>(stream.native);
+    if (spec_.mode != Mode::bwd) execute(*graphs_->fwd, fwd_pack_, s);
+    if (spec_.mode != Mode::fwd) execute(*graphs_->bwd, bwd_pack_, s);
+    last_stream_ = s;
+  }
+
+  HostOutputs read_outputs() override {
+    HostOutputs out;
+    const DType t = spec_.dtype;
+    if (spec_.mode != Mode::bwd) {
+      out.o = cuda::to_host_float(o_.data(), spec_.o_elems(), t, last_stream_);
+      out.lse = cuda::to_host_float(stats_.data(), stats_elems(spec_), DType::fp32, last_stream_);
+    }
+    if (spec_.mode != Mode::fwd) {
+      out.dq = cuda::to_host_float(dq_.data(), spec_.q_elems(), t, last_stream_);
+      out.dk = cuda::to_host_float(dk_.data(), spec_.k_elems(), t, last_stream_);
+      out.dv = cuda::to_host_float(dv_.data(), spec_.v_elems(), t, last_stream_);
+    }
+    return out;
+  }
+
+  int64_t workspace_bytes() const override { return workspace_.bytes(); }
+
+  int64_t allocated_bytes() const override {
+    int64_t total = workspace_.bytes();
+    for (const DeviceBuffer* b : {&q_, &k_, &v_, &o_, &stats_, &do_, &dq_, &dk_, &dv_}) {
+      total += b->bytes();
+    }
+    return total;
+  }
+
+ private:
+  // What the timed launch writes: O and stats for fwd, gradients for bwd, all for fwd_bwd.
+  std::vector<DeviceBuffer*> outputs() {
+    std::vector<DeviceBuffer*> out;
+    if (spec_.mode != Mode::bwd) out = {&o_, &stats_};
+    if (spec_.mode != Mode::fwd) out.insert(out.end(), {&dq_, &dk_, &dv_});
+    return out;
+  }
+
+  void execute(const fe::graph::Graph& g, std::unordered_map<int64_t, void*>& pack,
+               cudaStream_t s) {
+    cudnnStatus_t st = cudnnSetStream(handle_->get(), s);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      throw std::runtime_error(std::string("cudnnSetStream: ") + cudnnGetErrorString(st));
+    }
+    fe::error_t e = g.execute(handle_->get(), pack, workspace_.data());
+    if (e.is_bad()) throw std::runtime_error("cuDNN execute: " + e.get_message());
+  }
+
+  Spec spec_;
+  std::shared_ptr<Handle> handle_;  // shared with the provider: outlives the provider if needed
+  std::shared_ptr<const Graphs> graphs_;
+  DeviceBuffer q_, k_, v_, o_, stats_, do_, dq_, dk_, dv_, workspace_;
+  std::unordered_map<int64_t, void*> fwd_pack_, bwd_pack_;
+  cudaStream_t last_stream_ = nullptr;  // where the last launch ran (poison and reads go there)
+};
+
+// --- the provider --------------------------------------------------------------------------
+
+std::string no_device_reason(cudaError_t e) {
+  if (e == cudaErrorInsufficientDriver) return "no CUDA driver on this machine";
+  if (e == cudaErrorNoDevice) return "no CUDA device on this machine";
+  return std::string("CUDA unavailable: ") + cudaGetErrorString(e);
+}
+
+class CudnnSdpaProvider final : public Provider {
+ public:
+  std::string name() const override { return "cudnn.sdpa"; }
+
+  std::string description() const override {
+    return "cuDNN " + cudnn::cudnn_version_string() +
+           " fused SDPA (flash-attention engines) via the cuDNN frontend " +
+           std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) + "." +
+           std::to_string(CUDNN_FRONTEND_MINOR_VERSION) +
+           " graph API; forward writes the log-sum-exp (training forward)";
+  }
+
+  DeviceKind device_kind() const override { return DeviceKind::cuda; }
+
+  Availability availability() const override {
+    std::lock_guard lock(mutex_);
+    if (!availability_) availability_ = probe();
+    return *availability_;
+  }
+
+  Support supports(const Spec& s, const Device& device) const override {
+    if (device.kind != DeviceKind::cuda) return Support::no("cuDNN SDPA runs on CUDA devices");
+    if (s.dtype == DType::fp32) return Support::no("cuDNN SDPA needs fp16 or bf16");
+    if (device.cc_major > 0 && device.cc_major < 8) {
+      return Support::no("cuDNN SDPA needs sm_80 or newer (this device is sm_" +
+                         std::to_string(device.cc_major) + std::to_string(device.cc_minor) + ")");
+    }
+    for (int64_t d : {s.head_dim, s.dv()}) {
+      if (d > kMaxHeadDim || d % 8 != 0) {
+        return Support::no("cuDNN SDPA needs head dims <= 256 and multiples of 8 (got " +
+                           std::to_string(d) + ")");
+      }
+    }
+    if (s.kv_heads <= 0 || s.q_heads % s.kv_heads != 0) {
+      return Support::no("cuDNN SDPA needs q_heads to be a multiple of kv_heads");
+    }
+    if (s.mask.kind == MaskKind::window && s.mask.window > std::numeric_limits<int>::max()) {
+      return Support::no("cuDNN's sliding window length is a 32-bit int");
+    }
+    if (Availability a = availability(); !a.available) return Support::no(a.reason);
+    return Support::yes();
+  }
+
+  int64_t estimate_bytes(const Spec& s) const override {
+    const auto bytes = static_cast<int64_t>(dtype_bytes(s.dtype));
+    int64_t total = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * bytes;
+    total += stats_elems(s) * 4;
+    if (s.mode != Mode::fwd) {
+      total += (s.o_elems() + s.q_elems() + s.k_elems() + s.v_elems()) * bytes;  // dO, grads
+      // The backward's workspace: an fp32 dQ accumulator and two fp32 row vectors.
+      total += s.q_elems() * 4 + 2 * stats_elems(s) * 4;
+    }
+    return total + (int64_t{1} << 20);  // small per-plan workspaces
+  }
+
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
+                               const PrepareContext& ctx) override {
+    if (Support ok = supports(spec, device); !ok.ok) throw NotSupported(ok.reason);
+    std::shared_ptr<Handle> handle = this->handle();
+    return std::make_unique<CudnnSdpaRun>(spec, handle, graphs_for(spec, handle->get()), ctx);
+  }
+
+ private:
+  Availability probe() const {
+    const std::size_t version = cudnnGetVersion();
+    if (version < 90000) {
+      return {false, "cuDNN " + cudnn::cudnn_runtime_version() + " loaded; SDPA needs cuDNN 9"};
+    }
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it so later checks start clean
+      return {false, no_device_reason(e)};
+    }
+    if (count == 0) return {false, no_device_reason(cudaErrorNoDevice)};
+    cudnnHandle_t h = nullptr;
+    if (cudnnStatus_t st = cudnnCreate(&h); st != CUDNN_STATUS_SUCCESS) {
+      return {false, std::string("cudnnCreate failed: ") + cudnnGetErrorString(st)};
+    }
+    handle_ = std::make_shared<Handle>(h);
+    return {};
+  }
+
+  std::shared_ptr<Handle> handle() {
+    Availability a = availability();
+    if (!a.available) throw std::runtime_error("cudnn.sdpa unavailable: " + a.reason);
+    std::lock_guard lock(mutex_);
+    return handle_;
+  }
+
+  // Built graphs of the most recent specs (a point prepared twice, as tests and reruns do,
+  // reuses its plans). Graphs depend only on the spec's shape, never on the seed or data.
+  std::shared_ptr<const Graphs> graphs_for(const Spec& spec, cudnnHandle_t h) {
+    const std::string key = spec.key() + ".scale" + std::to_string(spec.softmax_scale());
+    for (auto& [k, g] : cache_) {
+      if (k == key) return g;
+    }
+    auto graphs = build_graphs(spec, h);
+    if (cache_.size() >= kCacheSize) cache_.erase(cache_.begin());
+    cache_.emplace_back(key, graphs);
+    return graphs;
+  }
+
+  static constexpr std::size_t kCacheSize = 8;
+  mutable std::mutex mutex_;
+  mutable std::optional<Availability> availability_;
+  mutable std::shared_ptr<Handle> handle_;  // created by the availability probe
+  std::vector<std::pair<std::string, std::shared_ptr<const Graphs>>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cudnn_sdpa() { return std::make_unique<CudnnSdpaProvider>(); }
+
+}  // namespace attnprof

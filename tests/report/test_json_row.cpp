@@ -1,0 +1,349 @@
+#include <bit>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "attnprof/sink.hpp"
+#include "report/fixtures.hpp"
+
+namespace attnprof {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Same bits, or both NaN (NaN's payload and sign are not kept; docs/results.md says so).
+::testing::AssertionResult same_double(const char* a_expr, const char* b_expr, double a,
+                                       double b) {
+  if ((std::isnan(a) && std::isnan(b)) ||
+      std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << a_expr << " = " << a << " but " << b_expr << " = " << b;
+}
+#define EXPECT_SAME_DOUBLE(a, b) EXPECT_PRED_FORMAT2(same_double, a, b)
+
+void expect_same_optional(const std::optional<double>& a, const std::optional<double>& b) {
+  ASSERT_EQ(a.has_value(), b.has_value());
+  if (a) EXPECT_SAME_DOUBLE(*a, *b);
+}
+
+void expect_same(const Result& a, const Result& b) {
+  EXPECT_EQ(a.schema_version, b.schema_version);
+  EXPECT_EQ(a.provider, b.provider);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.spec.batch, b.spec.batch);
+  EXPECT_EQ(a.spec.q_heads, b.spec.q_heads);
+  EXPECT_EQ(a.spec.kv_heads, b.spec.kv_heads);
+  EXPECT_EQ(a.spec.q_len, b.spec.q_len);
+  EXPECT_EQ(a.spec.kv_len, b.spec.kv_len);
+  EXPECT_EQ(a.spec.head_dim, b.spec.head_dim);
+  EXPECT_EQ(a.spec.v_head_dim, b.spec.v_head_dim);
+  EXPECT_EQ(a.spec.dtype, b.spec.dtype);
+  EXPECT_EQ(a.spec.mask, b.spec.mask);
+  EXPECT_EQ(a.spec.mode, b.spec.mode);
+  EXPECT_EQ(a.spec.layout, b.spec.layout);
+  EXPECT_SAME_DOUBLE(a.spec.scale, b.spec.scale);
+  EXPECT_EQ(a.device, b.device);
+  const TimingResult &ta = a.timing, &tb = b.timing;
+  EXPECT_EQ(ta.mode, tb.mode);
+  EXPECT_SAME_DOUBLE(ta.median_us, tb.median_us);
+  EXPECT_SAME_DOUBLE(ta.mean_us, tb.mean_us);
+  EXPECT_SAME_DOUBLE(ta.min_us, tb.min_us);
+  EXPECT_SAME_DOUBLE(ta.p5_us, tb.p5_us);
+  EXPECT_SAME_DOUBLE(ta.p95_us, tb.p95_us);
+  EXPECT_SAME_DOUBLE(ta.cv, tb.cv);
+  EXPECT_SAME_DOUBLE(ta.rel_noise, tb.rel_noise);
+  EXPECT_EQ(ta.samples, tb.samples);
+  EXPECT_EQ(ta.launches_per_sample, tb.launches_per_sample);
+  EXPECT_EQ(ta.noisy, tb.noisy);
+  EXPECT_EQ(ta.stop_reason, tb.stop_reason);
+  EXPECT_EQ(ta.dropped_throttled, tb.dropped_throttled);
+  EXPECT_SAME_DOUBLE(ta.clock_mhz, tb.clock_mhz);
+  EXPECT_SAME_DOUBLE(a.tflops, b.tflops);
+  EXPECT_SAME_DOUBLE(a.gbps, b.gbps);
+  EXPECT_SAME_DOUBLE(a.tokens_per_s, b.tokens_per_s);
+  EXPECT_SAME_DOUBLE(a.flops, b.flops);
+  EXPECT_SAME_DOUBLE(a.bytes, b.bytes);
+  EXPECT_EQ(a.flop_convention, b.flop_convention);
+  expect_same_optional(a.pct_peak_flops, b.pct_peak_flops);
+  expect_same_optional(a.pct_peak_bw, b.pct_peak_bw);
+  EXPECT_EQ(a.bound, b.bound);
+  EXPECT_EQ(a.memory.peak_bytes, b.memory.peak_bytes);
+  EXPECT_EQ(a.memory.extra_bytes, b.memory.extra_bytes);
+  EXPECT_EQ(a.memory.analytic_bytes, b.memory.analytic_bytes);
+  EXPECT_EQ(a.memory.workspace_bytes, b.memory.workspace_bytes);
+  EXPECT_EQ(a.memory.process_hwm_bytes, b.memory.process_hwm_bytes);
+  const VerifyResult &va = a.verify, &vb = b.verify;
+  EXPECT_EQ(va.checked, vb.checked);
+  EXPECT_SAME_DOUBLE(va.max_abs_err, vb.max_abs_err);
+  EXPECT_SAME_DOUBLE(va.rel_l2_err, vb.rel_l2_err);
+  EXPECT_SAME_DOUBLE(va.tolerance, vb.tolerance);
+  EXPECT_SAME_DOUBLE(va.lse_max_abs_err, vb.lse_max_abs_err);
+  EXPECT_SAME_DOUBLE(va.lse_tolerance, vb.lse_tolerance);
+  EXPECT_EQ(va.rows_checked, vb.rows_checked);
+  EXPECT_EQ(va.rows_total, vb.rows_total);
+  EXPECT_EQ(va.nan_count, vb.nan_count);
+  EXPECT_EQ(va.sampling, vb.sampling);
+  EXPECT_EQ(va.detail, vb.detail);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].name, b.kernels[i].name);
+    EXPECT_EQ(a.kernels[i].count, b.kernels[i].count);
+    EXPECT_SAME_DOUBLE(a.kernels[i].total_us, b.kernels[i].total_us);
+  }
+  EXPECT_EQ(a.kernels_note, b.kernels_note);
+  EXPECT_EQ(a.env, b.env);
+  EXPECT_EQ(a.started_at, b.started_at);
+}
+
+// Every field set to something other than its default, with the values that break naive
+// writers: non-finite numbers, subnormals, -0.0, the largest double, 1/3, int64 extremes,
+// text with quotes, backslashes, newlines, tabs and non-ASCII.
+Result fully_populated() {
+  Result r;
+  r.provider = "cuda.flash2";
+  r.status = Status::incorrect;
+  r.reason = "rel_l2_err 0.31 > 0.02\n\"quoted\" \\ back\tslash, µs";
+  r.spec = test::make_spec(3, 12, 4, 1000, 4096, 96, DType::bf16, {MaskKind::window, 128},
+                           Mode::fwd_bwd);
+  r.spec.v_head_dim = 64;
+  r.spec.layout = Layout::bshd;
+  r.spec.scale = 1.0 / 3.0;
+  r.device = "NVIDIA H200";
+  r.timing.mode = "cold";
+  r.timing.median_us = 0.1;
+  r.timing.mean_us = 1e-310;  // subnormal
+  r.timing.min_us = -0.0;
+  r.timing.p5_us = std::numeric_limits<double>::max();
+  r.timing.p95_us = std::numeric_limits<double>::denorm_min();
+  r.timing.cv = kNaN;
+  r.timing.rel_noise = 0.1 + 0.2;
+  r.timing.samples = std::numeric_limits<int64_t>::max();
+  r.timing.launches_per_sample = 16;
+  r.timing.noisy = true;
+  r.timing.stop_reason = "timeout";
+  r.timing.dropped_throttled = 3;
+  r.timing.clock_mhz = 1980.5;
+  r.tflops = 755.8123456789012;
+  r.gbps = kInf;
+  r.tokens_per_s = -kInf;
+  r.flops = 64432898048;
+  r.bytes = 5.0e10;
+  r.flop_convention = std::string(kFlopConvention);
+  r.pct_peak_flops = 76.4;
+  r.pct_peak_bw = std::nullopt;
+  r.bound = "compute";
+  r.memory = {51380224, -1048576, 50331648, 1048576, std::numeric_limits<int64_t>::min()};
+  r.verify.checked = true;
+  r.verify.max_abs_err = kInf;
+  r.verify.rel_l2_err = 0.31;
+  r.verify.tolerance = 0.02;
+  r.verify.lse_max_abs_err = 1.5e-6;
+  r.verify.lse_tolerance = 1e-5;
+  r.verify.rows_checked = 517;
+  r.verify.rows_total = 12000;
+  r.verify.nan_count = 7;
+  r.verify.sampling = "stratified";
+  r.verify.detail = "worst row b2 h11 i999 of O";
+  r.kernels = {{"void flash_fwd_kernel<Traits<128, 64>, true>", 16, 1364.0},
+               {"poison \"fill\"", 1, 0.5}};
+  r.kernels_note = "names from CUPTI";
+  r.env = {{"gpu", "NVIDIA H200"}, {"driver", "560.35.03"}, {"empty", ""}, {"ü", "ß"}};
+  r.started_at = "2026-01-12T09:30:00Z";
+  return r;
+}
+
+TEST(JsonRow, FullyPopulatedResultRoundTripsExactly) {
+  const Result r = fully_populated();
+  const std::string line = to_json_line(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << "a row must be one line";
+  const Result back = from_json_line(line);
+  expect_same(r, back);
+  EXPECT_EQ(to_json_line(back), line);
+}
+
+TEST(JsonRow, AbsentAndNonFiniteOptionalsStayDistinct) {
+  Result r = fully_populated();
+  r.pct_peak_flops = std::nullopt;
+  r.pct_peak_bw = kNaN;
+  const Result back = from_json_line(to_json_line(r));
+  EXPECT_FALSE(back.pct_peak_flops.has_value());
+  ASSERT_TRUE(back.pct_peak_bw.has_value());
+  EXPECT_TRUE(std::isnan(*back.pct_peak_bw));
+}
+
+TEST(JsonRow, EveryFixtureRowRoundTrips) {
+  for (const Result& r : test::sample_results()) {
+    SCOPED_TRACE(r.provider + " " + std::string(to_string(r.status)));
+    expect_same(r, from_json_line(to_json_line(r)));
+  }
+}
+
+TEST(JsonRow, NonFiniteNumbersAreStringsAndAbsentOptionalsNull) {
+  const auto j = nlohmann::json::parse(to_json_line(fully_populated()));
+  EXPECT_EQ(j["timing"]["cv"], "nan");
+  EXPECT_EQ(j["gbps"], "inf");
+  EXPECT_EQ(j["tokens_per_s"], "-inf");
+  EXPECT_EQ(j["verify"]["max_abs_err"], "inf");
+  EXPECT_TRUE(j["pct_peak_bw"].is_null());
+  EXPECT_EQ(j["pct_peak_flops"], 76.4);
+  EXPECT_EQ(j["spec"]["mask"], "window:128");
+  EXPECT_EQ(j["status"], "incorrect");
+}
+
+// The field names are the schema of docs/results.md; renaming one must fail here first.
+TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
+  const auto j = nlohmann::json::parse(to_json_line(fully_populated()));
+  auto keys = [](const nlohmann::json& object) {
+    std::set<std::string> out;
+    for (const auto& item : object.items()) out.insert(item.key());
+    return out;
+  };
+  EXPECT_EQ(keys(j), (std::set<std::string>{
+                         "schema_version", "provider", "status", "reason", "spec", "device",
+                         "timing", "tflops", "gbps", "tokens_per_s", "flops", "bytes",
+                         "flop_convention", "pct_peak_flops", "pct_peak_bw", "bound", "memory",
+                         "verify", "kernels", "kernels_note", "env", "started_at"}));
+  EXPECT_EQ(keys(j["spec"]),
+            (std::set<std::string>{"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim",
+                                   "v_head_dim", "dtype", "mask", "mode", "layout", "scale"}));
+  EXPECT_EQ(keys(j["timing"]),
+            (std::set<std::string>{"mode", "median_us", "mean_us", "min_us", "p5_us", "p95_us",
+                                   "cv", "rel_noise", "samples", "launches_per_sample", "noisy",
+                                   "stop_reason", "dropped_throttled", "clock_mhz"}));
+  EXPECT_EQ(keys(j["memory"]), (std::set<std::string>{"peak_bytes", "extra_bytes",
+                                                       "analytic_bytes", "workspace_bytes",
+                                                       "process_hwm_bytes"}));
+  EXPECT_EQ(keys(j["verify"]),
+            (std::set<std::string>{"checked", "max_abs_err", "rel_l2_err", "tolerance",
+                                   "lse_max_abs_err", "lse_tolerance", "rows_checked",
+                                   "rows_total", "nan_count", "sampling", "detail"}));
+  EXPECT_EQ(keys(j["kernels"][0]), (std::set<std::string>{"name", "count", "total_us"}));
+  EXPECT_EQ(j["schema_version"], kSchemaVersion);
+}
+
+// The exception message of from_json_line(line), or "" when it does not throw.
+std::string error_of(const std::string& line) {
+  try {
+    (void)from_json_line(line);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string edited(void (*edit)(nlohmann::json&)) {
+  auto j = nlohmann::json::parse(to_json_line(fully_populated()));
+  edit(j);
+  return j.dump();
+}
+
+TEST(JsonRow, OtherSchemaVersionIsRefusedWithOneLine) {
+  const std::string line = edited([](nlohmann::json& j) {
+    j["schema_version"] = 2;
+    j.erase("timing");  // a newer schema may lay fields out differently: version comes first
+  });
+  EXPECT_EQ(error_of(line), "journal schema_version 2, this build reads 1");
+}
+
+TEST(JsonRow, MalformedLinesAreRefusedWithOneLine) {
+  const std::string full = to_json_line(fully_populated());
+  const std::string cut = error_of(full.substr(0, full.size() / 2));
+  EXPECT_EQ(cut.rfind("malformed journal line: invalid JSON at column ", 0), 0u) << cut;
+  EXPECT_EQ(cut.find('\n'), std::string::npos) << cut;
+
+  EXPECT_EQ(error_of("[1, 2]"), "malformed journal line: expected a JSON object");
+  EXPECT_EQ(error_of("{}"), "malformed journal line: missing field 'schema_version'");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["timing"].erase("median_us"); })),
+            "malformed journal line: missing field 'timing.median_us'");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["timing"]["samples"] = 1.5; })),
+            "malformed journal line: field 'timing.samples' must be an integer");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["gbps"] = "fast"; })),
+            "malformed journal line: field 'gbps' must be a number, \"nan\", \"inf\" or \"-inf\"");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["spec"]["dtype"] = "fp8"; })),
+            "malformed journal line: field 'spec.dtype': unknown value 'fp8' (fp32, fp16, bf16)");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["status"] = "ok"; })),
+            "malformed journal line: field 'status': unknown value 'ok' (passed, incorrect, "
+            "not_supported, oom, failed, timeout, skipped)");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["kernels"][1].erase("count"); })),
+            "malformed journal line: missing field 'kernels[1].count'");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["env"]["gpu"] = 1; })),
+            "malformed journal line: field 'env.gpu' must be a string");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["timing"]["noisy"] = 1; })),
+            "malformed journal line: field 'timing.noisy' must be true or false");
+}
+
+TEST(JsonRow, UnknownFieldsAreIgnored) {
+  const std::string line = edited([](nlohmann::json& j) { j["added_later"] = {1, 2}; });
+  expect_same(fully_populated(), from_json_line(line));
+}
+
+class Journal : public ::testing::Test {
+ protected:
+  std::filesystem::path path_ = std::filesystem::path(::testing::TempDir()) /
+                                (std::string("attnprof_") +
+                                 ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                 ".jsonl");
+  void TearDown() override { std::filesystem::remove(path_); }
+};
+
+TEST_F(Journal, ReadsEveryRowAndSkipsBlankLines) {
+  const auto rows = test::sample_results();
+  std::string text;
+  for (const Result& r : rows) text += to_json_line(r) + "\n\n";
+  test::write_text(path_, text);
+  const auto back = read_journal(path_);
+  ASSERT_EQ(back.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], back[i]);
+}
+
+TEST_F(Journal, TruncatedLastLineIsReportedWithItsNumber) {
+  const auto rows = test::sample_results();
+  const std::string last = to_json_line(rows[2]);
+  test::write_text(path_, to_json_line(rows[0]) + "\n" + to_json_line(rows[1]) + "\n\n" +
+                              last.substr(0, last.size() - 10));
+  try {
+    (void)read_journal(path_);
+    FAIL() << "a truncated journal must not read";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(path_.string() + ", line 4: malformed journal line: invalid JSON", 0),
+              0u)
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  }
+}
+
+TEST_F(Journal, SchemaMismatchNamesTheLine) {
+  std::string line = to_json_line(test::sample_results()[0]);
+  line.replace(line.find("\"schema_version\":1"), 18, "\"schema_version\":7");
+  test::write_text(path_, line + "\n");
+  try {
+    (void)read_journal(path_);
+    FAIL() << "another schema version must not read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path_.string() + ", line 1: journal schema_version 7, this build reads 1");
+  }
+}
+
+TEST_F(Journal, MissingFileIsAnError) {
+  try {
+    (void)read_journal(path_);
+    FAIL() << "a missing journal must not read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot open journal " + path_.string() + ": ", 0), 0u)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace attnprof
