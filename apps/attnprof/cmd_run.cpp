@@ -45,9 +45,11 @@ std::vector<T> parse_list(const std::string& text, const char* option, Parse par
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     auto v = parse(item);
-    if (!v) throw std::invalid_argument(fmt::format("{}: '{}' is not one of {}", option, item, choices));
+    if (!v)
+      throw std::invalid_argument(fmt::format("{}: '{}' is not one of {}", option, item, choices));
     out.push_back(*v);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -86,7 +88,8 @@ void apply_overrides(GridAxes& ax, const RunCliOptions& o) {
   if (!o.head_dim.empty()) ax.head_dim = int_option(o.head_dim, "--head-dim");
   if (!o.tokens.empty()) ax.tokens = int_option(o.tokens, "--tokens").at(0);
   if (!o.model_dim.empty()) ax.model_dim = int_option(o.model_dim, "--model-dim").at(0);
-  if (!o.dtype.empty()) ax.dtype = parse_list<DType>(o.dtype, "--dtype", parse_dtype, kDTypeChoices);
+  if (!o.dtype.empty())
+    ax.dtype = parse_list<DType>(o.dtype, "--dtype", parse_dtype, kDTypeChoices);
   if (!o.mask.empty()) ax.mask = parse_list<Mask>(o.mask, "--mask", parse_mask, kMaskChoices);
   if (!o.mode.empty()) ax.mode = parse_list<Mode>(o.mode, "--mode", parse_mode, kModeChoices);
 }
@@ -110,7 +113,8 @@ double parse_fraction(const std::string& text, const char* option) {
     if (used != s.size() || !(v > 0) || v >= 1) throw std::invalid_argument("range");
     return v;
   } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("{}: '{}' must be a fraction in (0, 1) or a percentage like 0.5%", option, text));
+    throw std::invalid_argument(fmt::format(
+        "{}: '{}' must be a fraction in (0, 1) or a percentage like 0.5%", option, text));
   }
 }
 
@@ -121,7 +125,8 @@ double positive_seconds(const std::string& text, const char* option) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
   }
-  if (!(s > 0)) throw std::invalid_argument(fmt::format("{}: must be > 0 (got '{}')", option, text));
+  if (!(s > 0))
+    throw std::invalid_argument(fmt::format("{}: must be > 0 (got '{}')", option, text));
   return s;
 }
 
@@ -131,8 +136,9 @@ int run_command(const RunCliOptions& o) {
   if (o.device != "cpu") cuda = make_cuda_engine(0);
   const bool cuda_ok = cuda && cuda->availability().available;
   if (o.device == "cuda" && !cuda_ok) {
-    throw std::runtime_error(fmt::format("--device cuda: {}",
-                                         cuda ? cuda->availability().reason : "CUDA is not built into this binary"));
+    throw std::runtime_error(
+        fmt::format("--device cuda: {}",
+                    cuda ? cuda->availability().reason : "CUDA is not built into this binary"));
   }
   const bool on_cuda = o.device == "cuda" || (o.device == "auto" && cuda_ok);
 
@@ -202,7 +208,8 @@ int run_command(const RunCliOptions& o) {
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, to_string(status));
   }
   fmt::print("done: {} points: {}\n", sum.total, counts);
-  const int64_t bad = sum.count(Status::incorrect) + sum.count(Status::failed) + sum.count(Status::timeout);
+  const int64_t bad =
+      sum.count(Status::incorrect) + sum.count(Status::failed) + sum.count(Status::timeout);
   return (o.fail_on_error && bad > 0) ? 1 : 0;
 }
 
@@ -210,20 +217,27 @@ int run_command(const RunCliOptions& o) {
 
 Command add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCliOptions>();
-  CLI::App* sub = app.add_subcommand("run", "Run a grid of shapes on providers: verify and measure every point");
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run a grid of shapes on providers: verify and measure every point");
   sub->add_option("--device", o->device, "auto (CUDA where present, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated (see `attnprof list`)");
-  sub->add_option("--preset", o->preset, "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
-  sub->add_option("--model", o->model, "Model shape: heads, KV heads and head dim from presets/models.toml");
+  sub->add_option("--providers", o->providers,
+                  "Provider names or globs, comma-separated (see `attnprof list`)");
+  sub->add_option("--preset", o->preset,
+                  "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
+  sub->add_option("--model", o->model,
+                  "Model shape: heads, KV heads and head dim from presets/models.toml");
   sub->add_option("--batch", o->batch, "Batch sizes: 1,8 or 1:64:*2 or 16:128:16");
   sub->add_option("--heads", o->heads, "Query heads");
   sub->add_option("--kv-heads", o->kv_heads, "KV heads (must divide query heads; default: same)");
   sub->add_option("--seq", o->seq, "Query lengths (and KV lengths unless --kv-seq): 64:2048:*2");
-  sub->add_option("--kv-seq", o->kv_seq, "KV lengths, crossed with --seq (decode: --seq 1 --kv-seq 1k:32k:*2)");
+  sub->add_option("--kv-seq", o->kv_seq,
+                  "KV lengths, crossed with --seq (decode: --seq 1 --kv-seq 1k:32k:*2)");
   sub->add_option("--head-dim", o->head_dim, "Head dims: 64,128");
-  sub->add_option("--tokens", o->tokens, "Tokens per batch: batch = tokens / seq (replaces --batch)");
-  sub->add_option("--model-dim", o->model_dim, "Model dim: heads = model_dim / head_dim (replaces --heads)");
+  sub->add_option("--tokens", o->tokens,
+                  "Tokens per batch: batch = tokens / seq (replaces --batch)");
+  sub->add_option("--model-dim", o->model_dim,
+                  "Model dim: heads = model_dim / head_dim (replaces --heads)");
   sub->add_option("--dtype", o->dtype, "fp32, fp16, bf16 (comma list)");
   sub->add_option("--mask", o->mask, "none, causal, causal-br, window:W (comma list)");
   sub->add_option("--mode", o->mode, "fwd, bwd, fwd_bwd (comma list)");
@@ -233,13 +247,19 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "Seed of the random inputs");
   sub->add_option("--timing", o->timing, "CUDA timing: cold (L2 flushed), hot, graph, wall")
       ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
-  sub->add_option("--max-noise", o->max_noise, "Stop once the median's relative noise is below this (0.5%)");
+  sub->add_option("--max-noise", o->max_noise,
+                  "Stop once the median's relative noise is below this (0.5%)");
   sub->add_option("--min-time", o->min_time, "Measured time before stopping may happen (0.5s)");
-  sub->add_option("--point-timeout", o->point_timeout, "Measurement time limit per point (2s); the row is flagged noisy");
-  sub->add_option("--min-samples", o->min_samples, "Fewest samples per point (10)")->check(CLI::PositiveNumber);
-  sub->add_option("--warmup", o->warmup, "Untimed launches before sampling (1)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")->check(CLI::NonNegativeNumber);
-  sub->add_flag("--fail-on-error", o->fail_on_error, "Exit 1 when any point is incorrect, failed or timed out");
+  sub->add_option("--point-timeout", o->point_timeout,
+                  "Measurement time limit per point (2s); the row is flagged noisy");
+  sub->add_option("--min-samples", o->min_samples, "Fewest samples per point (10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--warmup", o->warmup, "Untimed launches before sampling (1)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--fail-on-error", o->fail_on_error,
+                "Exit 1 when any point is incorrect, failed or timed out");
   sub->add_flag("--no-trace", o->no_trace, "Do not record which kernels ran");
   return {sub, [o]() { return run_command(*o); }};
 }

@@ -25,6 +25,16 @@ int main(int argc, char** argv) {
   commands.push_back(add_list_command(app));
   commands.push_back(add_run_command(app));
 
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const Command& c : commands) {
+      known += (known.empty() ? "" : ", ") + c.app->get_name();
+      found = found || c.app->get_name() == argv[1];
+    }
+    if (!found)
+      return usage_error(fmt::format("unknown subcommand '{}' (known: {})", argv[1], known));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

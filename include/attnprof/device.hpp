@@ -11,13 +11,13 @@ enum class DeviceKind { cpu, cuda };
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;
-  std::string name;            // "cpu: <model>" or "NVIDIA H200"
-  int64_t memory_bytes = 0;    // total memory the point may use (host RAM or device memory)
-  int sm_count = 0;            // CUDA only
+  std::string name;          // "cpu: <model>" or "NVIDIA H200"
+  int64_t memory_bytes = 0;  // total memory the point may use (host RAM or device memory)
+  int sm_count = 0;          // CUDA only
   int cc_major = 0, cc_minor = 0;
-  int64_t l2_bytes = 0;        // CUDA only
-  int clock_khz = 0;           // CUDA: cudaDevAttrClockRate
-  int threads = 1;             // CPU: worker threads available to providers
+  int64_t l2_bytes = 0;  // CUDA only
+  int clock_khz = 0;     // CUDA: cudaDevAttrClockRate
+  int threads = 1;       // CPU: worker threads available to providers
 };
 
 std::string_view to_string(DeviceKind k);

@@ -32,7 +32,6 @@ int64_t io_bytes(const Spec& s);
 
 inline constexpr std::string_view kFlopConvention =
     "fwd=2*(D+Dv)*visible_pairs*B*Hq (exact mask count); bwd=2.5*fwd; fwd_bwd=3.5*fwd";
-inline constexpr std::string_view kByteConvention =
-    "each tensor once; K,V once per KV head";
+inline constexpr std::string_view kByteConvention = "each tensor once; K,V once per KV head";
 
 }  // namespace attnprof

@@ -7,7 +7,7 @@
 
 namespace attnprof {
 
-int64_t parse_bytes(std::string_view text);     // bytes; plain numbers are bytes
-double parse_seconds(std::string_view text);    // seconds; plain numbers are seconds
+int64_t parse_bytes(std::string_view text);   // bytes; plain numbers are bytes
+double parse_seconds(std::string_view text);  // seconds; plain numbers are seconds
 
 }  // namespace attnprof

@@ -72,6 +72,21 @@ class Run {
   virtual int64_t workspace_bytes() const { return 0; }
   // Bytes of all buffers this run allocated (inputs, outputs, workspace): its peak footprint.
   virtual int64_t allocated_bytes() const = 0;
+
+  // Optional, for cold timing of short launches (the CUDA engine times launches under ~100 us
+  // in batches): hold `copies` copies of the inputs and outputs, with the same values, so that
+  // consecutive launches read memory that is not in L2. Returns the number of copies now held,
+  // at most `copies`; 1 (the default) means "not supported", and batches then re-read one copy.
+  // Copies beyond the first are a measurement device, not the point's footprint: allocate them
+  // untracked (DeviceBuffer(bytes, nullptr)). rotate_inputs(1) releases them. Never timed.
+  virtual int rotate_inputs(int copies) {
+    (void)copies;
+    return 1;
+  }
+  // Which copy the following launch() calls and read_outputs() use (0 <= copy < the count
+  // rotate_inputs() returned). The engine selects copy 0 and calls rotate_inputs(1) before
+  // measure() returns, so the last timed output of copy 0 is what the runner verifies.
+  virtual void select_copy(int copy) { (void)copy; }
 };
 
 // Thrown by prepare() when a library rejects the point only once it is built (a cuDNN graph

@@ -40,15 +40,15 @@ struct MemoryResult {
 struct VerifyResult {
   bool checked = false;
   double max_abs_err = 0;
-  double rel_l2_err = 0;      // worst relative L2 error over checked rows
-  double tolerance = 0;       // the bound rel_l2_err is gated on
+  double rel_l2_err = 0;        // worst relative L2 error over checked rows
+  double tolerance = 0;         // the bound rel_l2_err is gated on
   double lse_max_abs_err = -1;  // -1 when the provider exposes no LSE
   double lse_tolerance = 0;     // the bound lse_max_abs_err is gated on
   int64_t rows_checked = 0;
   int64_t rows_total = 0;
-  int64_t nan_count = 0;      // output elements still NaN (poison not overwritten) or NaN/inf
-  std::string sampling;       // "all" or "stratified"
-  std::string detail;         // worst row and tensor, in words
+  int64_t nan_count = 0;  // output elements still NaN (poison not overwritten) or NaN/inf
+  std::string sampling;   // "all" or "stratified"
+  std::string detail;     // worst row and tensor, in words
 };
 
 struct KernelRecord {
@@ -77,9 +77,9 @@ struct Result {
   MemoryResult memory;
   VerifyResult verify;
   std::vector<KernelRecord> kernels;
-  std::string kernels_note;  // e.g. "unavailable (CUPTI busy)"
+  std::string kernels_note;                // e.g. "unavailable (CUPTI busy)"
   std::map<std::string, std::string> env;  // the environment fingerprint
-  std::string started_at;    // ISO-8601 UTC
+  std::string started_at;                  // ISO-8601 UTC
 };
 
 }  // namespace attnprof

@@ -36,7 +36,8 @@ struct Point {
   Spec spec;
   Provider* provider = nullptr;
 };
-std::vector<Point> plan_points(const std::vector<Spec>& specs, const std::vector<Provider*>& providers);
+std::vector<Point> plan_points(const std::vector<Spec>& specs,
+                               const std::vector<Provider*>& providers);
 
 // The series a spec belongs to for the OOM skip rule: the spec with its size axes (batch,
 // q_len, kv_len) cleared. After an oom, points of the same provider and series whose

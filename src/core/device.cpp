@@ -8,7 +8,9 @@
 
 namespace attnprof {
 
-std::string_view to_string(DeviceKind k) { return k == DeviceKind::cpu ? "cpu" : "cuda"; }
+std::string_view to_string(DeviceKind k) {
+  return k == DeviceKind::cpu ? "cpu" : "cuda";
+}
 
 Device host_cpu_device() {
   Device d;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 namespace attnprof {
 
@@ -52,18 +52,21 @@ constexpr std::size_t kMaxListLength = 100000;
 
 std::vector<int64_t> parse_int_list(std::string_view text) {
   std::vector<int64_t> out;
-  if (trim(text).empty()) throw std::invalid_argument("empty list (allowed: 64, 4k, a:b:step, a:b:*f, lists with ',')");
+  if (trim(text).empty())
+    throw std::invalid_argument("empty list (allowed: 64, 4k, a:b:step, a:b:*f, lists with ',')");
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
-    std::string_view item = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
     std::size_t c1 = item.find(':');
     if (c1 == std::string_view::npos) {
       out.push_back(parse_count(item, text));
     } else {
       std::size_t c2 = item.find(':', c1 + 1);
       if (c2 == std::string_view::npos) {
-        throw std::invalid_argument(fmt::format("range '{}' needs three parts a:b:step or a:b:*f", item));
+        throw std::invalid_argument(
+            fmt::format("range '{}' needs three parts a:b:step or a:b:*f", item));
       }
       const int64_t a = parse_count(item.substr(0, c1), text);
       const int64_t b = parse_count(item.substr(c1 + 1, c2 - c1 - 1), text);
@@ -81,7 +84,8 @@ std::vector<int64_t> parse_int_list(std::string_view text) {
       for (int64_t x = a; x <= b;) {
         out.push_back(x);
         if (out.size() > kMaxListLength) {
-          throw std::invalid_argument(fmt::format("range '{}' has more than {} values", item, kMaxListLength));
+          throw std::invalid_argument(
+              fmt::format("range '{}' has more than {} values", item, kMaxListLength));
         }
         if (geometric ? x > b / st : x > b - st) break;
         x = geometric ? x * st : x + st;
@@ -176,7 +180,8 @@ std::vector<int64_t> int_axis(const toml::node& node, std::string_view key) {
     }
     return v;
   }
-  throw std::invalid_argument(fmt::format("'{}' must be a number, a list of numbers or a range string", key));
+  throw std::invalid_argument(
+      fmt::format("'{}' must be a number, a list of numbers or a range string", key));
 }
 
 std::vector<std::string> string_axis(const toml::node& node, std::string_view key) {
@@ -209,17 +214,28 @@ GridAxes parse_series(const toml::table& t, std::string_view preset) {
   GridAxes ax;
   for (const auto& [k, node] : t) {
     const std::string_view key = k.str();
-    if (key == "batch") ax.batch = int_axis(node, key);
-    else if (key == "heads") ax.heads = int_axis(node, key);
-    else if (key == "kv_heads") ax.kv_heads = int_axis(node, key);
-    else if (key == "seq") ax.seq = int_axis(node, key);
-    else if (key == "kv_seq") ax.kv_seq = int_axis(node, key);
-    else if (key == "head_dim") ax.head_dim = int_axis(node, key);
-    else if (key == "tokens") ax.tokens = int_axis(node, key).at(0);
-    else if (key == "model_dim") ax.model_dim = int_axis(node, key).at(0);
-    else if (key == "dtype") ax.dtype = parsed_axis<DType>(node, key, parse_dtype, kDTypeChoices);
-    else if (key == "mask") ax.mask = parsed_axis<Mask>(node, key, parse_mask, kMaskChoices);
-    else if (key == "mode") ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
+    if (key == "batch")
+      ax.batch = int_axis(node, key);
+    else if (key == "heads")
+      ax.heads = int_axis(node, key);
+    else if (key == "kv_heads")
+      ax.kv_heads = int_axis(node, key);
+    else if (key == "seq")
+      ax.seq = int_axis(node, key);
+    else if (key == "kv_seq")
+      ax.kv_seq = int_axis(node, key);
+    else if (key == "head_dim")
+      ax.head_dim = int_axis(node, key);
+    else if (key == "tokens")
+      ax.tokens = int_axis(node, key).at(0);
+    else if (key == "model_dim")
+      ax.model_dim = int_axis(node, key).at(0);
+    else if (key == "dtype")
+      ax.dtype = parsed_axis<DType>(node, key, parse_dtype, kDTypeChoices);
+    else if (key == "mask")
+      ax.mask = parsed_axis<Mask>(node, key, parse_mask, kMaskChoices);
+    else if (key == "mode")
+      ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
     else if (key == "model") {
       ModelShape m = find_model(string_axis(node, key).at(0));
       ax.heads = {m.heads};
@@ -264,7 +280,8 @@ Preset parse_preset(std::string_view text, std::string_view name) {
   }
   for (const auto& s : *series) {
     const auto* t = s.as_table();
-    if (!t) throw std::invalid_argument(fmt::format("preset '{}': each series must be a table", name));
+    if (!t)
+      throw std::invalid_argument(fmt::format("preset '{}': each series must be a table", name));
     p.series.push_back(parse_series(*t, name));
   }
   return p;
@@ -273,8 +290,8 @@ Preset parse_preset(std::string_view text, std::string_view name) {
 Preset load_preset(std::string_view name) {
   const auto path = preset_dir() / (std::string(name) + ".toml");
   if (name.empty() || name == "models" || !std::filesystem::exists(path)) {
-    throw std::invalid_argument(fmt::format("--preset: unknown preset '{}' (known: {})", name,
-                                            join(preset_names())));
+    throw std::invalid_argument(
+        fmt::format("--preset: unknown preset '{}' (known: {})", name, join(preset_names())));
   }
   return parse_preset(read_file(path), name);
 }
@@ -305,7 +322,8 @@ ModelShape find_model(std::string_view name) {
     if (m.name == name) return m;
     names.push_back(m.name);
   }
-  throw std::invalid_argument(fmt::format("--model: unknown model '{}' (known: {})", name, join(names)));
+  throw std::invalid_argument(
+      fmt::format("--model: unknown model '{}' (known: {})", name, join(names)));
 }
 
 }  // namespace attnprof

@@ -45,13 +45,18 @@ double forward_flops(const Spec& s) {
          static_cast<double>(s.q_heads);
 }
 
-double backward_flops(const Spec& s) { return 2.5 * forward_flops(s); }
+double backward_flops(const Spec& s) {
+  return 2.5 * forward_flops(s);
+}
 
 double flops(const Spec& s) {
   switch (s.mode) {
-    case Mode::fwd: return forward_flops(s);
-    case Mode::bwd: return backward_flops(s);
-    case Mode::fwd_bwd: return forward_flops(s) + backward_flops(s);
+    case Mode::fwd:
+      return forward_flops(s);
+    case Mode::bwd:
+      return backward_flops(s);
+    case Mode::fwd_bwd:
+      return forward_flops(s) + backward_flops(s);
   }
   return 0;
 }
@@ -67,9 +72,12 @@ double min_bytes(const Spec& s) {
   // negligible: one float per query row, left out).
   const double bwd = q + k + v + o + o + q + k + v;
   switch (s.mode) {
-    case Mode::fwd: return fwd;
-    case Mode::bwd: return bwd;
-    case Mode::fwd_bwd: return fwd + bwd;
+    case Mode::fwd:
+      return fwd;
+    case Mode::bwd:
+      return bwd;
+    case Mode::fwd_bwd:
+      return fwd + bwd;
   }
   return 0;
 }

@@ -21,12 +21,15 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   t.push_back(make_cuda_naive_expand());
   t.push_back(make_cuda_math());
 #else
-  const std::string no_cuda = "not built: configured without CUDA (ATTNPROF_WITH_CUDA=OFF or no nvcc)";
+  const std::string no_cuda =
+      "not built: configured without CUDA (ATTNPROF_WITH_CUDA=OFF or no nvcc)";
   t.push_back(make_unbuilt("cuda.naive", "cuBLAS GEMMs + masked softmax, materialized scores",
                            DeviceKind::cuda, no_cuda));
-  t.push_back(make_unbuilt("cuda.naive.expand", "cuda.naive after repeating K/V heads (GQA expansion)",
-                           DeviceKind::cuda, no_cuda));
-  t.push_back(make_unbuilt("cuda.math", "fp32-upcast unfused attention, like PyTorch's math backend",
+  t.push_back(make_unbuilt("cuda.naive.expand",
+                           "cuda.naive after repeating K/V heads (GQA expansion)", DeviceKind::cuda,
+                           no_cuda));
+  t.push_back(make_unbuilt("cuda.math",
+                           "fp32-upcast unfused attention, like PyTorch's math backend",
                            DeviceKind::cuda, no_cuda));
 #endif
 #if defined(ATTNPROF_WITH_CUDNN)
@@ -41,17 +44,20 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   const std::string no_torch =
       "not built: LibTorch not found (configure with -DATTNPROF_WITH_TORCH=ON and Torch_DIR)";
   for (const char* backend : {"default", "flash", "efficient", "cudnn", "math"}) {
-    t.push_back(make_unbuilt(fmt::format("torch.sdpa.{}", backend),
-                             fmt::format("PyTorch scaled_dot_product_attention, {} backend", backend),
-                             DeviceKind::cuda, no_torch));
+    t.push_back(
+        make_unbuilt(fmt::format("torch.sdpa.{}", backend),
+                     fmt::format("PyTorch scaled_dot_product_attention, {} backend", backend),
+                     DeviceKind::cuda, no_torch));
   }
   t.push_back(make_unbuilt("torch.naive", "PyTorch softmax(QK^T)V with materialized scores",
                            DeviceKind::cuda, no_torch));
 #endif
   t.push_back(make_unbuilt("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
-                           DeviceKind::cuda, "not built: flash-attn is not installed here and no adapter links it"));
+                           DeviceKind::cuda,
+                           "not built: flash-attn is not installed here and no adapter links it"));
   t.push_back(make_unbuilt("xformers.memeff", "the standalone xFormers memory-efficient attention",
-                           DeviceKind::cuda, "not built: xFormers is not installed here and no adapter links it"));
+                           DeviceKind::cuda,
+                           "not built: xFormers is not installed here and no adapter links it"));
   return t;
 }
 
@@ -95,7 +101,8 @@ std::vector<Provider*> select_providers(std::string_view patterns) {
   std::size_t start = 0;
   while (start <= patterns.size()) {
     std::size_t comma = patterns.find(',', start);
-    std::string_view pat = patterns.substr(start, comma == std::string_view::npos ? patterns.npos : comma - start);
+    std::string_view pat =
+        patterns.substr(start, comma == std::string_view::npos ? patterns.npos : comma - start);
     if (!pat.empty()) {
       bool any = false;
       for (const auto& p : all_providers()) {

@@ -4,13 +4,20 @@ namespace attnprof {
 
 std::string_view to_string(Status s) {
   switch (s) {
-    case Status::passed: return "passed";
-    case Status::incorrect: return "incorrect";
-    case Status::not_supported: return "not_supported";
-    case Status::oom: return "oom";
-    case Status::failed: return "failed";
-    case Status::timeout: return "timeout";
-    case Status::skipped: return "skipped";
+    case Status::passed:
+      return "passed";
+    case Status::incorrect:
+      return "incorrect";
+    case Status::not_supported:
+      return "not_supported";
+    case Status::oom:
+      return "oom";
+    case Status::failed:
+      return "failed";
+    case Status::timeout:
+      return "timeout";
+    case Status::skipped:
+      return "skipped";
   }
   return "?";
 }

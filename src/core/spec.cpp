@@ -51,10 +51,18 @@ double Spec::softmax_scale() const {
   return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
-int64_t Spec::q_elems() const { return elems(batch, q_heads, q_len, head_dim); }
-int64_t Spec::k_elems() const { return elems(batch, kv_heads, kv_len, head_dim); }
-int64_t Spec::v_elems() const { return elems(batch, kv_heads, kv_len, dv()); }
-int64_t Spec::o_elems() const { return elems(batch, q_heads, q_len, dv()); }
+int64_t Spec::q_elems() const {
+  return elems(batch, q_heads, q_len, head_dim);
+}
+int64_t Spec::k_elems() const {
+  return elems(batch, kv_heads, kv_len, head_dim);
+}
+int64_t Spec::v_elems() const {
+  return elems(batch, kv_heads, kv_len, dv());
+}
+int64_t Spec::o_elems() const {
+  return elems(batch, q_heads, q_len, dv());
+}
 int64_t Spec::largest_tensor_elems() const {
   return std::max({q_elems(), k_elems(), v_elems(), o_elems()});
 }
@@ -70,7 +78,9 @@ std::vector<std::string> Spec::validate() const {
   positive("q_len", q_len);
   positive("kv_len", kv_len);
   positive("head_dim", head_dim);
-  if (v_head_dim < 0) errors.push_back(fmt::format("v_head_dim must be >= 1 or 0 for 'same as head_dim' (got {})", v_head_dim));
+  if (v_head_dim < 0)
+    errors.push_back(
+        fmt::format("v_head_dim must be >= 1 or 0 for 'same as head_dim' (got {})", v_head_dim));
   if (q_heads >= 1 && kv_heads >= 1 && q_heads % kv_heads != 0) {
     errors.push_back(fmt::format("kv_heads ({}) must divide q_heads ({})", kv_heads, q_heads));
   }
@@ -95,7 +105,8 @@ std::vector<std::string> Spec::validate() const {
         to_string(mask), q_len, kv_len));
   }
   if (!(scale >= 0) || std::isinf(scale)) {
-    errors.push_back(fmt::format("scale must be finite and >= 0, 0 meaning 1/sqrt(head_dim) (got {})", scale));
+    errors.push_back(
+        fmt::format("scale must be finite and >= 0, 0 meaning 1/sqrt(head_dim) (got {})", scale));
   }
   if (errors.empty()) {
     // Element counts and byte sizes must fit in 64-bit signed integers.
@@ -125,40 +136,50 @@ std::string Spec::key() const {
 }
 
 std::string Spec::label() const {
-  std::string heads = q_heads == kv_heads ? fmt::format("H{}", q_heads)
-                                          : fmt::format("H{}/{}", q_heads, kv_heads);
-  std::string len = q_len == kv_len ? fmt::format("N{}", q_len)
-                                    : fmt::format("Nq{} Nk{}", q_len, kv_len);
-  std::string dim = dv() == head_dim ? fmt::format("D{}", head_dim)
-                                     : fmt::format("D{}/{}", head_dim, dv());
+  std::string heads =
+      q_heads == kv_heads ? fmt::format("H{}", q_heads) : fmt::format("H{}/{}", q_heads, kv_heads);
+  std::string len =
+      q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
+  std::string dim =
+      dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
   return fmt::format("B{} {} {} {} {} {} {}", batch, heads, len, dim, to_string(dtype),
                      to_string(mask), to_string(mode));
 }
 
 std::size_t dtype_bytes(DType t) {
   switch (t) {
-    case DType::fp32: return 4;
-    case DType::fp16: return 2;
-    case DType::bf16: return 2;
+    case DType::fp32:
+      return 4;
+    case DType::fp16:
+      return 2;
+    case DType::bf16:
+      return 2;
   }
   return 0;
 }
 
 std::string_view to_string(DType t) {
   switch (t) {
-    case DType::fp32: return "fp32";
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
+    case DType::fp32:
+      return "fp32";
+    case DType::fp16:
+      return "fp16";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
 
 std::string_view to_string(MaskKind m) {
   switch (m) {
-    case MaskKind::none: return "none";
-    case MaskKind::causal_tl: return "causal";
-    case MaskKind::causal_br: return "causal-br";
-    case MaskKind::window: return "window";
+    case MaskKind::none:
+      return "none";
+    case MaskKind::causal_tl:
+      return "causal";
+    case MaskKind::causal_br:
+      return "causal-br";
+    case MaskKind::window:
+      return "window";
   }
   return "?";
 }
@@ -170,17 +191,22 @@ std::string to_string(const Mask& m) {
 
 std::string_view to_string(Mode m) {
   switch (m) {
-    case Mode::fwd: return "fwd";
-    case Mode::bwd: return "bwd";
-    case Mode::fwd_bwd: return "fwd_bwd";
+    case Mode::fwd:
+      return "fwd";
+    case Mode::bwd:
+      return "bwd";
+    case Mode::fwd_bwd:
+      return "fwd_bwd";
   }
   return "?";
 }
 
 std::string_view to_string(Layout l) {
   switch (l) {
-    case Layout::bhsd: return "bhsd";
-    case Layout::bshd: return "bshd";
+    case Layout::bhsd:
+      return "bhsd";
+    case Layout::bshd:
+      return "bshd";
   }
   return "?";
 }

@@ -11,7 +11,9 @@ namespace {
 class UnbuiltProvider final : public Provider {
  public:
   UnbuiltProvider(std::string name, std::string description, DeviceKind kind, std::string reason)
-      : name_(std::move(name)), description_(std::move(description)), kind_(kind),
+      : name_(std::move(name)),
+        description_(std::move(description)),
+        kind_(kind),
         reason_(std::move(reason)) {}
   std::string name() const override { return name_; }
   std::string description() const override { return description_; }

@@ -75,10 +75,14 @@ class CpuEngine final : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_cpu_engine(int threads) { return std::make_unique<CpuEngine>(threads); }
+std::unique_ptr<Engine> make_cpu_engine(int threads) {
+  return std::make_unique<CpuEngine>(threads);
+}
 
 #if !defined(ATTNPROF_WITH_CUDA)
-std::unique_ptr<Engine> make_cuda_engine(int) { return nullptr; }
+std::unique_ptr<Engine> make_cuda_engine(int) {
+  return nullptr;
+}
 #endif
 
 }  // namespace attnprof

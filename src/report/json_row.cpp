@@ -144,8 +144,9 @@ class Reader {
   auto choice(const char* key, Parse parse, std::string_view allowed) const {
     const std::string text = string(key);
     auto parsed = parse(text);
-    if (!parsed) malformed(fmt::format("field '{}': unknown value '{}' ({})", name(key), text,
-                                       allowed));
+    if (!parsed) {
+      malformed(fmt::format("field '{}': unknown value '{}' ({})", name(key), text, allowed));
+    }
     return *parsed;
   }
 
@@ -361,12 +362,13 @@ std::vector<Result> read_journal(const std::filesystem::path& path) {
     try {
       results.push_back(from_json_line(line));
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}, line {}: {}", path.string(), line_number, e.what()));
+      throw std::runtime_error(
+          fmt::format("{}, line {}: {}", path.string(), line_number, e.what()));
     }
   }
   if (in.bad()) {
-    throw std::runtime_error(fmt::format("cannot read journal {}: {}", path.string(),
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot read journal {}: {}", path.string(), std::strerror(errno)));
   }
   return results;
 }

@@ -17,14 +17,14 @@
 namespace attnprof {
 namespace {
 
-constexpr std::size_t kColumns = 9;
+constexpr std::size_t kColumns = 10;
 using Cells = std::array<std::string, kColumns>;
 
-const Cells kHeader = {"provider", "shape",   "status",       "median",  "p95",
-                       "TFLOP/s",  "GB/s",    "extra memory", "rel. err"};
+const Cells kHeader = {"provider", "shape", "status",       "median",   "p95",
+                       "TFLOP/s",  "GB/s",  "extra memory", "rel. err", "note"};
 // Text columns left-aligned, numbers right-aligned.
 constexpr std::array<bool, kColumns> kRightAligned = {false, false, false, true, true,
-                                                      true,  true,  true,  true};
+                                                      true,  true,  true,  true, false};
 
 std::string escape(std::string_view text) {
   std::string out;
@@ -35,21 +35,29 @@ std::string escape(std::string_view text) {
   return out;
 }
 
+// Why a row is not a plain pass: the reason of a non-passed row, the noise of a noisy one.
+std::string note(const Result& r) {
+  if (r.status != Status::passed) return r.reason;
+  if (has_timing(r) && r.timing.noisy) {
+    return fmt::format("noisy: relative noise {:.1f}% when sampling stopped ({})",
+                       100 * r.timing.rel_noise, r.timing.stop_reason);
+  }
+  return "";
+}
+
 Cells cells(const Result& r) {
   const bool timed = has_timing(r);
-  std::string status(to_string(r.status));
-  if (r.status != Status::passed && !r.reason.empty()) status += ": " + r.reason;
-  std::string median = timed ? format_duration_us(r.timing.median_us) : "-";
-  if (timed && r.timing.noisy) median += " (noisy)";
+  const std::string noisy = timed && r.timing.noisy ? "~" : "";
   return {escape(r.provider),
           escape(r.spec.label()),
-          escape(status),
-          median,
+          std::string(to_string(r.status)),
+          timed ? noisy + format_duration_us(r.timing.median_us) : "-",
           timed ? format_duration_us(r.timing.p95_us) : "-",
           timed ? format_sig3(r.tflops) : "-",
           timed ? format_sig3(r.gbps) : "-",
           has_memory(r) ? format_bytes(static_cast<double>(r.memory.extra_bytes)) : "-",
-          has_verify(r) ? format_error(r.verify.rel_l2_err) : "-"};
+          has_verify(r) ? format_error(r.verify.rel_l2_err) : "-",
+          escape(note(r))};
 }
 
 std::string table(const std::vector<Result>& results) {
@@ -112,6 +120,11 @@ std::string legend(const std::vector<Result>& results) {
       "- extra memory = peak memory held by the point - inputs - outputs\n"
       "- rel. err = worst relative L2 error over the checked rows, against an fp64 reference\n",
       kByteConvention);
+  const bool any_noisy = std::any_of(results.begin(), results.end(), [](const Result& r) {
+    return has_timing(r) && r.timing.noisy;
+  });
+  if (any_noisy)
+    out += "- ~ marks a noisy median: sampling stopped with the noise above the bound\n";
   return out;
 }
 

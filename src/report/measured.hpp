@@ -7,8 +7,14 @@
 
 namespace attnprof {
 
-inline bool has_timing(const Result& r) { return r.timing.samples > 0; }
-inline bool has_memory(const Result& r) { return r.memory.peak_bytes > 0; }
-inline bool has_verify(const Result& r) { return r.verify.checked; }
+inline bool has_timing(const Result& r) {
+  return r.timing.samples > 0;
+}
+inline bool has_memory(const Result& r) {
+  return r.memory.peak_bytes > 0;
+}
+inline bool has_verify(const Result& r) {
+  return r.verify.checked;
+}
 
 }  // namespace attnprof

@@ -53,7 +53,7 @@ Result finished(Result r, Status s, std::string reason) {
 
 // The body of run_point once the point is known to be runnable; fills `r`; may throw.
 void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
-               const RunOptions& options) {
+             const RunOptions& options) {
   MemoryTracker* tracker = engine.tracker();
   const int64_t base = tracker ? tracker->current() : 0;
   if (tracker) tracker->reset_peak();
@@ -124,8 +124,8 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
 
   if (provider.device_kind() != engine.kind()) {
     return finished(std::move(r), Status::not_supported,
-                    fmt::format("runs on {}, this point is on {}", to_string(provider.device_kind()),
-                                to_string(engine.kind())));
+                    fmt::format("runs on {}, this point is on {}",
+                                to_string(provider.device_kind()), to_string(engine.kind())));
   }
   if (Availability a = provider.availability(); !a.available) {
     return finished(std::move(r), Status::not_supported, a.reason);

@@ -33,8 +33,8 @@ inline Spec make_spec(int64_t batch, int64_t q_heads, int64_t kv_heads, int64_t 
   return s;
 }
 
-inline TimingResult make_timing(std::string mode, double median_us, double p95_us,
-                                int64_t samples, bool noisy) {
+inline TimingResult make_timing(std::string mode, double median_us, double p95_us, int64_t samples,
+                                bool noisy) {
   TimingResult t;
   t.mode = std::move(mode);
   t.median_us = median_us;
@@ -69,8 +69,7 @@ inline std::vector<Result> sample_results() {
   Result cpu;  // passed, CPU timing, nothing above 1 TFLOP/s
   cpu.provider = "cpu.flash";
   cpu.status = Status::passed;
-  cpu.spec = make_spec(1, 12, 12, 2048, 2048, 64, DType::fp32, {MaskKind::causal_tl, 0},
-                       Mode::fwd);
+  cpu.spec = make_spec(1, 12, 12, 2048, 2048, 64, DType::fp32, {MaskKind::causal_tl, 0}, Mode::fwd);
   cpu.device = "AMD EPYC 9654 (16 threads)";
   cpu.timing = make_timing("cpu-wall", 48231.5, 49874.25, 12, false);
   cpu.flops = 6445596672;
@@ -88,8 +87,7 @@ inline std::vector<Result> sample_results() {
   Result gpu;  // passed but noisy; GQA with bottom-right causal; kernel names with commas
   gpu.provider = "cuda.flash2";
   gpu.status = Status::passed;
-  gpu.spec = make_spec(2, 32, 8, 512, 4096, 128, DType::bf16, {MaskKind::causal_br, 0},
-                       Mode::fwd);
+  gpu.spec = make_spec(2, 32, 8, 512, 4096, 128, DType::bf16, {MaskKind::causal_br, 0}, Mode::fwd);
   gpu.device = "NVIDIA H200";
   gpu.timing = make_timing("cold", 85.25, 91.5, 240, true);
   gpu.timing.launches_per_sample = 8;
@@ -106,9 +104,9 @@ inline std::vector<Result> sample_results() {
   gpu.memory = {51380224, 1048576, 50331648, 1048576, 0};
   gpu.verify = make_verify(0.00213, 0.02);
   gpu.verify.sampling = "stratified";
-  gpu.kernels = {{"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, true>", 8,
-                  660.0},
-                 {"fill_poison", 1, 2.5}};
+  gpu.kernels = {
+      {"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, true>", 8, 660.0},
+      {"fill_poison", 1, 2.5}};
   gpu.started_at = "2026-01-12T09:30:02Z";
   rows.push_back(gpu);
 
@@ -125,8 +123,7 @@ inline std::vector<Result> sample_results() {
   wrong.provider = "cuda.naive";
   wrong.status = Status::incorrect;
   wrong.reason = "rel_l2_err nan > tolerance 2.0e-02 (b0 h3 row 17, O); 4096 NaN outputs";
-  wrong.spec = make_spec(1, 8, 8, 1000, 1000, 64, DType::fp16, {MaskKind::window, 128},
-                         Mode::fwd);
+  wrong.spec = make_spec(1, 8, 8, 1000, 1000, 64, DType::fp16, {MaskKind::window, 128}, Mode::fwd);
   wrong.device = "NVIDIA H200";
   wrong.memory = {20096000, 16000000, 4096000, 0, 0};
   wrong.verify = make_verify(std::numeric_limits<double>::quiet_NaN(), 0.02);
@@ -137,8 +134,8 @@ inline std::vector<Result> sample_results() {
   oom.provider = "torch.sdpa.math";
   oom.status = Status::oom;
   oom.reason = "CUDA out of memory: tried to allocate 128.00 GiB";
-  oom.spec = make_spec(8, 32, 32, 32768, 32768, 128, DType::bf16, {MaskKind::causal_tl, 0},
-                       Mode::fwd_bwd);
+  oom.spec =
+      make_spec(8, 32, 32, 32768, 32768, 128, DType::bf16, {MaskKind::causal_tl, 0}, Mode::fwd_bwd);
   oom.device = "NVIDIA H200";
   oom.memory.analytic_bytes = 17179869184;
   rows.push_back(oom);
@@ -162,9 +159,9 @@ inline std::vector<Result> sample_results() {
   Result skipped;
   skipped.provider = "torch.sdpa.math";
   skipped.status = Status::skipped;
-  skipped.reason = "skipped: a smaller size of this series ran out of memory";
-  skipped.spec = make_spec(8, 32, 32, 65536, 65536, 128, DType::bf16, {MaskKind::causal_tl, 0},
-                           Mode::fwd_bwd);
+  skipped.reason = "a smaller size of this series ran out of memory";
+  skipped.spec =
+      make_spec(8, 32, 32, 65536, 65536, 128, DType::bf16, {MaskKind::causal_tl, 0}, Mode::fwd_bwd);
   skipped.device = "NVIDIA H200";
   rows.push_back(skipped);
 

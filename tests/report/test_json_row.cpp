@@ -19,8 +19,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Same bits, or both NaN (NaN's payload and sign are not kept; docs/results.md says so).
-::testing::AssertionResult same_double(const char* a_expr, const char* b_expr, double a,
-                                       double b) {
+::testing::AssertionResult same_double(const char* a_expr, const char* b_expr, double a, double b) {
   if ((std::isnan(a) && std::isnan(b)) ||
       std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b)) {
     return ::testing::AssertionSuccess();
@@ -31,7 +30,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void expect_same_optional(const std::optional<double>& a, const std::optional<double>& b) {
   ASSERT_EQ(a.has_value(), b.has_value());
-  if (a) EXPECT_SAME_DOUBLE(*a, *b);
+  if (a) {
+    EXPECT_SAME_DOUBLE(*a, *b);
+  }
 }
 
 void expect_same(const Result& a, const Result& b) {
@@ -187,6 +188,18 @@ TEST(JsonRow, EveryFixtureRowRoundTrips) {
   }
 }
 
+// The journal on disk: field order, number spelling and escaping are pinned here, and a
+// journal written by an earlier build of this schema must keep reading.
+TEST(JsonRow, MatchesGoldenJournalAndReadsItBack) {
+  const auto rows = test::sample_results();
+  std::string text;
+  for (const Result& r : rows) text += to_json_line(r) + "\n";
+  test::expect_golden("results.jsonl", text);
+  const auto back = read_journal(test::golden_path("results.jsonl"));
+  ASSERT_EQ(back.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], back[i]);
+}
+
 TEST(JsonRow, NonFiniteNumbersAreStringsAndAbsentOptionalsNull) {
   const auto j = nlohmann::json::parse(to_json_line(fully_populated()));
   EXPECT_EQ(j["timing"]["cv"], "nan");
@@ -207,11 +220,13 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
     for (const auto& item : object.items()) out.insert(item.key());
     return out;
   };
-  EXPECT_EQ(keys(j), (std::set<std::string>{
-                         "schema_version", "provider", "status", "reason", "spec", "device",
-                         "timing", "tflops", "gbps", "tokens_per_s", "flops", "bytes",
-                         "flop_convention", "pct_peak_flops", "pct_peak_bw", "bound", "memory",
-                         "verify", "kernels", "kernels_note", "env", "started_at"}));
+  EXPECT_EQ(
+      keys(j),
+      (std::set<std::string>{
+          "schema_version",  "provider",       "status",      "reason",       "spec",   "device",
+          "timing",          "tflops",         "gbps",        "tokens_per_s", "flops",  "bytes",
+          "flop_convention", "pct_peak_flops", "pct_peak_bw", "bound",        "memory", "verify",
+          "kernels",         "kernels_note",   "env",         "started_at"}));
   EXPECT_EQ(keys(j["spec"]),
             (std::set<std::string>{"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim",
                                    "v_head_dim", "dtype", "mask", "mode", "layout", "scale"}));
@@ -219,13 +234,12 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
             (std::set<std::string>{"mode", "median_us", "mean_us", "min_us", "p5_us", "p95_us",
                                    "cv", "rel_noise", "samples", "launches_per_sample", "noisy",
                                    "stop_reason", "dropped_throttled", "clock_mhz"}));
-  EXPECT_EQ(keys(j["memory"]), (std::set<std::string>{"peak_bytes", "extra_bytes",
-                                                       "analytic_bytes", "workspace_bytes",
-                                                       "process_hwm_bytes"}));
+  EXPECT_EQ(keys(j["memory"]), (std::set<std::string>{"peak_bytes", "extra_bytes", "analytic_bytes",
+                                                      "workspace_bytes", "process_hwm_bytes"}));
   EXPECT_EQ(keys(j["verify"]),
             (std::set<std::string>{"checked", "max_abs_err", "rel_l2_err", "tolerance",
-                                   "lse_max_abs_err", "lse_tolerance", "rows_checked",
-                                   "rows_total", "nan_count", "sampling", "detail"}));
+                                   "lse_max_abs_err", "lse_tolerance", "rows_checked", "rows_total",
+                                   "nan_count", "sampling", "detail"}));
   EXPECT_EQ(keys(j["kernels"][0]), (std::set<std::string>{"name", "count", "total_us"}));
   EXPECT_EQ(j["schema_version"], kSchemaVersion);
 }
@@ -288,10 +302,10 @@ TEST(JsonRow, UnknownFieldsAreIgnored) {
 
 class Journal : public ::testing::Test {
  protected:
-  std::filesystem::path path_ = std::filesystem::path(::testing::TempDir()) /
-                                (std::string("attnprof_") +
-                                 ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                 ".jsonl");
+  std::filesystem::path path_ =
+      std::filesystem::path(::testing::TempDir()) /
+      (std::string("attnprof_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+       ".jsonl");
   void TearDown() override { std::filesystem::remove(path_); }
 };
 
@@ -315,8 +329,7 @@ TEST_F(Journal, TruncatedLastLineIsReportedWithItsNumber) {
     FAIL() << "a truncated journal must not read";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
-    EXPECT_EQ(what.rfind(path_.string() + ", line 4: malformed journal line: invalid JSON", 0),
-              0u)
+    EXPECT_EQ(what.rfind(path_.string() + ", line 4: malformed journal line: invalid JSON", 0), 0u)
         << what;
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }

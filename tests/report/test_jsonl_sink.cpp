@@ -11,10 +11,10 @@ namespace {
 
 class JsonlSink : public ::testing::Test {
  protected:
-  std::filesystem::path path_ = std::filesystem::path(::testing::TempDir()) /
-                                (std::string("attnprof_sink_") +
-                                 ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                 ".jsonl");
+  std::filesystem::path path_ =
+      std::filesystem::path(::testing::TempDir()) /
+      (std::string("attnprof_sink_") +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl");
   void TearDown() override { std::filesystem::remove(path_); }
 
   void write_rows(bool append, std::size_t first, std::size_t count) {

@@ -15,9 +15,10 @@ DeviceBuffer::DeviceBuffer(int64_t bytes, MemoryTracker* tracker) : tracker_(tra
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes));
   if (e != cudaSuccess) {
-    check_cuda(e, fmt::format("cudaMalloc({} bytes = {:.3f} GiB)", bytes,
-                              static_cast<double>(bytes) / double(int64_t{1} << 30))
-                      .c_str(),
+    check_cuda(e,
+               fmt::format("cudaMalloc({} bytes = {:.3f} GiB)", bytes,
+                           static_cast<double>(bytes) / double(int64_t{1} << 30))
+                   .c_str(),
                __FILE__, __LINE__);
   }
   ptr_ = p;
@@ -25,7 +26,9 @@ DeviceBuffer::DeviceBuffer(int64_t bytes, MemoryTracker* tracker) : tracker_(tra
   if (tracker_) tracker_->on_alloc(bytes_);
 }
 
-DeviceBuffer::~DeviceBuffer() { release(); }
+DeviceBuffer::~DeviceBuffer() {
+  release();
+}
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, nullptr)),

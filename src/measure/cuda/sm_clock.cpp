@@ -26,7 +26,9 @@ void SmClock::start(cudaStream_t stream) {
   launch_clock_stamp(device_, sm_count_, stream);
 }
 
-void SmClock::stop(cudaStream_t stream) { launch_clock_stamp(device_ + 2, sm_count_, stream); }
+void SmClock::stop(cudaStream_t stream) {
+  launch_clock_stamp(device_ + 2, sm_count_, stream);
+}
 
 double SmClock::mhz() const {
   const volatile uint64_t* h = host_;

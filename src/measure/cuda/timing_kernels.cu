@@ -17,7 +17,9 @@ __device__ __forceinline__ uint32_t sm_id() {
   return id;
 }
 
-__device__ __forceinline__ uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+__device__ __forceinline__ uint32_t fold(uint4 v) {
+  return v.x ^ v.y ^ v.z ^ v.w;
+}
 
 constexpr uint32_t kReadSentinel = 0x9E3779B9u;
 constexpr int kReadThreads = 512;

@@ -41,8 +41,8 @@ struct RowMask {
 RowMask row_mask(const Mask& mask, int64_t q_len, int64_t kv_len);
 
 struct SoftmaxArgs {
-  const void* s = nullptr;  // rows x kv_len scores, contiguous
-  void* p = nullptr;        // rows x kv_len probabilities, contiguous (may not alias s)
+  const void* s = nullptr;    // rows x kv_len scores, contiguous
+  void* p = nullptr;          // rows x kv_len probabilities, contiguous (may not alias s)
   DType dtype = DType::fp32;  // storage of both s and p
   int64_t rows = 0;           // batch * q_heads * q_len; row r is query r % q_len
   int64_t q_len = 1;

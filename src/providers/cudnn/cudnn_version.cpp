@@ -16,9 +16,13 @@ std::string format_version(std::size_t v) {
 
 }  // namespace
 
-std::string cudnn_runtime_version() { return format_version(cudnnGetVersion()); }
+std::string cudnn_runtime_version() {
+  return format_version(cudnnGetVersion());
+}
 
-std::string cudnn_compiled_version() { return format_version(CUDNN_VERSION); }
+std::string cudnn_compiled_version() {
+  return format_version(CUDNN_VERSION);
+}
 
 std::string cudnn_version_string() {
   std::string runtime = cudnn_runtime_version();

@@ -54,7 +54,9 @@ class Handle {
 
 // --- graph construction ------------------------------------------------------------------
 
-std::vector<int64_t> dims(int64_t b, int64_t h, int64_t s, int64_t d) { return {b, h, s, d}; }
+std::vector<int64_t> dims(int64_t b, int64_t h, int64_t s, int64_t d) {
+  return {b, h, s, d};
+}
 
 // Strides of a (B, H, S, D) tensor stored in the spec's layout: cuDNN always sees logical
 // (B, H, S, D) dims; bshd is the same tensor with heads and positions interleaved.
@@ -129,10 +131,9 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s) {
   auto q = io_tensor(*g, "Q", kQ, s, s.q_heads, s.q_len, s.head_dim);
   auto k = io_tensor(*g, "K", kK, s, s.kv_heads, s.kv_len, s.head_dim);
   auto v = io_tensor(*g, "V", kV, s, s.kv_heads, s.kv_len, s.dv());
-  auto attrs = fe::graph::SDPA_attributes()
-                   .set_name("sdpa")
-                   .set_generate_stats(true)
-                   .set_attn_scale(static_cast<float>(s.softmax_scale()));
+  auto attrs =
+      fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(true).set_attn_scale(
+          static_cast<float>(s.softmax_scale()));
   apply_mask(attrs, s.mask);
   auto [o, stats] = g->sdpa(q, k, v, std::move(attrs));
   describe_output(*o, kO, s, s.q_heads, s.q_len, s.dv());
@@ -208,7 +209,9 @@ std::shared_ptr<const Graphs> build_graphs(const Spec& s, cudnnHandle_t handle) 
 
 // --- the prepared point --------------------------------------------------------------------
 
-int64_t stats_elems(const Spec& s) { return s.batch * s.q_heads * s.q_len; }
+int64_t stats_elems(const Spec& s) {
+  return s.batch * s.q_heads * s.q_len;
+}
 
 class CudnnSdpaRun final : public Run {
  public:
@@ -242,8 +245,11 @@ class CudnnSdpaRun final : public Run {
       cuda::fill_input(do_.data(), spec, TensorId::d_o, ctx.seed, ctx.pattern, fill_stream);
     }
 
-    fwd_pack_ = {{kQ, q_.data()}, {kK, k_.data()}, {kV, v_.data()},
-                 {kO, o_.data()}, {kStats, stats_.data()}};
+    fwd_pack_ = {{kQ, q_.data()},
+                 {kK, k_.data()},
+                 {kV, v_.data()},
+                 {kO, o_.data()},
+                 {kStats, stats_.data()}};
     if (backward) {
       bwd_pack_ = {{kQ, q_.data()},   {kK, k_.data()},   {kV, v_.data()},
                    {kO, o_.data()},   {kDO, do_.data()}, {kStats, stats_.data()},
@@ -438,6 +444,8 @@ class CudnnSdpaProvider final : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> make_cudnn_sdpa() { return std::make_unique<CudnnSdpaProvider>(); }
+std::unique_ptr<Provider> make_cudnn_sdpa() {
+  return std::make_unique<CudnnSdpaProvider>();
+}
 
 }  // namespace attnprof

@@ -31,8 +31,8 @@ struct TraceActivity {
 
 struct TraceCapture {
   bool available = false;
-  std::string note;          // "unavailable (CUPTI busy: ...)" and the like when !available
-  uint32_t stream_id = 0;    // CUPTI's id of the stream passed to trace_activities()
+  std::string note;        // "unavailable (CUPTI busy: ...)" and the like when !available
+  uint32_t stream_id = 0;  // CUPTI's id of the stream passed to trace_activities()
   std::vector<TraceActivity> activities;  // in order of start time
 };
 

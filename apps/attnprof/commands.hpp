@@ -1,0 +1,28 @@
+// Subcommands of the CUDA engine's area, in the pattern of cli.hpp: add_*_command registers the
+// subcommand's options and returns the function main() calls when it was given.
+#pragma once
+
+#include <string>
+
+#include "cli.hpp"
+
+namespace attnprof {
+
+struct PeaksCommandOptions {
+  int device = 0;
+  bool refresh = false;  // measure even when this device's figures are cached
+  std::string json_out;  // also write the figures here
+};
+
+// `attnprof peaks`: prints the measured ceilings (from the cache, or measured and cached).
+// Returns 0, or 1 with one line on stderr saying why (no GPU, built without CUDA, a failure).
+int cmd_peaks(const PeaksCommandOptions& options);
+
+}  // namespace attnprof
+
+namespace attnprof::cli {
+
+// main.cpp: commands.push_back(add_peaks_command(app));
+Command add_peaks_command(CLI::App& app);
+
+}  // namespace attnprof::cli

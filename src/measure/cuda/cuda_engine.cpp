@@ -1,0 +1,148 @@
+#include "measure/cuda/cuda_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "measure/cuda/cuda_check.hpp"
+#include "measure/cuda/cuda_fingerprint.hpp"
+#include "measure/cuda/timing_kernels.hpp"
+
+namespace attnprof::cuda {
+
+namespace {
+
+// Why CUDA cannot run here, in words; empty when device `index` exists.
+std::string unavailable_reason(int index) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
+      e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice) {
+    return fmt::format("{} (cudaGetDeviceCount: {})",
+                       e == cudaErrorNoDevice ? "no CUDA device" : "no CUDA driver on this machine",
+                       cudaGetErrorString(e));
+  }
+  if (e != cudaSuccess) {
+    return fmt::format("CUDA unavailable (cudaGetDeviceCount: {}: {})", cudaGetErrorName(e),
+                       cudaGetErrorString(e));
+  }
+  if (count == 0) return "no CUDA device";
+  if (index < 0 || index >= count) {
+    return fmt::format("no CUDA device {} (this machine has {})", index, count);
+  }
+  return "";
+}
+
+}  // namespace
+
+CudaEngine::CudaEngine(int device_index) {
+  device_.kind = DeviceKind::cuda;
+  device_.index = device_index;
+  device_.name = fmt::format("cuda:{}", device_index);
+  const std::string why = unavailable_reason(device_index);
+  if (!why.empty()) {
+    availability_ = {false, why};
+    fingerprint_ = cuda_fingerprint(device_);
+    return;
+  }
+  try {
+    init();
+  } catch (const std::exception& e) {
+    availability_ = {false,
+                     fmt::format("CUDA device {} could not be set up: {}", device_index, e.what())};
+  }
+  fingerprint_ = cuda_fingerprint(device_);
+}
+
+void CudaEngine::init() {
+  ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  cudaDeviceProp p{};
+  ATTNPROF_CUDA(cudaGetDeviceProperties(&p, device_.index));
+  device_.name = p.name;
+  device_.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
+  device_.sm_count = p.multiProcessorCount;
+  device_.cc_major = p.major;
+  device_.cc_minor = p.minor;
+  device_.l2_bytes = p.l2CacheSize;
+  // CUDA 13 dropped cudaDeviceProp::clockRate; the attribute remains (kHz).
+  ATTNPROF_CUDA(cudaDeviceGetAttribute(&device_.clock_khz, cudaDevAttrClockRate, device_.index));
+
+  // Non-blocking: no implicit synchronization with the legacy default stream, so work other
+  // code queues there neither waits for nor delays the timed stream.
+  ATTNPROF_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  stream_handle_.native = stream_;
+  // Read before cold samples: twice the L2 (DESIGN.md) plus 1 MiB, in 16-byte units.
+  flush_ = DeviceBuffer(2 * device_.l2_bytes + (int64_t{1} << 20), nullptr);
+  sink_ = DeviceBuffer(sizeof(uint64_t), nullptr);
+  ATTNPROF_CUDA(cudaMemsetAsync(flush_.data(), 0, static_cast<size_t>(flush_.bytes()), stream_));
+  clock_ = std::make_unique<SmClock>(device_.sm_count);
+  for (cudaEvent_t& e : events_) ATTNPROF_CUDA(cudaEventCreate(&e));
+
+  timer_.stream = stream_;
+  timer_.launch_stream = &stream_handle_;
+  timer_.device = &device_;
+  timer_.flush_buffer = flush_.data();
+  timer_.flush_bytes = flush_.bytes();
+  timer_.sink = sink_.as<uint64_t>();
+  timer_.clock = clock_.get();
+  timer_.spin_done = events_[0];
+  timer_.start = events_[1];
+  timer_.stop = events_[2];
+
+  // Load the engine's own kernels now (CUDA loads modules lazily, at first launch), so that no
+  // measurement pays for it.
+  launch_spin_ns(1000, stream_);
+  launch_read(flush_.data(), flush_.bytes(), sink_.as<uint64_t>(), 0, stream_);
+  clock_->start(stream_);
+  clock_->stop(stream_);
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
+}
+
+CudaEngine::~CudaEngine() {
+  if (stream_) (void)cudaStreamSynchronize(stream_);
+  for (cudaEvent_t e : events_) {
+    if (e) (void)cudaEventDestroy(e);
+  }
+  if (stream_) (void)cudaStreamDestroy(stream_);
+}
+
+void CudaEngine::require_available() const {
+  if (!availability_.available) throw std::runtime_error(availability_.reason);
+}
+
+TimingResult CudaEngine::measure(Run& run, const MeasureOptions& options) {
+  require_available();
+  ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
+  return measure_on_stream(timer_, run, options);
+}
+
+TraceCapture CudaEngine::trace(Run& run) {
+  require_available();
+  ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
+  return trace_activities([&] { run.launch(stream_handle_); }, stream_);
+}
+
+std::vector<KernelRecord> CudaEngine::trace_kernels(Run& run, std::string& note) {
+  const TraceCapture cap = trace(run);
+  note = cap.note;
+  if (!cap.available) return {};
+  int64_t elsewhere = 0;
+  for (const TraceActivity& a : cap.activities) {
+    if (a.kind == TraceActivity::Kind::kernel && a.stream_id != cap.stream_id) ++elsewhere;
+  }
+  if (elsewhere > 0) note = fmt::format("{} kernel(s) ran outside the timed stream", elsewhere);
+  return aggregate_kernels(cap.activities);
+}
+
+}  // namespace attnprof::cuda
+
+namespace attnprof {
+
+std::unique_ptr<Engine> make_cuda_engine(int device_index) {
+  return std::make_unique<cuda::CudaEngine>(device_index);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,61 @@
+// The CUDA engine: one device, one non-default stream everything is launched and timed on, the
+// L2-flush buffer, the in-stream clock probe, the memory tracker and the CUPTI tracer.
+// make_cuda_engine() (attnprof/engine.hpp) returns one; code that needs more than the Engine
+// interface (the raw trace, the cudaStream_t) casts to this class.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "attnprof/engine.hpp"
+#include "measure/cuda/cuda_timer.hpp"
+#include "measure/cuda/device_buffer.hpp"
+#include "measure/cuda/sm_clock.hpp"
+#include "trace/cuda/cupti_tracer.hpp"
+
+namespace attnprof::cuda {
+
+class CudaEngine final : public Engine {
+ public:
+  // Never throws: a machine without a driver or device gives an engine that says why in
+  // availability() and throws from measure()/trace_kernels().
+  explicit CudaEngine(int device_index);
+  ~CudaEngine() override;
+  CudaEngine(const CudaEngine&) = delete;
+  CudaEngine& operator=(const CudaEngine&) = delete;
+
+  DeviceKind kind() const override { return DeviceKind::cuda; }
+  Availability availability() const override { return availability_; }
+  const Device& device() const override { return device_; }
+  Stream& stream() override { return stream_handle_; }
+  MemoryTracker* tracker() override { return &tracker_; }
+  TimingResult measure(Run& run, const MeasureOptions& options) override;
+  std::vector<KernelRecord> trace_kernels(Run& run, std::string& note) override;
+  Fingerprint fingerprint() const override { return fingerprint_; }
+
+  cudaStream_t cuda_stream() const { return stream_; }
+  // Every activity of one extra, untimed launch with its CUPTI stream id, and the timed
+  // stream's id (for the Chrome-trace export and the check that all kernels ran on it).
+  TraceCapture trace(Run& run);
+
+ private:
+  void init();
+  void require_available() const;
+
+  Availability availability_;
+  Device device_;
+  Fingerprint fingerprint_;
+  MemoryTracker tracker_;
+  cudaStream_t stream_ = nullptr;
+  Stream stream_handle_;
+  DeviceBuffer flush_;  // 2x L2 + 1 MiB, untracked: the engine's instrument, not a point's
+  DeviceBuffer sink_;
+  std::unique_ptr<SmClock> clock_;
+  cudaEvent_t events_[3] = {nullptr, nullptr, nullptr};
+  TimerContext timer_;
+};
+
+}  // namespace attnprof::cuda

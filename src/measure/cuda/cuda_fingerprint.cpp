@@ -1,0 +1,92 @@
+#include "measure/cuda/cuda_fingerprint.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#if defined(ATTNPROF_WITH_CUDNN)
+#include <cudnn.h>
+#endif
+
+#include "measure/cuda/nvml.hpp"
+
+namespace attnprof::cuda {
+
+namespace {
+// CUDA encodes versions as 1000 * major + 10 * minor.
+std::string cuda_version_string(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
+}  // namespace
+
+std::string cuda_driver_version() {
+  int v = 0;
+  if (cudaDriverGetVersion(&v) != cudaSuccess || v == 0) return "";
+  return cuda_version_string(v);
+}
+
+std::string cuda_runtime_version() {
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) return "";
+  return cuda_version_string(v);
+}
+
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+      cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+      cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS) {
+    return "";
+  }
+  return fmt::format("{}.{}.{}", major, minor, patch);
+}
+
+std::string cudnn_version() {
+#if defined(ATTNPROF_WITH_CUDNN)
+  // The library actually loaded (not the header's): cuDNN 9 encodes 10000 * major + 100 * minor
+  // + patch.
+  const size_t v = cudnnGetVersion();
+  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+#else
+  return "";
+#endif
+}
+
+Fingerprint cuda_fingerprint(const Device& d) {
+  Fingerprint f;
+  auto put = [&f](const char* key, std::string value) {
+    if (!value.empty()) f[key] = std::move(value);
+  };
+  put("cuda_driver", cuda_driver_version());
+  put("cuda_runtime", cuda_runtime_version());
+  put("cublas", cublas_version());
+  put("cudnn", cudnn_version());
+  if (d.sm_count == 0) return f;  // no device: versions only
+  put("gpu", d.name);
+  put("gpu_sm_count", std::to_string(d.sm_count));
+  put("gpu_cc", fmt::format("{}.{}", d.cc_major, d.cc_minor));
+  put("gpu_memory_bytes", std::to_string(d.memory_bytes));
+  put("gpu_l2_bytes", std::to_string(d.l2_bytes));
+  put("gpu_clock_rate_mhz", std::to_string(d.clock_khz / 1000));
+
+  char bus[64] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, d.index) != cudaSuccess) bus[0] = '\0';
+  put("gpu_pci_bus_id", bus);
+  const NvmlInfo nv = query_nvml(bus);
+  put("nvml", nv.note);
+  put("driver", !nv.driver.empty()       ? nv.driver
+                : f.count("cuda_driver") ? "cuda " + f["cuda_driver"]
+                                         : std::string());
+  if (nv.power_limit_w > 0) put("gpu_power_limit_w", fmt::format("{:.0f}", nv.power_limit_w));
+  put("gpu_ecc", nv.ecc);
+  auto put_mhz = [&put](const char* key, int mhz) {
+    if (mhz > 0) put(key, std::to_string(mhz));
+  };
+  put_mhz("gpu_sm_clock_mhz", nv.sm_clock_mhz);
+  put_mhz("gpu_sm_clock_max_mhz", nv.sm_clock_max_mhz);
+  put_mhz("gpu_mem_clock_mhz", nv.mem_clock_mhz);
+  put_mhz("gpu_mem_clock_max_mhz", nv.mem_clock_max_mhz);
+  return f;
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,273 @@
+#include "measure/cuda/cuda_timer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "measure/cuda/cuda_check.hpp"
+#include "measure/cuda/timing_kernels.hpp"
+
+namespace attnprof::cuda {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// cudaEventElapsedTime resolves about 0.5 us; a batch of n launches divides it by n.
+constexpr double kEventResolutionS = 0.5e-6;
+// steady_clock ticks in ns, but a call plus the synchronize's wake-up jitter is ~1 us.
+constexpr double kWallResolutionS = 1e-6;
+// Launches shorter than this are timed in batches of about kBatchTargetS of device time, so
+// the event resolution is amortized (0.5 us / 200 us = 0.25%, under the 0.5% noise bound).
+constexpr double kBatchBelowS = 100e-6;
+constexpr double kBatchTargetS = 200e-6;
+constexpr int64_t kMaxBatch = 4096;
+constexpr int kMaxCopies = 256;
+// DESIGN.md: a sample whose SM clock ran under 75% of the rated clock is a throttled sample.
+constexpr double kThrottleFraction = 0.75;
+// The spin kernel that hides the host's enqueue: at least 20 us, at most 50 ms, starting at
+// 100 us and sized to twice the enqueue time the host last needed.
+constexpr uint64_t kSpinMinNs = 20'000, kSpinStartNs = 100'000, kSpinMaxNs = 50'000'000;
+
+enum class TimingMode { cold, hot, graph, wall };
+
+TimingMode parse_mode(const std::string& m) {
+  if (m == "cold") return TimingMode::cold;
+  if (m == "hot") return TimingMode::hot;
+  if (m == "graph") return TimingMode::graph;
+  if (m == "wall") return TimingMode::wall;
+  throw std::invalid_argument(
+      fmt::format("--timing: unknown mode '{}' (allowed: cold, hot, graph, wall)", m));
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Sample {
+  double seconds = 0;    // device (or wall) time of the whole batch
+  double mhz = 0;        // mean SM clock over the batch; 0 when unknown
+  bool exposed = false;  // the spin ended before the host finished enqueueing
+};
+
+// One point's sampling state: the batch size, rotation copies and graph it set up, and the
+// spin length it adapts. Restores the run (copy 0, no extra copies) when destroyed.
+class Sampler {
+ public:
+  Sampler(TimerContext& ctx, Run& run, TimingMode mode) : ctx_(ctx), run_(run), mode_(mode) {}
+  ~Sampler() {
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
+    if (copies_ > 1) {
+      try {
+        run_.select_copy(0);
+        run_.rotate_inputs(1);
+      } catch (...) {  // a destructor must not throw; the run is discarded after a failure
+      }
+    }
+  }
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  bool spin_at_max() const { return spin_ns_ >= kSpinMaxNs; }
+
+  // Sets up batches of n launches: rotation copies (cold) or the captured graph (graph).
+  void prepare_batch(int64_t n) {
+    n_ = n;
+    if (mode_ == TimingMode::cold && n > 1) setup_copies(n);
+    if (mode_ == TimingMode::graph) capture_graph(n);
+  }
+
+  Sample take() { return mode_ == TimingMode::wall ? take_wall() : take_events(); }
+
+ private:
+  void launch_once() {
+    if (copies_ > 1) run_.select_copy(static_cast<int>(next_copy_++ % copies_));
+    run_.launch(*ctx_.launch_stream);
+  }
+
+  void setup_copies(int64_t n) {
+    const int64_t bytes = std::max<int64_t>(run_.allocated_bytes(), 1);
+    // Copies that together exceed 2x L2, so a copy is evicted before its next turn.
+    int64_t wanted = (2 * ctx_.device->l2_bytes + bytes - 1) / bytes + 1;
+    size_t free_b = 0, total_b = 0;
+    ATTNPROF_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    const int64_t by_memory = 1 + static_cast<int64_t>(free_b / 2) / bytes;  // use <= half of free
+    wanted = std::min({wanted, n, int64_t{kMaxCopies}, by_memory});
+    if (wanted < 2) return;
+    try {
+      copies_ = std::clamp(run_.rotate_inputs(static_cast<int>(wanted)), 1, int(wanted));
+    } catch (const std::exception&) {
+      // No room for copies after all: plain batches over one copy.
+      copies_ = 1;
+      try {
+        run_.rotate_inputs(1);
+      } catch (...) {
+      }
+    }
+  }
+
+  void capture_graph(int64_t n) {
+    cudaGraph_t graph = nullptr;
+    ATTNPROF_CUDA(cudaStreamBeginCapture(ctx_.stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int64_t i = 0; i < n; ++i) run_.launch(*ctx_.launch_stream);
+    } catch (...) {
+      (void)cudaStreamEndCapture(ctx_.stream, &graph);
+      if (graph) (void)cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw;
+    }
+    const cudaError_t e = cudaStreamEndCapture(ctx_.stream, &graph);
+    if (e != cudaSuccess) {
+      if (graph) (void)cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      throw std::runtime_error(
+          fmt::format("graph timing: the launch cannot be captured in a CUDA graph ({}: {})",
+                      cudaGetErrorName(e), cudaGetErrorString(e)));
+    }
+    const cudaError_t ie = cudaGraphInstantiate(&exec_, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    ATTNPROF_CUDA(ie);
+    ATTNPROF_CUDA(cudaGraphUpload(exec_, ctx_.stream));
+    // One untimed replay: the first replay of a fresh graph pays setup costs.
+    ATTNPROF_CUDA(cudaGraphLaunch(exec_, ctx_.stream));
+    ATTNPROF_CUDA(cudaStreamSynchronize(ctx_.stream));
+  }
+
+  Sample take_events() {
+    const cudaStream_t s = ctx_.stream;
+    if (mode_ == TimingMode::cold)
+      launch_read(ctx_.flush_buffer, ctx_.flush_bytes, ctx_.sink, 0, s);
+    launch_spin_ns(spin_ns_, s);
+    ATTNPROF_CUDA(cudaEventRecord(ctx_.spin_done, s));
+    const auto h0 = Clock::now();
+    ctx_.clock->start(s);
+    ATTNPROF_CUDA(cudaEventRecord(ctx_.start, s));
+    if (exec_) {
+      ATTNPROF_CUDA(cudaGraphLaunch(exec_, s));
+    } else {
+      for (int64_t i = 0; i < n_; ++i) launch_once();
+    }
+    ATTNPROF_CUDA(cudaEventRecord(ctx_.stop, s));
+    ctx_.clock->stop(s);
+    const double enqueue_s = seconds_since(h0);
+    const cudaError_t q = cudaEventQuery(ctx_.spin_done);
+    if (q != cudaErrorNotReady) ATTNPROF_CUDA(q);
+    ATTNPROF_CUDA(cudaStreamSynchronize(s));
+
+    Sample x;
+    x.exposed = q == cudaSuccess;
+    float ms = 0;
+    ATTNPROF_CUDA(cudaEventElapsedTime(&ms, ctx_.start, ctx_.stop));
+    x.seconds = static_cast<double>(ms) * 1e-3;
+    x.mhz = ctx_.clock->mhz();
+    // Next spin: twice the enqueue time plus a margin; doubled after an exposed sample.
+    const auto target = static_cast<uint64_t>(2.0 * enqueue_s * 1e9) + kSpinMinNs;
+    spin_ns_ = std::clamp<uint64_t>(std::max(target, x.exposed ? 2 * spin_ns_ : 0), kSpinMinNs,
+                                    kSpinMaxNs);
+    return x;
+  }
+
+  Sample take_wall() {
+    const auto h0 = Clock::now();
+    run_.launch(*ctx_.launch_stream);
+    ATTNPROF_CUDA(cudaStreamSynchronize(ctx_.stream));
+    Sample x;
+    x.seconds = seconds_since(h0);
+    return x;
+  }
+
+  TimerContext& ctx_;
+  Run& run_;
+  TimingMode mode_;
+  int64_t n_ = 1;
+  int copies_ = 1;
+  int64_t next_copy_ = 0;
+  cudaGraphExec_t exec_ = nullptr;
+  uint64_t spin_ns_ = kSpinStartNs;
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+TimingResult measure_on_stream(TimerContext& ctx, Run& run, const MeasureOptions& options) {
+  const TimingMode mode = parse_mode(options.mode);
+  Sampler sampler(ctx, run, mode);
+  StoppingRule rule = options.rule;
+  const double resolution = mode == TimingMode::wall ? kWallResolutionS : kEventResolutionS;
+  rule.timer_resolution_s = resolution;
+  const double rated_mhz = ctx.device->clock_khz / 1e3;
+
+  std::vector<double> samples, clocks;
+  double measured_s = 0;
+  int64_t n = 1, dropped = 0;
+  bool probing = mode != TimingMode::wall;  // the first sample decides the batch size
+  StopDecision decision;
+  const auto t0 = Clock::now();
+  while (true) {
+    const Sample x = sampler.take();
+    const double elapsed = seconds_since(t0);
+    // A sample whose spin ended before the host finished enqueueing may hold launch overhead:
+    // it is discarded and the next spin is longer (until the spin is at its cap).
+    bool keep = !x.exposed || sampler.spin_at_max();
+    if (keep && probing) {
+      probing = false;
+      if (x.seconds < kBatchBelowS) {
+        n = std::clamp<int64_t>(
+            static_cast<int64_t>(std::ceil(kBatchTargetS / std::max(x.seconds, 1e-7))), 2,
+            kMaxBatch);
+        rule.timer_resolution_s = resolution / static_cast<double>(n);
+      }
+      sampler.prepare_batch(n);
+      // The probe was one plain launch: a sample only when it is what every later sample is.
+      keep = n == 1 && mode != TimingMode::graph;
+    }
+    if (keep && x.mhz > 0 && x.mhz < kThrottleFraction * rated_mhz) {
+      ++dropped;
+    } else if (keep) {
+      samples.push_back(x.seconds / static_cast<double>(n));
+      measured_s += x.seconds;
+      if (x.mhz > 0) clocks.push_back(x.mhz);
+    }
+    if (samples.empty()) {
+      if (elapsed >= rule.timeout_s) {
+        decision = {true, true, fmt::format("timeout: no sample kept ({} throttled)", dropped)};
+        break;
+      }
+      continue;
+    }
+    decision = should_stop(rule, samples, measured_s, elapsed);
+    if (decision.stop) break;
+  }
+
+  const SampleStats st = summarize(samples);
+  TimingResult t;
+  t.mode = options.mode;
+  t.median_us = st.median * 1e6;
+  t.mean_us = st.mean * 1e6;
+  t.min_us = st.min * 1e6;
+  t.p5_us = st.p5 * 1e6;
+  t.p95_us = st.p95 * 1e6;
+  t.cv = st.cv;
+  t.rel_noise = st.rel_noise;
+  t.samples = st.samples;
+  t.launches_per_sample = n;
+  t.noisy = decision.noisy;
+  t.stop_reason = decision.why;
+  t.dropped_throttled = dropped;
+  t.clock_mhz = median_of(clocks);
+  return t;
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,185 @@
+#include "attnprof/peaks.hpp"
+
+#include <cublas_v2.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "measure/cuda/cuda_check.hpp"
+#include "measure/cuda/device_buffer.hpp"
+#include "measure/cuda/timing_kernels.hpp"
+#include "providers/cuda/cuda_tensors.hpp"
+
+namespace attnprof {
+
+namespace {
+
+using cuda::DeviceBuffer;
+
+constexpr int64_t kGemmN = 8192;                    // M = N = K
+constexpr int64_t kStreamBytes = int64_t{1} << 30;  // each of copy source, destination, read
+constexpr uint64_t kSeed = 20261129;
+
+// A (rows x cols) matrix of seeded normal values in `dtype` storage, filled on the device with
+// the same generator as attention inputs (never zeros: zeros run faster than real data).
+DeviceBuffer random_matrix(int64_t rows, int64_t cols, DType dtype, TensorId which, uint64_t seed,
+                           cudaStream_t stream) {
+  DeviceBuffer b(rows * cols * static_cast<int64_t>(dtype_bytes(dtype)), nullptr);
+  Spec s;
+  s.q_len = rows;
+  s.kv_len = rows;
+  s.head_dim = cols;
+  s.dtype = dtype;
+  cuda::fill_input(b.data(), s, which, seed, InputPattern::random, stream);
+  return b;
+}
+
+// Runs that exist only to be timed: no outputs to verify.
+class TimedOnly : public Run {
+ public:
+  void poison_outputs() override {}
+  HostOutputs read_outputs() override { return {}; }
+};
+
+class GemmRun final : public TimedOnly {
+ public:
+  GemmRun(DType dtype, int64_t n, uint64_t seed, cudaStream_t stream) : n_(static_cast<int>(n)) {
+    a_ = random_matrix(n, n, dtype, TensorId::q, seed, stream);
+    b_ = random_matrix(n, n, dtype, TensorId::k, seed, stream);
+    c_ = DeviceBuffer(n * n * static_cast<int64_t>(dtype_bytes(dtype)), nullptr);
+    type_ = dtype == DType::bf16 ? CUDA_R_16BF : dtype == DType::fp16 ? CUDA_R_16F : CUDA_R_32F;
+    compute_ = dtype == DType::fp32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    ATTNPROF_CUBLAS(cublasCreate(&handle_));
+    ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  }
+  ~GemmRun() override {
+    if (handle_) (void)cublasDestroy(handle_);
+  }
+  GemmRun(const GemmRun&) = delete;
+  GemmRun& operator=(const GemmRun&) = delete;
+
+  void launch(Stream& stream) override {
+    ATTNPROF_CUBLAS(cublasSetStream(handle_, static_cast<cudaStream_t>(stream.native)));
+    const float alpha = 1.0f, beta = 0.0f;
+    ATTNPROF_CUBLAS(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n_, n_, n_, &alpha, a_.data(),
+                                 type_, n_, b_.data(), type_, n_, &beta, c_.data(), type_, n_,
+                                 compute_, CUBLAS_GEMM_DEFAULT));
+  }
+  int64_t allocated_bytes() const override { return a_.bytes() + b_.bytes() + c_.bytes(); }
+
+ private:
+  int n_;
+  DeviceBuffer a_, b_, c_;
+  cudaDataType_t type_{};
+  cublasComputeType_t compute_{};
+  cublasHandle_t handle_ = nullptr;
+};
+
+class CopyRun final : public TimedOnly {
+ public:
+  CopyRun(int64_t bytes, uint64_t seed, cudaStream_t stream) {
+    src_ = random_matrix(bytes / 4 / 1024, 1024, DType::fp32, TensorId::v, seed, stream);
+    dst_ = DeviceBuffer(src_.bytes(), nullptr);
+    ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  }
+  void launch(Stream& stream) override {
+    ATTNPROF_CUDA(cudaMemcpyAsync(dst_.data(), src_.data(), static_cast<size_t>(src_.bytes()),
+                                  cudaMemcpyDeviceToDevice,
+                                  static_cast<cudaStream_t>(stream.native)));
+  }
+  int64_t allocated_bytes() const override { return src_.bytes() + dst_.bytes(); }
+  int64_t bytes() const { return src_.bytes(); }
+
+ private:
+  DeviceBuffer src_, dst_;
+};
+
+class ReadRun final : public TimedOnly {
+ public:
+  ReadRun(int64_t bytes, uint64_t seed, cudaStream_t stream) {
+    src_ = random_matrix(bytes / 4 / 1024, 1024, DType::fp32, TensorId::v, seed, stream);
+    sink_ = DeviceBuffer(sizeof(uint64_t), nullptr);
+    blocks_ = cuda::read_kernel_blocks();
+    ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  }
+  void launch(Stream& stream) override {
+    cuda::launch_read(src_.data(), src_.bytes(), sink_.as<uint64_t>(), blocks_,
+                      static_cast<cudaStream_t>(stream.native));
+  }
+  int64_t allocated_bytes() const override { return src_.bytes(); }
+  int64_t bytes() const { return src_.bytes(); }
+
+ private:
+  DeviceBuffer src_, sink_;
+  int blocks_ = 0;
+};
+
+// Warm-up (at least 100 ms of launches, so clocks have ramped and libraries have loaded),
+// then the engine's timer. Returns the median seconds per launch.
+double time_run(Engine& engine, Run& run) {
+  using Clock = std::chrono::steady_clock;
+  const auto stream = static_cast<cudaStream_t>(engine.stream().native);
+  const auto t0 = Clock::now();
+  do {
+    run.launch(engine.stream());
+    ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  } while (Clock::now() - t0 < std::chrono::milliseconds(100));
+  MeasureOptions m;
+  m.mode = "cold";
+  m.rule.timeout_s = 3.0;
+  const TimingResult t = engine.measure(run, m);
+  return t.median_us * 1e-6;
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Peaks measure_peaks(Engine& engine, const std::function<void(const std::string&)>& progress) {
+  if (Availability a = engine.availability(); !a.available) throw std::runtime_error(a.reason);
+  if (engine.kind() != DeviceKind::cuda) throw std::runtime_error("peaks need a CUDA engine");
+  const auto stream = static_cast<cudaStream_t>(engine.stream().native);
+  Peaks p;
+  p.key = peaks_key(engine.device());
+  p.device = engine.device().name;
+  p.env = engine.fingerprint();
+  const double gemm_flops =
+      2.0 * static_cast<double>(kGemmN) * static_cast<double>(kGemmN) * static_cast<double>(kGemmN);
+  const std::pair<DType, double Peaks::*> gemms[] = {{DType::bf16, &Peaks::bf16_tflops},
+                                                     {DType::fp16, &Peaks::fp16_tflops},
+                                                     {DType::fp32, &Peaks::tf32_tflops}};
+  for (const auto& [dtype, field] : gemms) {
+    GemmRun run(dtype, kGemmN, kSeed, stream);
+    const double s = time_run(engine, run);
+    p.*field = gemm_flops / s / 1e12;
+    progress(fmt::format("{} GEMM {}^3: {:.1f} TFLOP/s ({:.3f} ms)",
+                         dtype == DType::fp32 ? "tf32" : to_string(dtype), kGemmN, p.*field,
+                         s * 1e3));
+  }
+  {
+    CopyRun run(kStreamBytes, kSeed, stream);
+    const double s = time_run(engine, run);
+    p.copy_tbps = 2.0 * static_cast<double>(run.bytes()) / s / 1e12;
+    progress(fmt::format("device copy {} MiB: {:.3f} TB/s read + write ({:.3f} ms)",
+                         run.bytes() >> 20, p.copy_tbps, s * 1e3));
+  }
+  {
+    ReadRun run(kStreamBytes, kSeed, stream);
+    const double s = time_run(engine, run);
+    p.read_tbps = static_cast<double>(run.bytes()) / s / 1e12;
+    progress(fmt::format("read-only stream {} MiB: {:.3f} TB/s ({:.3f} ms)", run.bytes() >> 20,
+                         p.read_tbps, s * 1e3));
+  }
+  p.measured_at = now_iso8601();
+  return p;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,150 @@
+// Peaks: datasheet table, cache key and file, and the per-row figures derived from them.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "attnprof/peaks.hpp"
+#include "measure/cuda/cuda_fingerprint.hpp"
+
+namespace attnprof {
+
+namespace {
+
+constexpr int kPeaksSchema = 1;
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+// FNV-1a, 64 bits: a stable file name for a key (not a security property).
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+double Peaks::tflops_for(DType dtype) const {
+  switch (dtype) {
+    case DType::bf16:
+      return bf16_tflops;
+    case DType::fp16:
+      return fp16_tflops;
+    case DType::fp32:
+      return tf32_tflops;
+  }
+  return 0;
+}
+
+double Peaks::best_tbps() const {
+  return std::max(copy_tbps, read_tbps);
+}
+
+Datasheet datasheet_for(const std::string& name) {
+  // Dense tensor-core rates (no 2:4 sparsity) and HBM bandwidth from NVIDIA's datasheets. H200
+  // and H100 SXM share the Hopper SXM compute rates; the NVL / PCIe parts run lower clocks and
+  // power, so they are left unknown rather than held to the SXM figures.
+  Datasheet d;
+  if (contains(name, "NVL") || contains(name, "PCIe")) return d;
+  if (contains(name, "H200")) {
+    d = {true, "NVIDIA H200 SXM datasheet", 989.4, 989.4, 494.7, 4.8};
+  } else if (contains(name, "H100") && (contains(name, "HBM3") || contains(name, "SXM"))) {
+    d = {true, "NVIDIA H100 SXM datasheet", 989.4, 989.4, 494.7, 3.35};
+  } else if (contains(name, "A100")) {
+    const bool big = contains(name, "80GB");
+    d = {true, "NVIDIA A100 SXM datasheet", 312, 312, 156, big ? 2.039 : 1.555};
+  }
+  return d;
+}
+
+std::string peaks_key(const Device& device) {
+  return fmt::format("{}|sm{}|cc{}.{}|mem{}|cuda_driver {}|cuda_runtime {}|cublas {}", device.name,
+                     device.sm_count, device.cc_major, device.cc_minor, device.memory_bytes,
+                     cuda::cuda_driver_version(), cuda::cuda_runtime_version(),
+                     cuda::cublas_version());
+}
+
+std::string peaks_cache_path(const std::string& key) {
+  std::filesystem::path dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    dir = x;
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    dir = std::filesystem::path(h) / ".cache";
+  } else {
+    return "";
+  }
+  return (dir / "attnprof" / fmt::format("peaks-{:016x}.json", fnv1a(key))).string();
+}
+
+std::optional<Peaks> load_cached_peaks(const Device& device) {
+  const std::string key = peaks_key(device);
+  const std::string path = peaks_cache_path(key);
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (j.value("schema", 0) != kPeaksSchema || j.value("key", "") != key) return std::nullopt;
+    Peaks p;
+    p.key = key;
+    p.device = j.value("device", "");
+    p.measured_at = j.value("measured_at", "");
+    p.bf16_tflops = j.at("bf16_tflops").get<double>();
+    p.fp16_tflops = j.at("fp16_tflops").get<double>();
+    p.tf32_tflops = j.at("tf32_tflops").get<double>();
+    p.copy_tbps = j.at("copy_tbps").get<double>();
+    p.read_tbps = j.at("read_tbps").get<double>();
+    if (j.contains("env")) p.env = j.at("env").get<Fingerprint>();
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a damaged cache is measured again, never trusted
+  }
+}
+
+std::string to_json(const Peaks& p) {
+  const nlohmann::json j = {{"schema", kPeaksSchema},       {"key", p.key},
+                            {"device", p.device},           {"measured_at", p.measured_at},
+                            {"bf16_tflops", p.bf16_tflops}, {"fp16_tflops", p.fp16_tflops},
+                            {"tf32_tflops", p.tf32_tflops}, {"copy_tbps", p.copy_tbps},
+                            {"read_tbps", p.read_tbps},     {"env", p.env}};
+  return j.dump(2) + "\n";
+}
+
+std::string save_peaks(const Peaks& p) {
+  const std::string path = peaks_cache_path(p.key);
+  if (path.empty()) return "";
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  // Write-then-rename, so a reader never sees half a file.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return "";
+    out << to_json(p);
+    if (!out) return "";
+  }
+  std::filesystem::rename(tmp, path, ec);
+  return ec ? "" : path;
+}
+
+void apply_peaks(Result& r, const Peaks& peaks) {
+  const double peak_tflops = peaks.tflops_for(r.spec.dtype);
+  const double peak_tbps = peaks.best_tbps();
+  if (!(r.timing.median_us > 0) || !(peak_tflops > 0) || !(peak_tbps > 0)) return;
+  r.pct_peak_flops = 100.0 * r.tflops / peak_tflops;
+  r.pct_peak_bw = 100.0 * r.gbps / (peak_tbps * 1e3);
+  if (r.bytes > 0) {
+    // Ridge point in FLOP per byte: above it the matrix units, below it memory, set the floor.
+    const double ridge = peak_tflops * 1e12 / (peak_tbps * 1e12);
+    r.bound = r.flops / r.bytes >= ridge ? "compute" : "memory";
+  }
+}
+
+}  // namespace attnprof

@@ -1,0 +1,88 @@
+// Element-wise conversion (convert.cuh). Host reference: the inputs' own definition
+// (include/attnprof/inputs.hpp) and the verifier, through cuda.math's outputs.
+//
+// The dtypes are run-time arguments (a uniform branch per element) rather than template
+// parameters: these launches move O(B H N D) elements next to the O(B H N^2) softmax, so one
+// kernel serves every cast instead of nine instantiations.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "measure/cuda/cuda_check.hpp"
+#include "providers/cuda/convert.cuh"
+
+namespace attnprof::cuda {
+namespace {
+
+__device__ __forceinline__ float load(const void* p, int64_t i, DType t) {
+  switch (t) {
+    case DType::fp16:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case DType::bf16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default:
+      return static_cast<const float*>(p)[i];
+  }
+}
+
+__device__ __forceinline__ void store(void* p, int64_t i, DType t, float x) {
+  switch (t) {
+    case DType::fp16:
+      static_cast<__half*>(p)[i] = __float2half_rn(x);
+      break;
+    case DType::bf16:
+      static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(x);
+      break;
+    default:
+      static_cast<float*>(p)[i] = x;
+  }
+}
+
+// Flat index of (b, h, pos, d) in `layout`.
+__device__ __forceinline__ int64_t flat(Layout layout, const Dims4& n, int64_t b, int64_t h,
+                                        int64_t pos, int64_t d) {
+  return layout == Layout::bhsd ? ((b * n.heads + h) * n.len + pos) * n.dim + d
+                                : ((b * n.len + pos) * n.heads + h) * n.dim + d;
+}
+
+__global__ void convert_kernel(TensorRef src, TensorRef dst, Dims4 n, float factor) {
+  const int64_t total = n.batch * n.heads * n.len * n.dim;
+  const bool same_layout = src.layout == dst.layout;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    int64_t from = e;
+    if (!same_layout) {  // decode e in dst's layout, re-encode in src's
+      const int64_t d = e % n.dim;
+      int64_t r = e / n.dim;
+      int64_t b, h, pos;
+      if (dst.layout == Layout::bhsd) {
+        pos = r % n.len;
+        r /= n.len;
+        h = r % n.heads;
+        b = r / n.heads;
+      } else {
+        h = r % n.heads;
+        r /= n.heads;
+        pos = r % n.len;
+        b = r / n.len;
+      }
+      from = flat(src.layout, n, b, h, pos, d);
+    }
+    store(dst.data, e, dst.dtype, factor * load(src.data, from, src.dtype));
+  }
+}
+
+}  // namespace
+
+void launch_convert(const TensorRef& src, const TensorRef& dst, const Dims4& dims, float factor,
+                    cudaStream_t stream) {
+  const int64_t total = dims.elems();
+  if (total <= 0) return;
+  constexpr int kThreads = 256;
+  const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, int64_t{1} << 20);
+  convert_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(src, dst, dims, factor);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,179 @@
+// cuda.naive and cuda.naive.expand: attention with the N x N scores materialized, the recipe of
+// PyTorch's naive `softmax(q @ k.T * scale) @ v` in the point's dtype:
+//   1. S = scale * Q K^T   cuBLAS batched GEMM, S stored in the dtype, fp32 accumulation
+//   2. P = softmax(S)      masked row softmax kernel (softmax.cu), fp32 math, P in the dtype
+//   3. O = P V             cuBLAS batched GEMM
+// The scale is the first GEMM's alpha and the mask is applied inside the softmax (PyTorch's
+// naive spends a separate multiply and a masked_fill pass on each). S and P are separate
+// buffers of B*Hq*Nq*Nk elements each, as PyTorch's peak holds both.
+//
+// cuda.naive reads K and V per KV group (native GQA, attention_gemms.hpp). cuda.naive.expand is
+// the same implementation with one flag: it first materializes K and V repeated to the query
+// heads (repeat_kv.cu, torch.repeat_interleave) and then runs attention as MHA, so the cost of
+// GQA expansion (time and memory) is the difference between the two rows.
+#include <fmt/format.h>
+
+#include "measure/cuda/cuda_check.hpp"
+#include "providers/cuda/attention_gemms.hpp"
+#include "providers/cuda/cublas_session.hpp"
+#include "providers/cuda/provider_common.hpp"
+#include "providers/cuda/repeat_kv.cuh"
+#include "providers/cuda/softmax.cuh"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+using cuda::DeviceBuffer;
+
+// Every buffer a run allocates, in bytes; estimate_bytes() and the run use the same numbers.
+struct NaivePlan {
+  int64_t io = 0;          // Q, K, V, O
+  int64_t k_expanded = 0;  // expand only: K and V repeated to the query heads
+  int64_t v_expanded = 0;
+  int64_t scores = 0;  // S, and P again
+  int64_t gemm = 0;    // bshd pointer arrays
+  int64_t cublas = cuda::CublasSession::kWorkspaceBytes;
+
+  int64_t total() const { return io + k_expanded + v_expanded + 2 * scores + gemm + cublas; }
+};
+
+int64_t kv_heads_seen(const Spec& spec, bool expand) {
+  return expand ? spec.q_heads : spec.kv_heads;
+}
+
+NaivePlan plan_for(const Spec& spec, bool expand) {
+  const auto esize = static_cast<int64_t>(dtype_bytes(spec.dtype));
+  NaivePlan p;
+  p.io = cuda::AttentionIo::bytes_for(spec);
+  if (expand && spec.group_size() > 1) {
+    p.k_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.head_dim * esize;
+    p.v_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.dv() * esize;
+  }
+  p.scores = spec.batch * spec.q_heads * spec.q_len * spec.kv_len * esize;
+  p.gemm = cuda::AttentionGemms::bytes_for(
+      cuda::gemm_shape(spec, spec.dtype, kv_heads_seen(spec, expand)));
+  return p;
+}
+
+class NaiveRun final : public Run {
+ public:
+  NaiveRun(const Spec& spec, bool expand, const PrepareContext& ctx)
+      : spec_(spec),
+        plan_(plan_for(spec, expand)),
+        io_(spec, ctx),
+        k_expanded_(plan_.k_expanded, ctx.tracker),
+        v_expanded_(plan_.v_expanded, ctx.tracker),
+        s_(plan_.scores, ctx.tracker),
+        p_(plan_.scores, ctx.tracker),
+        cublas_(ctx.tracker),
+        gemms_(cuda::gemm_shape(spec, spec.dtype, kv_heads_seen(spec, expand)), operands(),
+               ctx.tracker) {
+    const auto kv = [&](int64_t dim) {
+      return cuda::head_blocks(spec.layout, spec.batch, spec.kv_heads, spec.kv_len, dim,
+                               spec.dtype);
+    };
+    k_blocks_ = kv(spec.head_dim);
+    v_blocks_ = kv(spec.dv());
+    softmax_.s = s_.data();
+    softmax_.p = p_.data();
+    softmax_.dtype = spec.dtype;
+    softmax_.rows = spec.batch * spec.q_heads * spec.q_len;
+    softmax_.q_len = spec.q_len;
+    softmax_.kv_len = spec.kv_len;
+    softmax_.mask = cuda::row_mask(spec.mask, spec.q_len, spec.kv_len);
+  }
+
+  void poison_outputs() override { io_.poison_output(); }
+
+  void launch(Stream& stream) override {
+    const cudaStream_t st = cuda::native_stream(stream);
+    const cublasHandle_t handle = cublas_.bind(st);
+    if (expanding()) {
+      cuda::launch_repeat_kv(io_.k(), k_expanded_.data(), k_blocks_, spec_.group_size(), st);
+      cuda::launch_repeat_kv(io_.v(), v_expanded_.data(), v_blocks_, spec_.group_size(), st);
+    }
+    gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()));
+    cuda::launch_masked_softmax(softmax_, st);
+    gemms_.output(handle);
+  }
+
+  HostOutputs read_outputs() override { return io_.read(); }
+  int64_t workspace_bytes() const override { return allocated_bytes() - io_.bytes(); }
+  int64_t allocated_bytes() const override {
+    return io_.bytes() + k_expanded_.bytes() + v_expanded_.bytes() + s_.bytes() + p_.bytes() +
+           cublas_.bytes() + gemms_.bytes();
+  }
+
+ private:
+  bool expanding() const { return k_expanded_.data() != nullptr; }
+
+  cuda::GemmOperands operands() const {
+    cuda::GemmOperands x;
+    x.q = io_.q();
+    x.k = expanding() ? k_expanded_.data() : io_.k();
+    x.v = expanding() ? v_expanded_.data() : io_.v();
+    x.s = s_.data();
+    x.p = p_.data();
+    x.o = io_.o();
+    return x;
+  }
+
+  Spec spec_;
+  NaivePlan plan_;
+  cuda::AttentionIo io_;
+  DeviceBuffer k_expanded_, v_expanded_;  // empty unless expanding a GQA spec
+  DeviceBuffer s_, p_;
+  cuda::CublasSession cublas_;
+  cuda::AttentionGemms gemms_;  // after every buffer it points into
+  cuda::HeadBlocks k_blocks_, v_blocks_;
+  cuda::SoftmaxArgs softmax_;
+};
+
+class NaiveProvider final : public Provider {
+ public:
+  explicit NaiveProvider(bool expand) : expand_(expand) {}
+
+  std::string name() const override { return expand_ ? "cuda.naive.expand" : "cuda.naive"; }
+  std::string description() const override {
+    const std::string recipe =
+        "cuBLAS S = scale*QK^T stored in the dtype (fp32 accumulate; fp32 without TF32), masked "
+        "row softmax kernel (fp32 math, P in the dtype), cuBLAS O = PV; S and P materialized "
+        "(B*Hq*Nq*Nk each)";
+    if (expand_) {
+      return "naive attention after materializing K and V repeated to the query heads "
+             "(repeat_interleave; no copy when q_heads == kv_heads): " +
+             recipe;
+    }
+    return "naive attention, native GQA (K/V indexed per group, no copy): " + recipe;
+  }
+  DeviceKind device_kind() const override { return DeviceKind::cuda; }
+  Availability availability() const override { return cuda::device_availability(); }
+  // 63: every index is 64-bit (kernels, strides, cuBLAS's _64 entry points past INT32_MAX).
+  int index_bits() const override { return 63; }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    return cuda::supports_forward_on(spec, device, name());
+  }
+  int64_t estimate_bytes(const Spec& spec) const override {
+    return plan_for(spec, expand_).total();
+  }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
+                               const PrepareContext& ctx) override {
+    return std::make_unique<NaiveRun>(spec, expand_, ctx);
+  }
+
+ private:
+  bool expand_;
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cuda_naive() {
+  return std::make_unique<NaiveProvider>(false);
+}
+std::unique_ptr<Provider> make_cuda_naive_expand() {
+  return std::make_unique<NaiveProvider>(true);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "attnprof/grid.hpp"
+
+namespace attnprof {
+namespace {
+
+using V = std::vector<int64_t>;
+
+TEST(Grid, ParsesListsAndRanges) {
+  EXPECT_EQ(parse_int_list("64,128"), (V{64, 128}));
+  EXPECT_EQ(parse_int_list("64:2048:*2"), (V{64, 128, 256, 512, 1024, 2048}));
+  EXPECT_EQ(parse_int_list("512:2048:512"), (V{512, 1024, 1536, 2048}));
+  EXPECT_EQ(parse_int_list("1k:8k:*2"), (V{1024, 2048, 4096, 8192}));
+  EXPECT_EQ(parse_int_list("100:130:*2"), (V{100}));
+  EXPECT_EQ(parse_int_list("1,4:8:2, 16"), (V{1, 4, 6, 8, 16}));
+}
+
+TEST(Grid, RejectsBadListsWithOneLine) {
+  for (const char* bad :
+       {"", "abc", "64:", "64:32:2", "1:8:*1", "1:8:0", "0:8:*2", "1:8:x", "4.5", "1,,2"}) {
+    try {
+      parse_int_list(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(Grid, ExpandsTheCartesianProduct) {
+  GridAxes ax;
+  ax.batch = {1, 2};
+  ax.heads = {8};
+  ax.seq = {128, 256, 512};
+  ax.head_dim = {64, 128};
+  ax.mask = {Mask{}, Mask{MaskKind::causal_tl, 0}};
+  const auto specs = expand(ax);
+  EXPECT_EQ(specs.size(), 2u * 3 * 2 * 2);
+  for (const Spec& s : specs) {
+    EXPECT_EQ(s.q_len, s.kv_len);  // no kv_seq: paired
+    EXPECT_EQ(s.kv_heads, s.q_heads);
+  }
+}
+
+TEST(Grid, TokensAndModelDimDeriveBatchAndHeads) {
+  GridAxes ax;
+  ax.tokens = 16384;
+  ax.model_dim = 2048;
+  ax.head_dim = {64, 128};
+  ax.seq = {512, 16384};
+  const auto specs = expand(ax);
+  ASSERT_EQ(specs.size(), 4u);
+  EXPECT_EQ(specs[0].q_heads, 32);
+  EXPECT_EQ(specs[0].batch, 32);
+  EXPECT_EQ(specs[1].batch, 1);
+  EXPECT_EQ(specs[2].q_heads, 16);
+}
+
+TEST(Grid, PresetsLoadAndExpand) {
+  const Preset fa = load_preset("fa-bench");
+  size_t n = 0;
+  for (const auto& s : fa.series) n += expand(s).size();
+  EXPECT_EQ(n, 2u * 2 * 6);  // D 64/128, causal or not, N 512..16k
+  const Preset dec = load_preset("decode");
+  const auto specs = expand(dec.series.at(0));
+  ASSERT_EQ(specs.size(), 6u);
+  EXPECT_EQ(specs.front().q_len, 1);
+  EXPECT_EQ(specs.front().kv_len, 1024);
+  EXPECT_EQ(specs.back().kv_len, 32768);
+  EXPECT_EQ(specs.front().mask.kind, MaskKind::causal_br);
+  EXPECT_EQ(specs.front().kv_heads, 8);
+  const Preset s0 = load_preset("seed-000");
+  ASSERT_EQ(s0.series.size(), 2u);
+  EXPECT_EQ(expand(s0.series[1]).front().kv_heads, 3);
+  for (const auto& name : preset_names()) {
+    for (const auto& series : load_preset(name).series) {
+      for (const Spec& s : expand(series))
+        EXPECT_TRUE(s.validate().empty()) << name << " " << s.label();
+    }
+  }
+}
+
+TEST(Grid, UnknownPresetAndBadTomlAreClearErrors) {
+  EXPECT_THROW(load_preset("nope"), std::invalid_argument);
+  EXPECT_THROW(parse_preset("name = \"x\"\n", "x"), std::invalid_argument);  // no series
+  EXPECT_THROW(parse_preset("[[series]]\nbogus = 1\n", "x"), std::invalid_argument);
+  EXPECT_THROW(parse_preset("[[series]]\ndtype = \"fp8\"\n", "x"), std::invalid_argument);
+  EXPECT_THROW(parse_preset("[[series]\n", "x"), std::invalid_argument);
+}
+
+TEST(Grid, ModelShapesAreKnown) {
+  const ModelShape m = find_model("llama-3.1-8b");
+  EXPECT_EQ(m.heads, 32);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 128);
+  for (const char* name : {"gpt2", "llama-3.2-1b", "mistral-7b", "qwen2.5-7b"})
+    EXPECT_NO_THROW(find_model(name));
+  EXPECT_THROW(find_model("gpt-5"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnprof

@@ -1,0 +1,135 @@
+#include <gtest/gtest.h>
+
+#include <climits>
+
+#include "attnprof/spec.hpp"
+
+namespace attnprof {
+namespace {
+
+Spec valid() {
+  Spec s;
+  s.batch = 2;
+  s.q_heads = 8;
+  s.kv_heads = 2;
+  s.q_len = 128;
+  s.kv_len = 256;
+  s.head_dim = 64;
+  return s;
+}
+
+TEST(Spec, ValidSpecHasNoErrors) {
+  EXPECT_TRUE(valid().validate().empty());
+}
+
+struct BadCase {
+  const char* name;
+  void (*mutate)(Spec&);
+  const char* expect;  // a substring the one error must contain (names the field)
+};
+
+TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
+  const BadCase cases[] = {
+      {"zero batch", [](Spec& s) { s.batch = 0; }, "batch must be >= 1"},
+      {"negative heads", [](Spec& s) { s.q_heads = -4; }, "q_heads must be >= 1"},
+      {"zero kv heads", [](Spec& s) { s.kv_heads = 0; }, "kv_heads must be >= 1"},
+      {"zero q_len", [](Spec& s) { s.q_len = 0; }, "q_len must be >= 1"},
+      {"negative kv_len", [](Spec& s) { s.kv_len = -1; }, "kv_len must be >= 1"},
+      {"zero head dim", [](Spec& s) { s.head_dim = 0; }, "head_dim must be >= 1"},
+      {"negative v head dim", [](Spec& s) { s.v_head_dim = -2; }, "v_head_dim"},
+      {"kv heads not dividing", [](Spec& s) { s.kv_heads = 3; },
+       "kv_heads (3) must divide q_heads (8)"},
+      {"unknown dtype", [](Spec& s) { s.dtype = static_cast<DType>(7); },
+       "dtype must be one of fp32, fp16, bf16"},
+      {"unknown mode", [](Spec& s) { s.mode = static_cast<Mode>(9); },
+       "mode must be one of fwd, bwd, fwd_bwd"},
+      {"unknown mask", [](Spec& s) { s.mask.kind = static_cast<MaskKind>(11); },
+       "mask must be one of"},
+      {"window of zero",
+       [](Spec& s) {
+         s.mask = {MaskKind::window, 0};
+       },
+       "mask window must be >= 1"},
+      {"window on causal",
+       [](Spec& s) {
+         s.mask = {MaskKind::causal_tl, 5};
+       },
+       "only allowed with mask window:W"},
+      {"bottom-right with q > kv",
+       [](Spec& s) {
+         s.mask = {MaskKind::causal_br, 0};
+         s.q_len = 512;
+       },
+       "needs q_len <= kv_len"},
+      {"window with q > kv",
+       [](Spec& s) {
+         s.mask = {MaskKind::window, 16};
+         s.q_len = 512;
+       },
+       "needs q_len <= kv_len"},
+      {"negative scale", [](Spec& s) { s.scale = -1; }, "scale must be finite"},
+      {"element overflow",
+       [](Spec& s) {
+         s.batch = INT64_MAX / 4;
+         s.q_heads = 8;
+         s.kv_heads = 8;
+       },
+       "overflows 64-bit"},
+  };
+  for (const BadCase& c : cases) {
+    Spec s = valid();
+    c.mutate(s);
+    const auto errors = s.validate();
+    ASSERT_FALSE(errors.empty()) << c.name;
+    bool found = false;
+    for (const auto& e : errors) found = found || e.find(c.expect) != std::string::npos;
+    EXPECT_TRUE(found) << c.name << ": got '" << errors.front() << "'";
+  }
+}
+
+TEST(Spec, MaskVisibilityFollowsTheDefinition) {
+  // key j visible to query i iff j <= i + off (causal) and j > i + off - W (window).
+  Mask tl{MaskKind::causal_tl, 0}, br{MaskKind::causal_br, 0}, w{MaskKind::window, 3};
+  EXPECT_TRUE(tl.visible(0, 0, 4, 8));
+  EXPECT_FALSE(tl.visible(0, 1, 4, 8));
+  EXPECT_TRUE(br.visible(0, 4, 4, 8));  // off = 4
+  EXPECT_FALSE(br.visible(0, 5, 4, 8));
+  EXPECT_TRUE(w.visible(3, 7, 4, 8));  // off = 4: keys 5, 6, 7
+  EXPECT_TRUE(w.visible(3, 5, 4, 8));
+  EXPECT_FALSE(w.visible(3, 4, 4, 8));
+  for (const Mask& m : {Mask{}, tl, br, w}) {
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t first = m.first_visible(i, 4, 8), last = m.last_visible(i, 4, 8);
+      for (int64_t j = 0; j < 8; ++j) {
+        EXPECT_EQ(m.visible(i, j, 4, 8), j >= first && j <= last)
+            << to_string(m) << " i=" << i << " j=" << j;
+      }
+    }
+  }
+}
+
+TEST(Spec, ParsersRoundTripAndRejectUnknowns) {
+  for (const char* m : {"none", "causal", "causal-br", "window:128"}) {
+    auto mask = parse_mask(m);
+    ASSERT_TRUE(mask) << m;
+    EXPECT_EQ(to_string(*mask), m);
+  }
+  EXPECT_FALSE(parse_mask("window:0"));
+  EXPECT_FALSE(parse_mask("window:x"));
+  EXPECT_FALSE(parse_mask("diagonal"));
+  EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
+  EXPECT_FALSE(parse_dtype("fp8"));
+  EXPECT_EQ(parse_mode("fwd_bwd"), Mode::fwd_bwd);
+  EXPECT_FALSE(parse_mode("both"));
+  EXPECT_EQ(parse_layout("bshd"), Layout::bshd);
+}
+
+TEST(Spec, KeyAndLabelNameEveryAxis) {
+  Spec s = valid();
+  s.mask = {MaskKind::window, 64};
+  EXPECT_EQ(s.key(), "b2.hq8.hkv2.q128.k256.d64.dv64.fp16.window:64.fwd.bhsd");
+  EXPECT_EQ(s.label(), "B2 H8/2 Nq128 Nk256 D64 fp16 window:64 fwd");
+}
+
+}  // namespace
+}  // namespace attnprof

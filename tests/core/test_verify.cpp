@@ -1,0 +1,262 @@
+// The verifier (src/core/verify.cpp): correct outputs pass, a single wrong element fails and is
+// named, the NaN poison is found anywhere, the bounds separate dtypes, and the stratified row
+// sample contains the rows it promises and is deterministic.
+#include "attnprof/verify.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnprof/reference.hpp"
+
+namespace attnprof {
+namespace {
+
+Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType t,
+               Mask mask = {}, Mode mode = Mode::fwd, Layout layout = Layout::bhsd) {
+  Spec s;
+  s.batch = b;
+  s.q_heads = hq;
+  s.kv_heads = hkv;
+  s.q_len = nq;
+  s.kv_len = nk;
+  s.head_dim = d;
+  s.dtype = t;
+  s.mask = mask;
+  s.mode = mode;
+  s.layout = layout;
+  return s;
+}
+
+// Outputs from the fp64 reference rounded to float, for the given rows only (others stay 0):
+// what a perfect provider would return on those rows.
+HostOutputs reference_outputs(const Spec& s, const PrepareContext& ctx,
+                              const std::vector<RowIndex>& rows) {
+  HostOutputs out;
+  const int64_t dv = s.dv(), d = s.head_dim, g = s.group_size();
+  if (s.mode != Mode::bwd) {
+    out.o.assign(size_t(s.o_elems()), 0.0f);
+    out.lse.assign(size_t(s.batch * s.q_heads * s.q_len), 0.0f);
+    for (const RowIndex& r : rows) {
+      const auto q = input_slice(s, ctx.seed, ctx.pattern, TensorId::q, r.b, r.h);
+      const auto k = input_slice(s, ctx.seed, ctx.pattern, TensorId::k, r.b, r.h / g);
+      const auto v = input_slice(s, ctx.seed, ctx.pattern, TensorId::v, r.b, r.h / g);
+      const RowRef ref = reference_row(s, &q[size_t(r.i * d)], k, v, r.i);
+      for (int64_t c = 0; c < dv; ++c)
+        out.o[size_t(flat_index(s, r.b, r.h, r.i, c, s.q_heads, s.q_len, dv))] =
+            float(ref.o[size_t(c)]);
+      out.lse[size_t((r.b * s.q_heads + r.h) * s.q_len + r.i)] = float(ref.lse);
+    }
+  }
+  if (s.mode != Mode::fwd) {
+    out.dq.assign(size_t(s.q_elems()), 0.0f);
+    out.dk.assign(size_t(s.k_elems()), 0.0f);
+    out.dv.assign(size_t(s.v_elems()), 0.0f);
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t kvh = 0; kvh < s.kv_heads; ++kvh) {
+        const GroupGrads gr = reference_group_grads(s, ctx.seed, ctx.pattern, b, kvh);
+        for (int64_t t = 0; t < g; ++t)
+          for (int64_t i = 0; i < s.q_len; ++i)
+            for (int64_t c = 0; c < d; ++c)
+              out.dq[size_t(flat_index(s, b, kvh * g + t, i, c, s.q_heads, s.q_len, d))] =
+                  float(gr.dq[size_t((t * s.q_len + i) * d + c)]);
+        for (int64_t j = 0; j < s.kv_len; ++j) {
+          for (int64_t c = 0; c < d; ++c)
+            out.dk[size_t(flat_index(s, b, kvh, j, c, s.kv_heads, s.kv_len, d))] =
+                float(gr.dk[size_t(j * d + c)]);
+          for (int64_t c = 0; c < dv; ++c)
+            out.dv[size_t(flat_index(s, b, kvh, j, c, s.kv_heads, s.kv_len, dv))] =
+                float(gr.dv[size_t(j * dv + c)]);
+        }
+      }
+  }
+  return out;
+}
+
+HostOutputs full_reference(const Spec& s, const PrepareContext& ctx) {
+  return reference_outputs(s, ctx, rows_to_check(s, VerifyOptions{}, ctx.seed));
+}
+
+TEST(Verify, BoundsGrowWithTheRoundoffOfTheDtype) {
+  const Tolerance f32 = tolerance_for(DType::fp32), f16 = tolerance_for(DType::fp16),
+                  b16 = tolerance_for(DType::bf16);
+  EXPECT_LT(f32.output, f16.output);
+  EXPECT_LT(f16.output, b16.output);
+  for (const Tolerance& t : {f32, f16, b16}) {
+    EXPECT_GT(t.gradient, t.output);
+    EXPECT_GT(t.lse_abs, 0.0);
+  }
+}
+
+TEST(Verify, CorrectOutputsPass) {
+  const PrepareContext ctx{.seed = 5};
+  const Spec specs[] = {
+      make_spec(2, 4, 2, 37, 37, 16, DType::fp32, {MaskKind::causal_tl, 0}),
+      make_spec(1, 8, 1, 20, 45, 8, DType::fp16, {MaskKind::causal_br, 0}, Mode::fwd, Layout::bshd),
+      make_spec(1, 2, 2, 45, 20, 8, DType::bf16, {MaskKind::window, 5}),  // empty rows
+      make_spec(2, 4, 2, 13, 17, 8, DType::fp32, {MaskKind::causal_br, 0}, Mode::fwd_bwd,
+                Layout::bshd),
+      make_spec(1, 3, 1, 9, 9, 8, DType::fp16, {}, Mode::bwd),
+  };
+  for (const Spec& s : specs) {
+    const VerifyResult r = verify_outputs(s, ctx, full_reference(s, ctx));
+    EXPECT_TRUE(verify_passed(r)) << s.label() << ": " << r.detail;
+    EXPECT_TRUE(r.checked);
+    EXPECT_EQ(r.sampling, "all");
+    EXPECT_EQ(r.rows_checked, r.rows_total);
+    EXPECT_EQ(r.rows_total, s.batch * s.q_heads * s.q_len);
+    EXPECT_EQ(r.nan_count, 0);
+    EXPECT_LT(r.rel_l2_err, 1e-6);  // float rounding of the reference itself
+    if (s.mode == Mode::bwd)
+      EXPECT_EQ(r.lse_max_abs_err, -1.0);
+    else
+      EXPECT_GE(r.lse_max_abs_err, 0.0);
+  }
+}
+
+TEST(Verify, OneWrongElementFailsAndNamesItsRow) {
+  const PrepareContext ctx{.seed = 9};
+  const Spec s = make_spec(2, 4, 2, 33, 40, 16, DType::fp16, {MaskKind::causal_br, 0}, Mode::fwd,
+                           Layout::bshd);
+  HostOutputs out = full_reference(s, ctx);
+  const size_t e = size_t(flat_index(s, 1, 2, 5, 7, s.q_heads, s.q_len, s.dv()));
+  out.o[e] = -out.o[e] + 0.5f;
+  const VerifyResult r = verify_outputs(s, ctx, out);
+  EXPECT_FALSE(verify_passed(r));
+  EXPECT_GT(r.rel_l2_err, r.tolerance);
+  EXPECT_NE(r.detail.find("o row (b=1, h=2, i=5)"), std::string::npos) << r.detail;
+
+  // The same in a gradient: dK of KV head 1, key 3.
+  const Spec sb =
+      make_spec(1, 4, 2, 12, 10, 8, DType::fp32, {MaskKind::causal_tl, 0}, Mode::fwd_bwd);
+  HostOutputs ob = full_reference(sb, ctx);
+  EXPECT_TRUE(verify_passed(verify_outputs(sb, ctx, ob)));
+  ob.dk[size_t(flat_index(sb, 0, 1, 3, 2, sb.kv_heads, sb.kv_len, sb.head_dim))] += 0.25f;
+  const VerifyResult rb = verify_outputs(sb, ctx, ob);
+  EXPECT_FALSE(verify_passed(rb));
+  EXPECT_NE(rb.detail.find("dk row (b=0, kv_head=1, j=3)"), std::string::npos) << rb.detail;
+}
+
+TEST(Verify, WrongLseFailsEvenWithCorrectOutput) {
+  const PrepareContext ctx{.seed = 2};
+  const Spec s = make_spec(1, 2, 2, 16, 16, 8, DType::fp32);
+  HostOutputs out = full_reference(s, ctx);
+  out.lse[7] += 0.01f;  // e.g. a log2 / ln mix-up would be far larger
+  const VerifyResult r = verify_outputs(s, ctx, out);
+  EXPECT_LE(r.rel_l2_err, r.tolerance);
+  EXPECT_GT(r.lse_max_abs_err, r.lse_tolerance);
+  EXPECT_FALSE(verify_passed(r));
+}
+
+TEST(Verify, Fp16RoundedOutputPassesFp16ButNotFp32) {
+  const PrepareContext ctx{.seed = 4};
+  Spec s = make_spec(1, 2, 2, 64, 64, 32, DType::fp32);
+  HostOutputs out = full_reference(s, ctx);
+  for (float& x : out.o) x = round_to_dtype(x, 1);
+  EXPECT_FALSE(verify_passed(verify_outputs(s, ctx, out)));
+  s.dtype = DType::fp16;  // inputs differ, so recompute before rounding
+  out = full_reference(s, ctx);
+  for (float& x : out.o) x = round_to_dtype(x, 1);
+  EXPECT_TRUE(verify_passed(verify_outputs(s, ctx, out)));
+}
+
+TEST(Verify, NanLeftAnywhereFailsEvenOutsideTheSample) {
+  const PrepareContext ctx{.seed = 17};
+  // B*Hq*Nq*Nk*D = 2 * 4096^2 * 16 > 2^28: stratified.
+  const Spec s = make_spec(1, 2, 2, 4096, 4096, 16, DType::bf16, {MaskKind::causal_tl, 0});
+  const std::vector<RowIndex> rows = rows_to_check(s, VerifyOptions{}, ctx.seed);
+  HostOutputs out = reference_outputs(s, ctx, rows);
+  VerifyResult r = verify_outputs(s, ctx, out);
+  EXPECT_EQ(r.sampling, "stratified");
+  EXPECT_EQ(r.rows_checked, int64_t(rows.size()));
+  EXPECT_LT(r.rows_checked, r.rows_total);
+  ASSERT_TRUE(verify_passed(r)) << r.detail;
+  // A row the sample does not contain.
+  RowIndex unchecked{0, 1, 3001};
+  while (std::find(rows.begin(), rows.end(), unchecked) != rows.end()) ++unchecked.i;
+  out.o[size_t(flat_index(s, 0, 1, unchecked.i, 3, 2, 4096, 16))] =
+      std::numeric_limits<float>::quiet_NaN();
+  r = verify_outputs(s, ctx, out);
+  EXPECT_EQ(r.nan_count, 1);
+  EXPECT_FALSE(verify_passed(r));
+  EXPECT_NE(r.detail.find("i=" + std::to_string(unchecked.i)), std::string::npos) << r.detail;
+  // An infinite LSE on a row that sees keys is caught the same way.
+  out.o[size_t(flat_index(s, 0, 1, unchecked.i, 3, 2, 4096, 16))] = 0.0f;
+  out.lse[size_t(4096 + unchecked.i)] = std::numeric_limits<float>::infinity();
+  r = verify_outputs(s, ctx, out);
+  EXPECT_EQ(r.nan_count, 1);
+  EXPECT_FALSE(verify_passed(r));
+}
+
+TEST(Verify, EmptyRowsAcceptZeroOutputAndInfiniteLseOfEitherSign) {
+  const PrepareContext ctx{.seed = 3};
+  const Spec s = make_spec(1, 1, 1, 12, 4, 8, DType::fp32, {MaskKind::causal_br, 0});
+  HostOutputs out = full_reference(s, ctx);  // rows 0..7 see no key
+  ASSERT_TRUE(std::isinf(out.lse[0]));
+  EXPECT_TRUE(verify_passed(verify_outputs(s, ctx, out)));
+  out.lse[0] = std::numeric_limits<float>::infinity();  // FlashAttention's choice
+  EXPECT_TRUE(verify_passed(verify_outputs(s, ctx, out)));
+  out.o[0] = 1e-3f;  // an empty row must be exactly the zero convention (absolute error)
+  EXPECT_FALSE(verify_passed(verify_outputs(s, ctx, out)));
+}
+
+TEST(Verify, MissingOrShortTensorsFail) {
+  const PrepareContext ctx{.seed = 1};
+  const Spec s = make_spec(1, 2, 2, 8, 8, 8, DType::fp32, {}, Mode::fwd_bwd);
+  HostOutputs out = full_reference(s, ctx);
+  out.dv.pop_back();
+  VerifyResult r = verify_outputs(s, ctx, out);
+  EXPECT_FALSE(verify_passed(r));
+  EXPECT_NE(r.detail.find("dv has"), std::string::npos) << r.detail;
+  out = full_reference(s, ctx);
+  out.o.clear();
+  EXPECT_FALSE(verify_passed(verify_outputs(s, ctx, out)));
+}
+
+TEST(Verify, StratifiedRowsHaveEdgesDiagonalAndAreDeterministic) {
+  // Bottom-right causal with q_len > kv_len: off = 3000 - 5000 = -2000, so row 2000 is the
+  // first that sees key 0 and row 4999 the first that sees the last key.
+  const Spec s = make_spec(3, 8, 2, 5000, 3000, 64, DType::fp16, {MaskKind::causal_br, 0});
+  const VerifyOptions opt;
+  const std::vector<RowIndex> a = rows_to_check(s, opt, 77);
+  EXPECT_EQ(a, rows_to_check(s, opt, 77));
+  EXPECT_NE(a, rows_to_check(s, opt, 78));
+  EXPECT_TRUE(std::is_sorted(a.begin(), a.end(), [](const RowIndex& x, const RowIndex& y) {
+    return std::tie(x.b, x.h, x.i) < std::tie(y.b, y.h, y.i);
+  }));
+  EXPECT_EQ(std::adjacent_find(a.begin(), a.end()), a.end());
+  auto has = [&](int64_t b, int64_t h, int64_t i) {
+    return std::find(a.begin(), a.end(), RowIndex{b, h, i}) != a.end();
+  };
+  EXPECT_TRUE(has(0, 0, 0));
+  EXPECT_TRUE(has(2, 7, 4999));  // last batch, last head, last row
+  EXPECT_TRUE(has(2, 4, 0));     // first head of the last KV group
+  for (int64_t i : {1999, 2000, 2001}) EXPECT_TRUE(has(0, 0, i)) << i;           // diagonal enters
+  for (int64_t i : {63, 64, 65, 127, 128, 129}) EXPECT_TRUE(has(2, 7, i)) << i;  // tile edges
+  EXPECT_GE(a.size(), size_t(opt.sample_rows));
+  EXPECT_LT(a.size(), size_t(400));
+  for (const RowIndex& r : a) {
+    EXPECT_LT(r.b, 3);
+    EXPECT_LT(r.h, 8);
+    EXPECT_LT(r.i, 5000);
+    EXPECT_GE(r.i, 0);
+  }
+  // Window: the rows where the window starts sliding past key 0 (i = W - off - 1, W - off).
+  const Spec w = make_spec(1, 4, 4, 8192, 8192, 64, DType::bf16, {MaskKind::window, 300});
+  const std::vector<RowIndex> wr = rows_to_check(w, opt, 1);
+  for (int64_t i : {299, 300, 301})
+    EXPECT_NE(std::find(wr.begin(), wr.end(), RowIndex{0, 0, i}), wr.end()) << i;
+}
+
+TEST(Verify, SmallShapesCheckEveryRow) {
+  const Spec s = make_spec(2, 3, 3, 10, 12, 8, DType::fp32);
+  const std::vector<RowIndex> rows = rows_to_check(s, VerifyOptions{}, 5);
+  ASSERT_EQ(rows.size(), size_t(2 * 3 * 10));
+  EXPECT_EQ(rows.front(), (RowIndex{0, 0, 0}));
+  EXPECT_EQ(rows.back(), (RowIndex{1, 2, 9}));
+}
+
+}  // namespace
+}  // namespace attnprof

@@ -1,0 +1,408 @@
+// cuda.naive, cuda.naive.expand and cuda.math (src/providers/cuda/) against the fp64 reference
+// on random shapes, the mask-coverage test on the GPU, the NaN poison, memory accounting, and
+// the host-side pieces (mask intervals, support reasons, byte estimates) that need no GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnprof/memory.hpp"
+#include "attnprof/verify.hpp"
+#include "providers/cuda/softmax.cuh"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+// The first CUDA device, or why there is none (no driver, no device).
+std::optional<Device> first_gpu(std::string& why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+    return std::nullopt;
+  }
+  if (count == 0) {
+    why = "cudaGetDeviceCount reports 0 devices";
+    return std::nullopt;
+  }
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
+    why = "cudaGetDeviceProperties failed";
+    return std::nullopt;
+  }
+  Device d;
+  d.kind = DeviceKind::cuda;
+  d.name = p.name;
+  d.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.l2_bytes = p.l2CacheSize;
+  return d;
+}
+
+#define REQUIRE_GPU(dev)                                   \
+  std::string why_no_gpu;                                  \
+  const std::optional<Device> dev = first_gpu(why_no_gpu); \
+  if (!dev) GTEST_SKIP() << "no CUDA device: " << why_no_gpu
+
+std::unique_ptr<Provider> make(const std::string& name) {
+  if (name == "cuda.naive") return make_cuda_naive();
+  if (name == "cuda.naive.expand") return make_cuda_naive_expand();
+  return make_cuda_math();
+}
+
+const char* const kProviders[] = {"cuda.naive", "cuda.naive.expand", "cuda.math"};
+
+// A non-blocking stream, as the engine times on: providers must not rely on the legacy stream
+// synchronizing with it.
+struct TestStream {
+  cudaStream_t s = nullptr;
+  TestStream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
+  ~TestStream() { (void)cudaStreamDestroy(s); }
+  Stream handle() const { return Stream{s}; }
+};
+
+Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType t,
+               Mask m, Layout layout = Layout::bhsd, int64_t dv = 0) {
+  Spec s;
+  s.batch = b;
+  s.q_heads = hq;
+  s.kv_heads = hkv;
+  s.q_len = nq;
+  s.kv_len = nk;
+  s.head_dim = d;
+  s.v_head_dim = dv;
+  s.dtype = t;
+  s.mask = m;
+  s.layout = layout;
+  return s;
+}
+
+Mask causal() {
+  return {MaskKind::causal_tl, 0};
+}
+Mask causal_br() {
+  return {MaskKind::causal_br, 0};
+}
+Mask window(int64_t w) {
+  return {MaskKind::window, w};
+}
+
+bool all_nan(const std::vector<float>& v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host-only: these run everywhere, GPU or not.
+
+// RowMask (the softmax kernel's per-row interval) must be Mask::visible exactly.
+TEST(CudaProviderPieces, RowMaskIsMaskVisible) {
+  const Mask masks[] = {{}, causal(), causal_br(), window(1), window(3), window(64)};
+  const int64_t shapes[][2] = {{1, 1}, {1, 9}, {9, 1}, {7, 7}, {5, 13}, {13, 5}, {70, 129}};
+  for (const Mask& m : masks) {
+    for (const auto& sh : shapes) {
+      const int64_t nq = sh[0], nk = sh[1];
+      const cuda::RowMask r = cuda::row_mask(m, nq, nk);
+      for (int64_t i = 0; i < nq; ++i) {
+        for (int64_t j = 0; j < nk; ++j) {
+          const bool kernel = j >= r.first(i) && j <= r.last(i, nk);
+          ASSERT_EQ(kernel, m.visible(i, j, nq, nk))
+              << to_string(m) << " q_len " << nq << " kv_len " << nk << " i " << i << " j " << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaProviderPieces, SupportsSaysWhyNot) {
+  Device gpu;
+  gpu.kind = DeviceKind::cuda;
+  gpu.name = "test GPU";
+  gpu.cc_major = 9;
+  Device old_gpu = gpu;
+  old_gpu.cc_major = 7;
+  const Device cpu;  // kind cpu
+  for (const char* name : kProviders) {
+    const auto p = make(name);
+    EXPECT_EQ(p->name(), name);
+    EXPECT_EQ(p->device_kind(), DeviceKind::cuda);
+    EXPECT_EQ(p->index_bits(), 63);
+    Spec s = make_spec(1, 4, 2, 64, 64, 64, DType::bf16, causal());
+    EXPECT_TRUE(p->supports(s, gpu).ok) << p->supports(s, gpu).reason;
+    s.layout = Layout::bshd;
+    EXPECT_TRUE(p->supports(s, gpu).ok) << p->supports(s, gpu).reason;
+    for (Mode mode : {Mode::bwd, Mode::fwd_bwd}) {
+      s.mode = mode;
+      const Support no = p->supports(s, gpu);
+      EXPECT_FALSE(no.ok) << name;
+      EXPECT_NE(no.reason.find("forward only"), std::string::npos) << no.reason;
+    }
+    s.mode = Mode::fwd;
+    EXPECT_FALSE(p->supports(s, cpu).ok);
+    const Support old = p->supports(s, old_gpu);
+    EXPECT_FALSE(old.ok);
+    EXPECT_NE(old.reason.find("8.0"), std::string::npos) << old.reason;
+  }
+}
+
+// estimate_bytes() is the runs' allocation, counted here from the recipe independently.
+TEST(CudaProviderPieces, EstimatesCountEveryBuffer) {
+  const int64_t b = 2, hq = 8, hkv = 2, nq = 300, nk = 500, d = 64, dv = 32;
+  const Spec s = make_spec(b, hq, hkv, nq, nk, d, DType::fp16, causal(), Layout::bhsd, dv);
+  const int64_t io =
+      2 * (b * hq * nq * d + b * hkv * nk * d + b * hkv * nk * dv + b * hq * nq * dv);
+  const int64_t scores = b * hq * nq * nk;  // elements, of S and of P
+  const int64_t cublas = int64_t{32} << 20;
+  const int64_t expanded = b * hq * nk * (d + dv);  // K and V at the query heads
+  EXPECT_EQ(make_cuda_naive()->estimate_bytes(s), io + 2 * 2 * scores + cublas);
+  EXPECT_EQ(make_cuda_naive_expand()->estimate_bytes(s),
+            io + 2 * 2 * scores + 2 * expanded + cublas);
+  // math: fp32 Q, K, V, O copies; scaled Q; expanded K, V; scaled K; S and P in fp32.
+  const int64_t f32 =
+      4 * (b * hq * nq * d + b * hkv * nk * d + b * hkv * nk * dv + b * hq * nq * dv +
+           b * hq * nq * d + expanded + b * hq * nk * d + 2 * scores);
+  EXPECT_EQ(make_cuda_math()->estimate_bytes(s), io + f32 + cublas);
+  // bshd adds the six per-(batch, head) pointer arrays of the batched GEMMs to cuda.naive.
+  Spec t = s;
+  t.layout = Layout::bshd;
+  EXPECT_EQ(make_cuda_naive()->estimate_bytes(t), io + 2 * 2 * scores + cublas + 6 * b * hq * 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// On the GPU: every provider against the fp64 reference.
+
+struct Case {
+  std::string provider;
+  Spec spec;
+};
+
+std::string case_name(const Case& c) {
+  const Spec& s = c.spec;
+  std::string n = c.provider + "_" + std::string(to_string(s.dtype)) + "_" + to_string(s.mask) +
+                  "_b" + std::to_string(s.batch) + "h" + std::to_string(s.q_heads) + "g" +
+                  std::to_string(s.group_size()) + "_q" + std::to_string(s.q_len) + "k" +
+                  std::to_string(s.kv_len) + "d" + std::to_string(s.head_dim) +
+                  (s.v_head_dim ? "v" + std::to_string(s.v_head_dim) : "") + "_" +
+                  std::string(to_string(s.layout));
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+// ~60 points: every (provider, dtype, mask) at q_len == kv_len, lengths and GQA ratios rotated
+// so that each provider sees every length, ratio and both layouts; then the shapes where
+// masks and indexing break: q_len < kv_len (causal-br, decode), q_len > kv_len (rows that see
+// no key), Dv != D, windows wider than the sequence, odd head sizes.
+std::vector<Case> reference_cases() {
+  const int64_t lengths[] = {1, 17, 129, 1000, 4097};
+  const int64_t ratios[] = {1, 4, 8};
+  const int64_t dims[] = {64, 128, 32};
+  const DType dtypes[] = {DType::fp32, DType::fp16, DType::bf16};
+  std::vector<Case> out;
+  for (int p = 0; p < 3; ++p) {
+    for (int t = 0; t < 3; ++t) {
+      for (int m = 0; m < 4; ++m) {
+        const int idx = p * 12 + t * 4 + m;
+        const int64_t n = lengths[idx % 5];
+        const int64_t g = ratios[(idx / 5) % 3];
+        const int64_t kv_heads = n >= 1000 ? 1 : 1 + idx % 2;  // keep N x N buffers small
+        const int64_t batch = n >= 1000 ? 1 : 1 + (idx / 2) % 2;
+        const Layout layout = idx % 2 ? Layout::bshd : Layout::bhsd;
+        const Mask masks[] = {Mask{}, causal(), causal_br(), window(std::max<int64_t>(1, n / 4))};
+        // causal-br is the bottom-right alignment of a shorter query block against its keys
+        const int64_t nq = m == 2 ? std::max<int64_t>(1, n / 3) : n;
+        out.push_back({kProviders[p], make_spec(batch, kv_heads * g, kv_heads, nq, n, dims[idx % 3],
+                                                dtypes[t], masks[m], layout)});
+      }
+    }
+  }
+  for (const char* p : kProviders) {
+    const std::string name = p;
+    // decode: one query token against a long GQA cache
+    out.push_back({name, make_spec(2, 16, 2, 1, 4097, 128, DType::bf16, causal_br())});
+    // chunked prefill: a query block at the end of a longer cache
+    out.push_back(
+        {name, make_spec(1, 8, 2, 129, 1000, 64, DType::fp16, causal_br(), Layout::bshd)});
+    // more queries than keys: the first 112 rows see no key and must come out as 0
+    out.push_back({name, make_spec(1, 4, 1, 129, 17, 64, DType::fp32, causal_br())});
+    out.push_back({name, make_spec(2, 4, 4, 129, 17, 64, DType::fp16, window(5), Layout::bshd)});
+    // Dv != D, window wider than the keys, a head size that is no multiple of 16 bytes' worth
+    out.push_back(
+        {name, make_spec(2, 8, 1, 17, 129, 64, DType::bf16, window(1000), Layout::bhsd, 32)});
+    out.push_back({name, make_spec(1, 8, 2, 129, 129, 36, DType::fp16, window(1), Layout::bshd)});
+    out.push_back(
+        {name, make_spec(1, 4, 4, 1000, 1000, 128, DType::fp32, Mask{}, Layout::bshd, 64)});
+  }
+  return out;
+}
+
+class CudaProviderReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaProviderReference, MatchesFp64Reference) {
+  REQUIRE_GPU(gpu);
+  const Case& c = GetParam();
+  ASSERT_TRUE(c.spec.validate().empty()) << c.spec.validate().front();
+  const auto provider = make(c.provider);
+  ASSERT_TRUE(provider->availability().available) << provider->availability().reason;
+  const Support sup = provider->supports(c.spec, *gpu);
+  ASSERT_TRUE(sup.ok) << sup.reason;
+
+  MemoryTracker tracker;
+  PrepareContext ctx;
+  ctx.seed = 0x5EED0000u + std::hash<std::string>{}(case_name(c)) % 1000;
+  ctx.tracker = &tracker;
+  TestStream stream;
+  {
+    auto run = provider->prepare(c.spec, *gpu, ctx);
+    // Memory: every allocation is tracked, and the estimate is what was allocated.
+    EXPECT_EQ(tracker.peak(), run->allocated_bytes());
+    EXPECT_EQ(provider->estimate_bytes(c.spec), run->allocated_bytes());
+    EXPECT_GT(run->workspace_bytes(), 0);
+
+    // The poison reaches every element, and the launch overwrites every element.
+    run->poison_outputs();
+    ASSERT_TRUE(all_nan(run->read_outputs().o));
+    Stream s = stream.handle();
+    run->launch(s);
+    const HostOutputs first = run->read_outputs();
+    const VerifyResult v = verify_outputs(c.spec, ctx, first);
+    EXPECT_EQ(v.nan_count, 0) << v.detail;
+    EXPECT_TRUE(verify_passed(v)) << "rel_l2_err " << v.rel_l2_err << " > " << v.tolerance << " ("
+                                  << v.sampling << ", " << v.rows_checked << " rows): " << v.detail;
+
+    // A second launch over fresh poison computes the same bits (no read of unwritten memory,
+    // no race between the steps).
+    run->poison_outputs();
+    run->launch(s);
+    const HostOutputs second = run->read_outputs();
+    ASSERT_EQ(first.o.size(), second.o.size());
+    size_t differ = 0;
+    for (size_t e = 0; e < first.o.size(); ++e)
+      differ += std::memcmp(&first.o[e], &second.o[e], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u) << "elements that changed between two launches";
+    EXPECT_EQ(tracker.peak(), run->allocated_bytes());  // launch allocates nothing
+  }
+  EXPECT_EQ(tracker.current(), 0);  // the run freed all it took
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaProviderReference, ::testing::ValuesIn(reference_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return case_name(i.param);
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// The mask-coverage test (DESIGN.md, Verification): Q = 0 makes every visible key's weight
+// equal, V encodes the key index, so each output is the mean of the encoding over exactly the
+// visible keys (computed here from Mask::visible, 0 for a row that sees none). A mask one key
+// off moves the mean by about (v_j - mean) / count, far above fp32 and fp16 rounding at these
+// lengths.
+
+std::vector<Case> coverage_cases() {
+  std::vector<Case> out;
+  for (const char* p : kProviders) {
+    const std::string name = p;
+    for (const Mask& m : {Mask{}, causal(), causal_br(), window(1), window(5), window(64)}) {
+      out.push_back({name, make_spec(1, 4, 1, 129, 129, 64, DType::fp32, m)});
+    }
+    out.push_back({name, make_spec(1, 4, 2, 37, 200, 64, DType::fp32, causal_br())});
+    out.push_back({name, make_spec(1, 4, 2, 200, 37, 64, DType::fp32, causal_br())});
+    out.push_back({name, make_spec(2, 8, 1, 300, 300, 64, DType::fp16, causal(), Layout::bshd)});
+    out.push_back({name, make_spec(1, 8, 2, 100, 257, 32, DType::fp16, window(17))});
+    out.push_back({name, make_spec(1, 4, 4, 65, 1000, 64, DType::bf16, causal_br(), Layout::bshd)});
+  }
+  return out;
+}
+
+class CudaProviderMaskCoverage : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaProviderMaskCoverage, OutputIsMeanOfVisibleKeys) {
+  REQUIRE_GPU(gpu);
+  const Case& c = GetParam();
+  const Spec& s = c.spec;
+  ASSERT_TRUE(s.validate().empty()) << s.validate().front();
+  const auto provider = make(c.provider);
+  PrepareContext ctx;
+  ctx.seed = 7;
+  ctx.pattern = InputPattern::mask_coverage;
+  TestStream stream;
+  auto run = provider->prepare(s, *gpu, ctx);
+  run->poison_outputs();
+  Stream st = stream.handle();
+  run->launch(st);
+  const std::vector<float> o = run->read_outputs().o;
+  ASSERT_EQ(static_cast<int64_t>(o.size()), s.o_elems());
+
+  // Rounding of 1/count and of O itself: fp32 ~1e-6, fp16 ~1e-3, bf16 ~8e-3 relative.
+  const double rel = s.dtype == DType::fp32 ? 2e-5 : s.dtype == DType::fp16 ? 2e-3 : 1.6e-2;
+  const int64_t dv = s.dv();
+  int64_t bad = 0;
+  std::string first_bad;
+  std::vector<double> expected(static_cast<size_t>(dv));
+  for (int64_t i = 0; i < s.q_len; ++i) {
+    std::fill(expected.begin(), expected.end(), 0.0);
+    int64_t count = 0;
+    for (int64_t j = 0; j < s.kv_len; ++j) {
+      if (!s.mask.visible(i, j, s.q_len, s.kv_len)) continue;
+      ++count;
+      for (int64_t d = 0; d < dv; ++d) {
+        expected[static_cast<size_t>(d)] += input_value(
+            InputPattern::mask_coverage, ctx.seed, TensorId::v, 0, static_cast<int>(s.dtype), j, d);
+      }
+    }
+    if (count > 0)
+      for (double& x : expected) x /= static_cast<double>(count);
+    for (int64_t b = 0; b < s.batch; ++b) {
+      for (int64_t h = 0; h < s.q_heads; ++h) {
+        for (int64_t d = 0; d < dv; ++d) {
+          const int64_t idx = s.layout == Layout::bhsd
+                                  ? ((b * s.q_heads + h) * s.q_len + i) * dv + d
+                                  : ((b * s.q_len + i) * s.q_heads + h) * dv + d;
+          const double want = expected[static_cast<size_t>(d)];
+          const double got = o[static_cast<size_t>(idx)];
+          if (!(std::abs(got - want) <= rel * (1.0 + std::abs(want)))) {
+            if (bad++ == 0) {
+              first_bad = "b " + std::to_string(b) + " h " + std::to_string(h) + " i " +
+                          std::to_string(i) + " d " + std::to_string(d) + ": got " +
+                          std::to_string(got) + ", want " + std::to_string(want) + " over " +
+                          std::to_string(count) + " visible keys";
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << "first: " << first_bad;
+}
+
+INSTANTIATE_TEST_SUITE_P(Masks, CudaProviderMaskCoverage, ::testing::ValuesIn(coverage_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           return case_name(i.param);
+                         });
+
+// GQA expansion is what cuda.naive.expand adds over cuda.naive: K and V at the query heads.
+TEST(CudaProviderMemory, ExpandHoldsTheRepeatedKv) {
+  REQUIRE_GPU(gpu);
+  const Spec s = make_spec(2, 8, 2, 64, 256, 64, DType::bf16, causal());
+  PrepareContext ctx;
+  auto naive = make_cuda_naive()->prepare(s, *gpu, ctx);
+  auto expand = make_cuda_naive_expand()->prepare(s, *gpu, ctx);
+  EXPECT_EQ(expand->allocated_bytes() - naive->allocated_bytes(),
+            2 * int64_t{2} * s.batch * s.q_heads * s.kv_len * s.head_dim);
+}
+
+}  // namespace
+}  // namespace attnprof

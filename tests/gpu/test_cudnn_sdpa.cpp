@@ -1,0 +1,308 @@
+// cudnn.sdpa against the fp64 reference on the device: random shapes over every mask, GQA
+// ratio, dtype, layout and mode; decode shapes; the mask-coverage pattern; and shapes cuDNN or
+// the provider reject, which must come back as not_supported with a reason.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnprof/provider.hpp"
+#include "attnprof/reference.hpp"
+#include "attnprof/verify.hpp"
+#include "providers/cudnn/cudnn_version.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+constexpr uint64_t kSeed = 20261129;
+
+// The CUDA device as the engine would describe it, or an empty optional and why not.
+struct DeviceProbe {
+  bool ok = false;
+  std::string why;
+  Device device;
+};
+
+DeviceProbe probe_device() {
+  DeviceProbe p;
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    p.why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                             : std::string("no CUDA device");
+    return p;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    p.why = "cudaGetDeviceProperties failed";
+    return p;
+  }
+  p.ok = true;
+  p.device.kind = DeviceKind::cuda;
+  p.device.name = prop.name;
+  p.device.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  p.device.sm_count = prop.multiProcessorCount;
+  p.device.cc_major = prop.major;
+  p.device.cc_minor = prop.minor;
+  p.device.l2_bytes = prop.l2CacheSize;
+  return p;
+}
+
+class CudnnSdpa : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DeviceProbe p = probe_device();
+    if (!p.ok) GTEST_SKIP() << p.why;
+    device_ = p.device;
+    provider_ = make_cudnn_sdpa();
+    if (Availability a = provider_->availability(); !a.available) GTEST_SKIP() << a.reason;
+    // A non-blocking stream: launches must not rely on implicit legacy-stream ordering.
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // prepare -> poison -> launch -> read -> verify, as the runner does it.
+  VerifyResult run_and_verify(const Spec& spec, InputPattern pattern, HostOutputs* keep = nullptr) {
+    EXPECT_TRUE(spec.validate().empty()) << spec.label();
+    Support s = provider_->supports(spec, device_);
+    EXPECT_TRUE(s.ok) << spec.label() << ": " << s.reason;
+    PrepareContext ctx;
+    ctx.seed = kSeed;
+    ctx.pattern = pattern;
+    ctx.tracker = &tracker_;
+    std::unique_ptr<attnprof::Run> run = provider_->prepare(spec, device_, ctx);
+    // Every byte the run holds went through the tracker, workspace included.
+    EXPECT_EQ(tracker_.current(), run->allocated_bytes());
+    EXPECT_LE(run->workspace_bytes(), run->allocated_bytes());
+    run->poison_outputs();
+    Stream stream{stream_};
+    run->launch(stream);
+    HostOutputs out = run->read_outputs();
+    VerifyResult v = verify_outputs(spec, ctx, out);
+    if (keep) *keep = std::move(out);
+    run.reset();
+    EXPECT_EQ(tracker_.current(), 0);
+    return v;
+  }
+
+  Device device_;
+  std::unique_ptr<Provider> provider_;
+  cudaStream_t stream_ = nullptr;
+  MemoryTracker tracker_;
+};
+
+Spec make(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType t, Mask m,
+          Mode mode = Mode::fwd, Layout layout = Layout::bhsd) {
+  Spec s;
+  s.batch = b;
+  s.q_heads = hq;
+  s.kv_heads = hkv;
+  s.q_len = nq;
+  s.kv_len = nk;
+  s.head_dim = d;
+  s.dtype = t;
+  s.mask = m;
+  s.mode = mode;
+  s.layout = layout;
+  return s;
+}
+
+const Mask kNone{MaskKind::none, 0};
+const Mask kCausal{MaskKind::causal_tl, 0};
+const Mask kCausalBr{MaskKind::causal_br, 0};
+Mask window(int64_t w) {
+  return {MaskKind::window, w};
+}
+
+constexpr DType bf16 = DType::bf16;
+constexpr DType fp16 = DType::fp16;
+constexpr Layout bshd = Layout::bshd;
+
+// --- random inputs vs the fp64 reference -------------------------------------------------
+
+class CudnnSdpaRandom : public CudnnSdpa, public ::testing::WithParamInterface<Spec> {};
+
+TEST_P(CudnnSdpaRandom, MatchesReference) {
+  const Spec& spec = GetParam();
+  VerifyResult v = run_and_verify(spec, InputPattern::random);
+  EXPECT_TRUE(verify_passed(v)) << spec.label() << ": rel err " << v.rel_l2_err << " (bound "
+                                << v.tolerance << "), lse err " << v.lse_max_abs_err << ", nan "
+                                << v.nan_count << "; " << v.detail;
+  EXPECT_EQ(v.nan_count, 0) << v.detail;
+  // The forward's log-sum-exp is exposed and therefore checked.
+  if (spec.mode != Mode::bwd) {
+    EXPECT_GE(v.lse_max_abs_err, 0.0) << "LSE was not checked";
+  }
+}
+
+std::string spec_name(const ::testing::TestParamInfo<Spec>& info) {
+  std::string k = info.param.key();
+  for (char& c : k) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return k;
+}
+
+// Lengths 1, 17, 129, 1000, 4097; GQA ratios 1, 4, 8; every mask; bf16 and fp16; both layouts.
+INSTANTIATE_TEST_SUITE_P(
+    Forward, CudnnSdpaRandom,
+    ::testing::Values(make(2, 4, 4, 17, 17, 64, bf16, kNone),
+                      make(1, 8, 2, 129, 129, 128, fp16, kCausal, Mode::fwd, bshd),
+                      make(1, 8, 1, 1000, 1000, 128, bf16, kCausalBr),
+                      make(1, 4, 4, 4097, 4097, 64, fp16, window(256)),
+                      make(1, 8, 2, 129, 1000, 128, bf16, kCausalBr, Mode::fwd, bshd),
+                      make(2, 8, 8, 17, 4097, 128, fp16, kCausal),
+                      make(3, 2, 2, 1000, 129, 64, fp16, kCausal),
+                      make(1, 8, 1, 1, 1000, 64, bf16, kNone),
+                      make(1, 4, 1, 1, 4097, 128, fp16, window(128), Mode::fwd, bshd),
+                      make(1, 16, 4, 4097, 4097, 128, bf16, kCausal, Mode::fwd, bshd),
+                      make(1, 2, 2, 1000, 1000, 256, bf16, kNone),
+                      make(1, 8, 2, 1000, 1000, 64, fp16, window(17), Mode::fwd, bshd)),
+    spec_name);
+
+INSTANTIATE_TEST_SUITE_P(
+    Backward, CudnnSdpaRandom,
+    ::testing::Values(make(1, 4, 4, 17, 17, 64, bf16, kNone, Mode::bwd),
+                      make(1, 8, 2, 129, 129, 128, fp16, kCausal, Mode::bwd, bshd),
+                      make(1, 8, 1, 1000, 1000, 64, bf16, kCausalBr, Mode::fwd_bwd),
+                      make(1, 4, 4, 129, 1000, 128, fp16, window(64), Mode::fwd_bwd),
+                      make(2, 4, 1, 1000, 1000, 128, bf16, window(256), Mode::bwd, bshd),
+                      make(1, 8, 8, 1, 1000, 64, fp16, kNone, Mode::fwd_bwd),
+                      make(1, 2, 2, 4097, 4097, 64, bf16, kCausal, Mode::bwd),
+                      make(1, 4, 2, 1000, 1000, 256, bf16, kCausal, Mode::fwd_bwd, bshd)),
+    spec_name);
+
+// One query token over a long KV cache: B 2, 32 query / 8 KV heads, D 128, KV 8192.
+INSTANTIATE_TEST_SUITE_P(Decode, CudnnSdpaRandom,
+                         ::testing::Values(make(2, 32, 8, 1, 8192, 128, bf16, kNone),
+                                           make(2, 32, 8, 1, 8192, 128, fp16, kCausalBr, Mode::fwd,
+                                                bshd),
+                                           make(1, 32, 8, 1, 8192, 128, bf16, window(4096))),
+                         spec_name);
+
+// --- mask coverage: Q = 0, V encodes the key index -------------------------------------------
+
+// With Q = 0 every visible key gets the same weight, so O's dims 0, 1 and 2 are the means of
+// j % 64, j / 64 % 256 and j % 7 over the visible keys j (inputs.hpp). Checked directly against
+// Mask::visible, so a mask off by one key shows as a shifted mean.
+void expect_visible_means(const Spec& s, const std::vector<float>& o) {
+  const int64_t dv = s.dv();
+  int64_t bad = 0;
+  for (int64_t h = 0; h < s.q_heads; ++h) {
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      double sum[3] = {0, 0, 0};
+      int64_t n = 0;
+      for (int64_t j = 0; j < s.kv_len; ++j) {
+        if (!s.mask.visible(i, j, s.q_len, s.kv_len)) continue;
+        sum[0] += double(j % 64);
+        sum[1] += double(j / 64 % 256);
+        sum[2] += double(j % 7);
+        ++n;
+      }
+      ASSERT_GT(n, 0);
+      for (int64_t c = 0; c < 3; ++c) {
+        const double want = sum[c] / double(n);
+        const double got =
+            o[static_cast<size_t>(flat_index(s, 0, h, i, c, s.q_heads, s.q_len, dv))];
+        // fp16 holds values below 64 to 1/32; the mean of n values is rounded once more.
+        if (std::abs(got - want) > 0.04 && bad++ < 5) {
+          ADD_FAILURE() << s.label() << " row " << i << " head " << h << " dim " << c << ": got "
+                        << got << ", mean of visible keys " << want << " (" << n << " keys)";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << s.label();
+}
+
+class CudnnSdpaMaskCoverage : public CudnnSdpa, public ::testing::WithParamInterface<Spec> {};
+
+TEST_P(CudnnSdpaMaskCoverage, OutputIsMeanVisibleKeyIndex) {
+  const Spec& spec = GetParam();
+  HostOutputs out;
+  VerifyResult v = run_and_verify(spec, InputPattern::mask_coverage, &out);
+  EXPECT_TRUE(verify_passed(v)) << spec.label() << ": " << v.detail;
+  expect_visible_means(spec, out.o);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Masks, CudnnSdpaMaskCoverage,
+    ::testing::Values(make(1, 2, 1, 130, 130, 64, fp16, kNone),
+                      make(1, 2, 1, 130, 130, 64, fp16, kCausal),
+                      make(1, 2, 1, 70, 150, 64, fp16, kCausal, Mode::fwd, bshd),
+                      make(1, 2, 1, 70, 150, 64, fp16, kCausalBr),
+                      make(1, 2, 1, 150, 70, 64, fp16, kCausal),
+                      make(1, 2, 1, 130, 130, 64, fp16, window(5)),
+                      make(1, 2, 1, 70, 150, 64, fp16, window(33), Mode::fwd, bshd),
+                      make(1, 2, 2, 1, 300, 64, fp16, window(7))),
+    spec_name);
+
+// --- what the runner relies on -----------------------------------------------------------
+
+// The last timed launch is verified too: a relaunch after poisoning must rewrite every output.
+TEST_F(CudnnSdpa, RelaunchRewritesEveryOutput) {
+  const Spec spec = make(1, 8, 2, 257, 257, 128, bf16, kCausal, Mode::fwd_bwd);
+  PrepareContext ctx;
+  ctx.seed = kSeed;
+  ctx.tracker = &tracker_;
+  auto run = provider_->prepare(spec, device_, ctx);
+  Stream stream{stream_};
+  run->poison_outputs();
+  run->launch(stream);
+  HostOutputs first = run->read_outputs();
+  run->poison_outputs();
+  run->launch(stream);
+  run->launch(stream);
+  HostOutputs last = run->read_outputs();
+  EXPECT_TRUE(verify_passed(verify_outputs(spec, ctx, last)));
+  // The forward is deterministic; cuDNN's backward accumulates dQ with atomics, so only O and
+  // the LSE are compared bit for bit.
+  EXPECT_EQ(first.o, last.o);
+  EXPECT_EQ(first.lse, last.lse);
+  EXPECT_GT(run->workspace_bytes(), 0) << "the backward needs a dQ accumulator";
+}
+
+TEST_F(CudnnSdpa, DescriptionNamesTheCudnnVersion) {
+  EXPECT_NE(provider_->description().find(cudnn::cudnn_runtime_version()), std::string::npos)
+      << provider_->description();
+}
+
+// --- not supported: a result with a reason, never a crash ------------------------------------
+
+TEST_F(CudnnSdpa, Fp32IsNotSupported) {
+  Support s = provider_->supports(make(1, 2, 2, 64, 64, 64, DType::fp32, kNone), device_);
+  EXPECT_FALSE(s.ok);
+  EXPECT_EQ(s.reason, "cuDNN SDPA needs fp16 or bf16");
+}
+
+TEST_F(CudnnSdpa, UnsupportedHeadDimIsNotSupportedWithAReason) {
+  for (int64_t d : {int64_t{4}, int64_t{264}}) {
+    const Spec spec = make(1, 2, 2, 64, 64, d, bf16, kNone);
+    Support s = provider_->supports(spec, device_);
+    EXPECT_FALSE(s.ok) << d;
+    EXPECT_NE(s.reason.find("head dim"), std::string::npos) << s.reason;
+    // prepare() of a point supports() rejects throws NotSupported with the same words, so a
+    // caller that skips supports() still records not_supported, not failed.
+    PrepareContext ctx;
+    ctx.tracker = &tracker_;
+    try {
+      provider_->prepare(spec, device_, ctx);
+      ADD_FAILURE() << "prepare accepted head dim " << d;
+    } catch (const NotSupported& e) {
+      EXPECT_EQ(e.reason(), s.reason);
+      EXPECT_EQ(std::string(e.what()), "not_supported: " + s.reason);
+    }
+    EXPECT_EQ(tracker_.current(), 0) << "nothing may stay allocated";
+  }
+}
+
+}  // namespace
+}  // namespace attnprof

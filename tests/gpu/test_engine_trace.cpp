@@ -1,0 +1,73 @@
+// The CUPTI tracer (src/trace/cuda/cupti_tracer.cpp): demangled names, counts, durations and the
+// stream each kernel ran on. Under ncu or compute-sanitizer CUPTI is taken: the tracer says so
+// and these tests skip with its note.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include "engine_test_util.hpp"
+#include "trace/cuda/cupti_tracer.hpp"
+
+namespace attnprof::testing {
+namespace {
+
+TEST(CuptiDemangle, DemanglesCxxNamesAndKeepsOthers) {
+  EXPECT_EQ(cuda::demangle("_ZN8attnprof4cuda14spin_ns_kernelEm"),
+            "attnprof::cuda::spin_ns_kernel(unsigned long)");
+  EXPECT_EQ(cuda::demangle("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_TNT"),
+            "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_TNT");
+  EXPECT_EQ(cuda::demangle(nullptr), "?");
+}
+
+TEST(CuptiAggregate, GroupsByNameInOrderOfFirstAppearance) {
+  using A = cuda::TraceActivity;
+  std::vector<A> acts(4);
+  acts[0] = {A::Kind::kernel, "gemm", 0, 10'000, 0, 7, 1, 0};
+  acts[1] = {A::Kind::kernel, "softmax", 10'000, 12'000, 0, 7, 2, 0};
+  acts[2] = {A::Kind::memset, "memset", 12'000, 13'000, 0, 7, 3, 64};
+  acts[3] = {A::Kind::kernel, "gemm", 13'000, 23'000, 0, 7, 4, 0};
+  const auto k = cuda::aggregate_kernels(acts);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].name, "gemm");
+  EXPECT_EQ(k[0].count, 2);
+  EXPECT_DOUBLE_EQ(k[0].total_us, 20.0);
+  EXPECT_EQ(k[1].name, "softmax");
+  EXPECT_EQ(k[1].count, 1);
+  EXPECT_DOUBLE_EQ(k[1].total_us, 2.0);
+}
+
+TEST_F(CudaEngineTest, CuptiSeesTheSpinKernelOnTheTimedStream) {
+  SpinRun run(50'000);  // 50 us
+  run.launch(engine().stream());
+  const cuda::TraceCapture cap = engine().trace(run);
+  if (!cap.available) GTEST_SKIP() << cap.note;
+  const auto kernels = cuda::aggregate_kernels(cap.activities);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].name.rfind("attnprof::cuda::spin_ns_kernel(", 0), 0u) << kernels[0].name;
+  EXPECT_EQ(kernels[0].count, 1);
+  EXPECT_GE(kernels[0].total_us, 49.0);
+  EXPECT_LE(kernels[0].total_us, 70.0);
+  for (const cuda::TraceActivity& a : cap.activities) EXPECT_EQ(a.stream_id, cap.stream_id);
+
+  std::string note = "stale";
+  const auto via_engine = engine().trace_kernels(run, note);
+  EXPECT_EQ(note, "");
+  ASSERT_EQ(via_engine.size(), 1u);
+  EXPECT_EQ(via_engine[0].name, kernels[0].name);
+}
+
+TEST_F(CudaEngineTest, CuptiReportsKernelsOutsideTheTimedStream) {
+  cudaStream_t side = nullptr;
+  ATTNPROF_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  SpinRun run(20'000, side, 20'000);
+  std::string note;
+  const auto kernels = engine().trace_kernels(run, note);
+  ATTNPROF_CUDA(cudaStreamSynchronize(side));
+  ATTNPROF_CUDA(cudaStreamDestroy(side));
+  if (note.rfind("unavailable", 0) == 0) GTEST_SKIP() << note;
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].count, 2);
+  EXPECT_EQ(note, "1 kernel(s) ran outside the timed stream");
+}
+
+}  // namespace
+}  // namespace attnprof::testing

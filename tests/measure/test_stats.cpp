@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "attnprof/stats.hpp"
+
+namespace attnprof {
+namespace {
+
+TEST(Stats, SummaryOfKnownSamples) {
+  const SampleStats s = summarize({5, 1, 4, 2, 3});
+  EXPECT_EQ(s.samples, 5);
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  EXPECT_DOUBLE_EQ(s.p5, 1.2);
+  EXPECT_DOUBLE_EQ(s.p95, 4.8);
+  EXPECT_NEAR(s.stddev, std::sqrt(2.5), 1e-12);
+  EXPECT_NEAR(s.cv, std::sqrt(2.5) / 3, 1e-12);
+}
+
+TEST(Stats, NeedsMinimumSamplesAndTime) {
+  StoppingRule r;
+  std::vector<double> same(9, 1.0);
+  EXPECT_FALSE(should_stop(r, same, 9.0, 9.0 / 100).stop);  // 9 < 10 samples
+  same.push_back(1.0);
+  EXPECT_TRUE(should_stop(r, same, 10.0, 0.1).stop);
+  std::vector<double> tiny(20, 1e-3);
+  EXPECT_FALSE(should_stop(r, tiny, 0.02, 0.02).stop);  // 20 ms < 0.5 s measured
+}
+
+TEST(Stats, NoisySamplesRunUntilTimeoutAndAreFlagged) {
+  StoppingRule r;
+  r.timeout_s = 1.0;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> d(0.5, 1.5);
+  std::vector<double> v;
+  for (int i = 0; i < 12; ++i) v.push_back(d(rng) * 0.1);
+  const double sum = 1.2;
+  EXPECT_FALSE(should_stop(r, v, sum, 0.9).stop);
+  const StopDecision at_timeout = should_stop(r, v, sum, 1.0);
+  EXPECT_TRUE(at_timeout.stop);
+  EXPECT_TRUE(at_timeout.noisy);
+  EXPECT_EQ(at_timeout.why, "timeout");
+}
+
+TEST(Stats, NoiseConvergesWithMoreSamples) {
+  StoppingRule r;
+  r.timeout_s = 1e9;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> d(1e-3, 2e-5);  // 2% cv
+  std::vector<double> v;
+  double sum = 0;
+  StopDecision dec;
+  while (!(dec = should_stop(r, v, sum, sum)).stop) {
+    v.push_back(d(rng));
+    sum += v.back();
+  }
+  EXPECT_EQ(dec.why, "converged");
+  EXPECT_FALSE(dec.noisy);
+  // 0.5% on the median with 2% cv needs about (1.25 * 2 / 0.5)^2 = 25 samples; min time 0.5 s
+  // at 1 ms per sample makes it 500.
+  EXPECT_GE(v.size(), 500u);
+  EXPECT_LT(v.size(), 600u);
+}
+
+TEST(Stats, TimerResolutionSetsTheNoiseFloor) {
+  StoppingRule r;
+  r.timer_resolution_s = 1e-6;
+  r.min_time_s = 0;
+  // 2 us samples jittering by a timer tick: noise ~ 1e-6/2e-6 is as good as it gets.
+  std::vector<double> v;
+  for (int i = 0; i < 10; ++i) v.push_back(i % 2 ? 2e-6 : 3e-6);
+  EXPECT_TRUE(should_stop(r, v, 2.5e-5, 2.5e-5).stop);
+}
+
+}  // namespace
+}  // namespace attnprof

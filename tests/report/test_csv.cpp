@@ -1,0 +1,97 @@
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "attnprof/sink.hpp"
+#include "report/fixtures.hpp"
+
+namespace attnprof {
+namespace {
+
+std::string csv_of(const std::vector<Result>& rows) {
+  std::string out = csv_header() + "\n";
+  for (const Result& r : rows) out += to_csv_row(r) + "\n";
+  return out;
+}
+
+TEST(Csv, MatchesGoldenFile) {
+  test::expect_golden("results.csv", csv_of(test::sample_results()));
+}
+
+TEST(Csv, HeaderListsTheDocumentedColumns) {
+  EXPECT_EQ(csv_header(),
+            "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,"
+            "dtype,mask,mode,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,"
+            "tokens_per_s,pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,"
+            "rel_l2_err,max_abs_err,tolerance,kernels,device");
+}
+
+// Splits one RFC 4180 record (no embedded line breaks needed here) into its fields.
+std::vector<std::string> parse_record(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+TEST(Csv, QuotesCommasQuotesAndLineBreaksPerRfc4180) {
+  Result r = test::sample_results()[1];
+  r.reason = "a, \"b\"\r\nc";
+  r.device = "plain";
+  const std::string row = to_csv_row(r);
+  EXPECT_NE(row.find(",\"a, \"\"b\"\"\r\nc\","), std::string::npos) << row;
+  // The kernels cell holds a comma (template arguments): quoted, names joined by ';'.
+  r.reason = "";
+  const auto fields = parse_record(to_csv_row(r));
+  ASSERT_EQ(fields.size(), parse_record(csv_header()).size());
+  EXPECT_EQ(fields[32],
+            "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, true>;fill_poison");
+  EXPECT_EQ(fields[33], "plain");
+}
+
+TEST(Csv, UnmeasuredFieldsAreEmptyNotZero) {
+  const auto fields = parse_record(to_csv_row(test::sample_results()[2]));  // not_supported
+  ASSERT_EQ(fields.size(), 34u);
+  for (int i : {14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27, 29, 30, 31}) {
+    EXPECT_EQ(fields[static_cast<std::size_t>(i)], "") << "column " << i;
+  }
+  EXPECT_EQ(fields[28], "50331648");  // analytic bytes are known without running
+  EXPECT_EQ(fields[9], "96");         // v_head_dim is the effective one, never 0
+}
+
+TEST(Csv, SinkWritesHeaderThenRowsFlushedAsTheyCome) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / "attnprof_test.csv";
+  const auto rows = test::sample_results();
+  {
+    auto sink = make_csv_sink(path);
+    sink->begin(static_cast<int64_t>(rows.size()));
+    sink->write(rows[0]);
+    EXPECT_EQ(test::read_text(path), csv_of({rows[0]}));
+    for (std::size_t i = 1; i < rows.size(); ++i) sink->write(rows[i]);
+    sink->end();
+  }
+  EXPECT_EQ(test::read_text(path), test::read_text(test::golden_path("results.csv")));
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace attnprof
