@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: install dependencies, build, and run the default profile on
+# the best device present (CUDA where a device answers, else the CPU). Writes a JSONL journal
+# and a Markdown summary under results/. Extra arguments go to `attnprof run`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh >/dev/null
+cmake --preset default >/dev/null
+cmake --build --preset default --target attnprof
+mkdir -p results
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+./build/attnprof list
+./build/attnprof run --out "results/profile-$stamp.jsonl" --markdown "results/profile-$stamp.md" "$@"
+echo "wrote results/profile-$stamp.jsonl and results/profile-$stamp.md"
