@@ -31,6 +31,7 @@ import json
 import math
 import sys
 import time
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -80,11 +81,14 @@ def visible_pairs(nq, nk, mask):
     return sum(max(0, min(nk, i + off + 1)) for i in range(nq))
 
 
+BENCH = {"warmup": 25, "rep": 100}  # do_bench's defaults, in ms; --warmup-ms / --rep-ms
+
+
 def bench_ms(fn):
     # Warm-up first (cuBLAS handles, cuDNN graph build, autotuning stay out of the numbers).
     fn()
     torch.cuda.synchronize()
-    return do_bench(fn, warmup=25, rep=100, return_mode="median")
+    return do_bench(fn, warmup=BENCH["warmup"], rep=BENCH["rep"], return_mode="median")
 
 
 def peak_extra_mb(fn):
@@ -199,17 +203,20 @@ def measure_attention(out, shape):
             row["skipped"] = f"N x N intermediates ~{need / 1e9:.0f} GB > 40 GB"
             rows.append(record(out, row))
             continue
-        try:
-            with torch.no_grad():
-                ms = bench_ms(fn)
-                row["peak_extra_mb"] = peak_extra_mb(fn)
-            row["median_ms"] = ms
-            row["tflops"] = flops / ms / 1e9
-            row["tbps"] = nbytes / ms / 1e9
-        except torch.cuda.OutOfMemoryError as e:
-            row["error"] = "oom: " + str(e).splitlines()[0]
-        except RuntimeError as e:  # e.g. no kernel of this backend for the shape
-            row["error"] = str(e).splitlines()[0][:200]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with torch.no_grad():
+                    ms = bench_ms(fn)
+                    row["peak_extra_mb"] = peak_extra_mb(fn)
+                row["median_ms"] = ms
+                row["tflops"] = flops / ms / 1e9
+                row["tbps"] = nbytes / ms / 1e9
+            except torch.cuda.OutOfMemoryError as e:
+                row["error"] = "oom: " + str(e).splitlines()[0]
+            except RuntimeError as e:  # no kernel of this backend for the shape: say why
+                why = "; ".join(str(w.message).splitlines()[0] for w in caught[:3])
+                row["error"] = (str(e).splitlines()[0] + (" " + why if why else ""))[:400]
         torch.cuda.empty_cache()
         rows.append(record(out, row))
     return rows
@@ -222,7 +229,8 @@ def environment():
             "torch": torch.__version__, "cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version(), "triton": triton.__version__,
             "allow_tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
-            "timer": "triton.testing.do_bench(warmup=25, rep=100, median), L2 flushed per call",
+            "timer": f"triton.testing.do_bench(warmup={BENCH['warmup']}, rep={BENCH['rep']}, "
+                     "median), L2 flushed per call",
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
@@ -248,9 +256,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="JSON lines, one per measurement")
     ap.add_argument("--only", default="ceilings,seed-000,seed-003,fa-bench,decode",
-                    help="comma-separated groups to run")
+                    help="comma-separated groups to run, in this order")
+    ap.add_argument("--warmup-ms", type=float, default=25, help="do_bench warm-up (25)")
+    ap.add_argument("--rep-ms", type=float, default=100, help="do_bench repetition time (100)")
     args = ap.parse_args()
-    groups = set(args.only.split(","))
+    groups = args.only.split(",")
+    BENCH.update(warmup=args.warmup_ms, rep=args.rep_ms)
     if not torch.cuda.is_available():
         sys.exit("torch_crosscheck: no CUDA device")
     torch.backends.cuda.matmul.allow_tf32 = False  # PyTorch's default, stated
@@ -259,11 +270,12 @@ def main():
     rows = []
     with open(args.out, "w") as out:
         record(out, environment())
-        if "ceilings" in groups:
-            rows += measure_ceilings(out)
-        for shape in preset_shapes():
-            if shape[0] in groups:
-                rows += measure_attention(out, shape)
+        for group in groups:
+            if group == "ceilings":
+                rows += measure_ceilings(out)
+            for shape in preset_shapes():
+                if shape[0] == group:
+                    rows += measure_attention(out, shape)
     print_table(rows)
     print(f"torch_crosscheck: {len(rows)} rows in {time.time() - start:.0f} s -> {args.out}")
 

@@ -16,6 +16,11 @@ struct Command {
 
 Command add_list_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_worker_command(CLI::App& app);  // hidden: the supervisor's worker process
+Command add_tune_command(CLI::App& app);     // cmd_tune.cpp
+Command add_report_command(CLI::App& app);   // cmd_report.cpp
+Command add_compare_command(CLI::App& app);  // cmd_compare.cpp
+Command add_history_command(CLI::App& app);  // cmd_history.cpp
 
 // One line on stderr, "attnprof: error: <message>", and the usage exit code.
 int usage_error(const std::string& message);

@@ -1,18 +1,25 @@
 // `attnprof run`: a grid of shapes x providers, every point verified and measured, rows to the
-// console, a JSONL journal and optional CSV / Markdown.
+// console, a JSONL journal and optional CSV / Markdown. Points run in a supervised worker process
+// (supervisor.hpp) unless --in-process; --resume continues a journal.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "attnprof/grid.hpp"
+#include "attnprof/history.hpp"
+#include "attnprof/interrupt.hpp"
+#include "attnprof/journal.hpp"
 #include "attnprof/parse_units.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
+#include "run_execution.hpp"
 
 namespace attnprof::cli {
 
@@ -36,6 +43,12 @@ struct RunCliOptions {
   int threads = 0;
   bool fail_on_error = false;
   bool no_trace = false;
+  bool resume = false;
+  bool in_process = false;
+  std::string history;  // run history database (empty: the default)
+  bool no_history = false;
+  std::string hang_timeout;   // empty: default_hang_timeout_s(point timeout)
+  double hang_timeout_s = 0;  // parsed
 };
 
 template <class T, class Parse>
@@ -130,52 +143,47 @@ double positive_seconds(const std::string& text, const char* option) {
   return s;
 }
 
-int run_command(const RunCliOptions& o) {
-  // Which device: auto picks CUDA where a device answers, else the CPU.
-  std::unique_ptr<Engine> cuda;
-  if (o.device != "cpu") cuda = make_cuda_engine(0);
-  const bool cuda_ok = cuda && cuda->availability().available;
-  if (o.device == "cuda" && !cuda_ok) {
-    throw std::runtime_error(
-        fmt::format("--device cuda: {}",
-                    cuda ? cuda->availability().reason : "CUDA is not built into this binary"));
-  }
-  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && cuda_ok);
+struct Plan {
+  std::vector<Spec> specs;
+  std::vector<Provider*> providers;
+  std::string preset;
+};
 
-  // The grid: a preset (explicit, or the device's default when no grid option is given), with
-  // explicit options replacing their axes.
+// The grid: a preset (explicit, or the device's default when no grid option is given), with
+// explicit options replacing their axes; and the providers.
+Plan make_plan(const RunCliOptions& o, bool on_cuda) {
+  Plan plan;
   std::vector<GridAxes> series;
-  std::vector<std::string> preset_providers;
-  std::string preset = o.preset;
-  if (preset.empty() && !any_grid_option(o)) preset = on_cuda ? "fa-bench" : "cpu-small";
-  if (!preset.empty()) {
-    Preset p = load_preset(preset);
-    series = p.series;
-    preset_providers = p.providers;
+  plan.preset = o.preset;
+  if (plan.preset.empty() && !any_grid_option(o)) plan.preset = on_cuda ? "fa-bench" : "cpu-small";
+  if (!plan.preset.empty()) {
+    series = load_preset(plan.preset).series;
   } else {
     series.emplace_back();
   }
-  std::vector<Spec> specs;
   for (GridAxes& ax : series) {
     apply_overrides(ax, o);
-    for (const Spec& s : expand(ax)) specs.push_back(s);
+    for (const Spec& s : expand(ax)) plan.specs.push_back(s);
   }
-  for (const Spec& s : specs) {
+  for (const Spec& s : plan.specs) {
     if (auto errors = s.validate(); !errors.empty()) {
       throw std::invalid_argument(fmt::format("point {}: {}", s.label(), errors.front()));
     }
   }
-
-  std::string provider_patterns = o.providers;
-  if (provider_patterns.empty()) {
-    provider_patterns = on_cuda ? "cuda.*,cudnn.*,torch.sdpa.*,torch.naive" : "cpu.naive,cpu.flash";
+  std::string patterns = o.providers;
+  if (patterns.empty()) {
+    patterns = on_cuda ? "cuda.*,cudnn.*,torch.sdpa.*,torch.naive" : "cpu.naive,cpu.flash";
   }
-  std::vector<Provider*> providers = select_providers(provider_patterns);
+  plan.providers = select_providers(patterns);
   if (o.providers.empty()) {
     // Defaults leave out what cannot run here; named providers always get a row.
-    std::erase_if(providers, [](Provider* p) { return !p->availability().available; });
+    std::erase_if(plan.providers, [](Provider* p) { return !p->availability().available; });
   }
+  return plan;
+}
 
+// Every option that is only checked, before anything starts or is written.
+RunOptions parse_run_options(RunCliOptions& o) {
   RunOptions ro;
   ro.seed = o.seed;
   ro.measure.mode = o.timing;
@@ -185,29 +193,116 @@ int run_command(const RunCliOptions& o) {
   ro.measure.rule.min_samples = o.min_samples;
   ro.warmup_launches = o.warmup;
   ro.trace_kernels = !o.no_trace;
-  std::unique_ptr<Engine> cpu = make_cpu_engine(o.threads);
-  ro.threads = cpu->device().threads;
+  o.hang_timeout_s = o.hang_timeout.empty() ? default_hang_timeout_s(ro.measure.rule.timeout_s)
+                                            : positive_seconds(o.hang_timeout, "--hang-timeout");
+  if (o.resume && o.out.empty()) {
+    throw std::invalid_argument("--resume needs --out FILE, the journal to resume");
+  }
+  if (o.in_process && !o.hang_timeout.empty()) {
+    throw std::invalid_argument("--hang-timeout needs the supervisor (not --in-process)");
+  }
+  return ro;
+}
+
+// The journal to resume, read before anything is written: a bad one ends the run untouched.
+ResumeJournal read_journal_to_resume(const RunCliOptions& o) {
+  if (!o.resume) return {};
+  try {
+    ResumeJournal j = read_resume_journal(o.out);
+    if (!j.warning.empty()) fmt::print(stderr, "attnprof: warning: {}\n", j.warning);
+    return j;
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(
+        fmt::format("--resume: {} (the journal is left as it is)", e.what()));
+  }
+}
+
+// This command line as a shell would take it, with --resume added: how to pick up after a stop.
+std::string resume_command() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string arg, line;
+  bool has_resume = false;
+  while (std::getline(in, arg, '\0')) {
+    has_resume = has_resume || arg == "--resume";
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789-_=./,:%+@") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += (line.empty() ? "" : " ") + (plain ? arg : quoted + "'");
+  }
+  return has_resume ? line : line + " --resume";
+}
+
+int run_command(RunCliOptions& o) {
+  RunOptions ro = parse_run_options(o);
+  const ResumeJournal journal = read_journal_to_resume(o);
+
+  StopRequest stop;
+  const StopSignals signals(stop, /*second_kills=*/o.in_process);
+  Execution exec({o.in_process, o.device, o.threads, o.hang_timeout_s}, stop);
+  // Which device: auto picks CUDA where a device answers, else the CPU. Only the CPU needs no
+  // look at the devices, so the grid is checked before a worker starts.
+  if (o.device != "cpu") exec.open();
+  if (o.device == "cuda" && !exec.cuda_ok()) {
+    throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
+  }
+  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
+  const Plan plan = make_plan(o, on_cuda);
+  if (o.device == "cpu") exec.open();
+  Executor& executor = exec.executor(ro);
 
   std::vector<std::unique_ptr<Sink>> owned;
   owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0));
-  if (!o.out.empty()) owned.push_back(make_jsonl_sink(o.out, false));
-  if (!o.csv.empty()) owned.push_back(make_csv_sink(o.csv));
-  if (!o.markdown.empty()) owned.push_back(make_markdown_sink(o.markdown));
+  std::vector<Sink*> replay;
+  if (!o.out.empty()) owned.push_back(make_jsonl_sink(o.out, o.resume));
+  if (!o.csv.empty()) replay.push_back(owned.emplace_back(make_csv_sink(o.csv)).get());
+  if (!o.markdown.empty())
+    replay.push_back(owned.emplace_back(make_markdown_sink(o.markdown)).get());
   std::vector<Sink*> sinks;
+  if (!o.no_history) {
+    if (auto h =
+            open_run_history(o.history, {process_command_line(), o.out, exec.device_name(on_cuda)}))
+      owned.push_back(std::move(h));
+  }
   for (auto& s : owned) sinks.push_back(s.get());
 
-  Engines engines{cpu.get(), cuda_ok ? cuda.get() : nullptr};
-  const auto points = plan_points(specs, providers);
-  fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}\n", specs.size(),
-             providers.size(), points.size(), on_cuda ? cuda->device().name : cpu->device().name,
-             preset.empty() ? "" : fmt::format(" (preset {})", preset));
-  const SweepSummary sum = run_sweep(points, engines, ro, sinks);
+  const auto points = plan_points(plan.specs, plan.providers);
+  fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}, {}\n", plan.specs.size(),
+             plan.providers.size(), points.size(), exec.device_name(on_cuda),
+             plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset), exec.where());
+  if (o.resume) {
+    fmt::print("resuming {}: {} rows in the journal\n", o.out, journal.rows.size());
+  }
+  std::cout.flush();
+  SweepControl control;
+  control.journal = &journal.rows;
+  control.replay = replay;
+  control.stop = &stop;
+  const SweepSummary sum = run_sweep(points, executor, sinks, control);
 
   std::string counts;
   for (const auto& [status, n] : sum.by_status) {
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, to_string(status));
   }
-  fmt::print("done: {} points: {}\n", sum.total, counts);
+  int64_t ran = 0;
+  for (const auto& [status, n] : sum.by_status) ran += n;
+  fmt::print("done: {} of {} points run{}: {}\n", ran, sum.total,
+             sum.resumed > 0 ? fmt::format(" ({} already in the journal)", sum.resumed) : "",
+             counts.empty() ? "nothing to do" : counts);
+  if (sum.stop_signal != 0) {
+    std::cout.flush();
+    fmt::print(stderr, "attnprof: stopped by {} with {} of {} points left to run.\n",
+               sum.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", sum.total - sum.resumed - ran,
+               sum.total);
+    if (o.out.empty()) {
+      fmt::print(stderr, "attnprof: no journal was written (no --out); nothing to resume\n");
+    } else {
+      fmt::print(stderr, "attnprof: every finished row is in {}; resume with:\n  {}\n", o.out,
+                 resume_command());
+    }
+    return 128 + sum.stop_signal;
+  }
   const int64_t bad =
       sum.count(Status::incorrect) + sum.count(Status::failed) + sum.count(Status::timeout);
   return (o.fail_on_error && bad > 0) ? 1 : 0;
@@ -261,6 +356,19 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--fail-on-error", o->fail_on_error,
                 "Exit 1 when any point is incorrect, failed or timed out");
   sub->add_flag("--no-trace", o->no_trace, "Do not record which kernels ran");
+  sub->add_flag("--resume", o->resume,
+                "Append to the --out journal, running only the points it has no row for "
+                "(same provider, shape, build and device)");
+  sub->add_option("--history", o->history,
+                  "Record the run in this history database (default $ATTNPROF_HISTORY or "
+                  "~/.local/share/attnprof/history.sqlite)");
+  sub->add_flag("--no-history", o->no_history, "Do not record the run in the history database");
+  sub->add_flag("--in-process", o->in_process,
+                "Run points in this process, not in a supervised worker (a crash or hang ends "
+                "the sweep)");
+  sub->add_option("--hang-timeout", o->hang_timeout,
+                  "Wall limit per point before its worker is killed and the row is timeout "
+                  "(default: 5 x --point-timeout + 30s)");
   return {sub, [o]() { return run_command(*o); }};
 }
 

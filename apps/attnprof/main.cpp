@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace attnprof::cli {
 
@@ -24,6 +25,12 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_list_command(app));
   commands.push_back(add_run_command(app));
+  commands.push_back(add_peaks_command(app));
+  commands.push_back(add_worker_command(app));
+  commands.push_back(add_tune_command(app));
+  commands.push_back(add_report_command(app));
+  commands.push_back(add_compare_command(app));
+  commands.push_back(add_history_command(app));
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -1,12 +1,18 @@
 // A sweep: every (Spec, Provider) of a grid, in order, each Result handed to the sinks as it
-// finishes. One failing point never ends the sweep.
+// finishes. One failing point never ends the sweep. Where a point runs is the executor's business:
+// in this process (make_in_process_executor) or in a worker process (supervisor.hpp).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "attnprof/engine.hpp"
+#include "attnprof/env.hpp"
+#include "attnprof/interrupt.hpp"
 #include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
 #include "attnprof/runner.hpp"
@@ -23,8 +29,10 @@ struct Engines {
 };
 
 struct SweepSummary {
-  int64_t total = 0;
-  std::map<Status, int64_t> by_status;
+  int64_t total = 0;    // points planned
+  int64_t resumed = 0;  // points not run: the journal (or an earlier point) had their row
+  std::map<Status, int64_t> by_status;  // rows written by this sweep
+  int stop_signal = 0;  // SIGINT or SIGTERM when the sweep was stopped early, else 0
   int64_t count(Status s) const {
     auto it = by_status.find(s);
     return it == by_status.end() ? 0 : it->second;
@@ -45,6 +53,42 @@ std::vector<Point> plan_points(const std::vector<Spec>& specs,
 std::string series_key(const Spec& spec);
 int64_t series_size(const Spec& spec);
 
+// Identifies a row for --resume: provider, spec and fingerprint_key(env) (build and device).
+std::string resume_key(const std::string& provider, const Spec& spec, const Fingerprint& env);
+
+// Runs points for a sweep.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Whether points of this device kind can be run at all (an engine of that kind is built).
+  virtual bool has_engine(DeviceKind kind) const = 0;
+  // The environment fingerprint rows of this kind carry; part of their resume key. Kinds without
+  // an engine carry the CPU's (the build's identity on this host).
+  virtual const Fingerprint& fingerprint(DeviceKind kind) = 0;
+  // Runs one point of a kind that has an engine. Never throws. nullopt only when a stop was
+  // requested at once (StopRequest::stop_now) and the point was abandoned without a row.
+  virtual std::optional<Result> run(const Point& point) = 0;
+};
+
+// Runs points with run_point() on the given engines, in this process.
+std::unique_ptr<Executor> make_in_process_executor(const Engines& engines,
+                                                   const RunOptions& options);
+
+struct SweepControl {
+  // Rows of an earlier run of the sweep (--resume): planned points whose resume_key has a row
+  // here are not run again, and their oom rows feed the skip rule.
+  const std::vector<Result>* journal = nullptr;
+  // Sinks that get the journal row of each point not run again, in plan order, so a CSV or
+  // Markdown file written by a resumed sweep still covers the whole grid.
+  std::vector<Sink*> replay;
+  // Checked between points: once a stop is requested, the sweep ends before the next point.
+  const StopRequest* stop = nullptr;
+};
+
+SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
+                       const std::vector<Sink*>& sinks, const SweepControl& control = {});
+
+// In this process, on `engines`.
 SweepSummary run_sweep(const std::vector<Point>& points, const Engines& engines,
                        const RunOptions& options, const std::vector<Sink*>& sinks);
 

@@ -16,6 +16,7 @@
 #endif
 
 extern "C" char* openblas_get_config(void);
+extern "C" char* openblas_get_corename(void);
 
 namespace attnprof {
 
@@ -32,7 +33,9 @@ Fingerprint environment_fingerprint(const Device& device) {
   f["device"] = device.name;
   f["device_kind"] = std::string(to_string(device.kind));
   f["host_threads"] = std::to_string(std::thread::hardware_concurrency());
-  f["blas"] = openblas_get_config();
+  // The kernel set OpenBLAS picked: on CPUs it does not know it falls back to slow ones
+  // (OPENBLAS_CORETYPE overrides), which moves every CPU figure.
+  f["blas"] = fmt::format("{} (core {})", openblas_get_config(), openblas_get_corename());
   return f;
 }
 

@@ -134,17 +134,21 @@ std::vector<Spec> expand(const GridAxes& ax) {
 
 std::filesystem::path preset_dir() {
   if (const char* env = std::getenv("ATTNPROF_PRESETS"); env && *env) return env;
+  // Installed (<prefix>/bin/attnprof -> <prefix>/share/attnprof/presets), then the source tree
+  // the binary was built from, then ./presets (a binary carried to another machine and run
+  // from a checkout).
+  std::vector<std::filesystem::path> candidates;
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto installed = exe.parent_path().parent_path() / "share" / "attnprof" / "presets";
-    if (std::filesystem::exists(installed / "models.toml")) return installed;
-  }
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "attnprof" / "presets");
 #ifdef ATTNPROF_SOURCE_PRESETS
-  return ATTNPROF_SOURCE_PRESETS;
-#else
-  return "presets";
+  candidates.emplace_back(ATTNPROF_SOURCE_PRESETS);
 #endif
+  candidates.emplace_back("presets");
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c / "models.toml", ec)) return c;
+  }
+  return candidates.back();
 }
 
 std::vector<std::string> preset_names() {

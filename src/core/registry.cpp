@@ -58,6 +58,16 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   t.push_back(make_unbuilt("xformers.memeff", "the standalone xFormers memory-efficient attention",
                            DeviceKind::cuda,
                            "not built: xFormers is not installed here and no adapter links it"));
+  if (test_providers_enabled()) {
+    t.push_back(make_test_abort());
+    t.push_back(make_test_segv());
+    t.push_back(make_test_hang());
+    t.push_back(make_test_oom());
+    t.push_back(make_test_sticky());
+#if defined(ATTNPROF_WITH_CUDA)
+    t.push_back(make_test_illegal_address());
+#endif
+  }
   return t;
 }
 

@@ -22,6 +22,16 @@ std::unique_ptr<Provider> make_cuda_math();
 // cuDNN (src/providers/cudnn/), built with ATTNPROF_WITH_CUDNN
 std::unique_ptr<Provider> make_cudnn_sdpa();
 
+// Fault injection (src/providers/test/), in the table only when test_providers_enabled():
+// the environment has ATTNPROF_TEST_PROVIDERS=1.
+bool test_providers_enabled();
+std::unique_ptr<Provider> make_test_abort();
+std::unique_ptr<Provider> make_test_segv();
+std::unique_ptr<Provider> make_test_hang();
+std::unique_ptr<Provider> make_test_oom();
+std::unique_ptr<Provider> make_test_sticky();
+std::unique_ptr<Provider> make_test_illegal_address();  // built with ATTNPROF_WITH_CUDA
+
 // A provider this build does not contain: listed, never available, with the reason.
 std::unique_ptr<Provider> make_unbuilt(std::string name, std::string description,
                                        DeviceKind kind, std::string reason);

@@ -9,6 +9,9 @@
 #include <string>
 
 #include "attnprof/model.hpp"
+#if defined(ATTNPROF_WITH_CUDA)
+#include "attnprof/peaks.hpp"
+#endif
 
 namespace attnprof {
 
@@ -95,6 +98,12 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   r.memory.process_hwm_bytes = process_hwm_bytes();
   r.status = Status::passed;
   derive_rates(r);
+#if defined(ATTNPROF_WITH_CUDA)
+  // % of the device's measured ceilings and the bound, where `attnprof peaks` has measured them.
+  if (engine.kind() == DeviceKind::cuda) {
+    if (auto peaks = load_cached_peaks(engine.device())) apply_peaks(r, *peaks);
+  }
+#endif
 }
 
 }  // namespace

@@ -2,9 +2,70 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "attnprof/env.hpp"
+#include "attnprof/worker.hpp"
 
 namespace attnprof {
+
+namespace {
+
+// Runs points with run_point() in this process.
+class InProcessExecutor final : public Executor {
+ public:
+  InProcessExecutor(const Engines& engines, const RunOptions& options)
+      : engines_(engines), options_(options) {}
+
+  bool has_engine(DeviceKind kind) const override { return engines_.for_kind(kind) != nullptr; }
+
+  const Fingerprint& fingerprint(DeviceKind kind) override {
+    auto [it, fresh] = cache_.try_emplace(kind);
+    if (fresh) {
+      if (Engine* e = engines_.for_kind(kind)) {
+        it->second = engine_fingerprint(*e);
+      } else if (kind != DeviceKind::cpu) {
+        it->second = fingerprint(DeviceKind::cpu);
+      } else {
+        it->second = environment_fingerprint(host_cpu_device());
+      }
+    }
+    return it->second;
+  }
+
+  std::optional<Result> run(const Point& pt) override {
+    return run_point(pt.spec, *pt.provider, *engines_.for_kind(pt.provider->device_kind()),
+                     options_);
+  }
+
+ private:
+  Engines engines_;
+  RunOptions options_;
+  std::map<DeviceKind, Fingerprint> cache_;
+};
+
+using SeriesId = std::pair<std::string, std::string>;  // provider, series_key
+
+SeriesId series_of(const std::string& provider, const Spec& spec) {
+  return {provider, series_key(spec)};
+}
+
+// (provider, series) -> size of the smallest point that ran out of memory.
+void note_oom(std::map<SeriesId, int64_t>& oom_at, const Result& r) {
+  auto& at = oom_at.try_emplace(series_of(r.provider, r.spec), series_size(r.spec)).first->second;
+  at = std::min(at, series_size(r.spec));
+}
+
+Result unrun_row(const Point& pt, Status status, std::string reason) {
+  Result r;
+  r.provider = pt.provider->name();
+  r.spec = pt.spec;
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+}  // namespace
 
 std::vector<Point> plan_points(const std::vector<Spec>& specs,
                                const std::vector<Provider*>& providers) {
@@ -31,47 +92,116 @@ int64_t series_size(const Spec& spec) {
   return size > 9.0e18 ? INT64_MAX : static_cast<int64_t>(size);
 }
 
-SweepSummary run_sweep(const std::vector<Point>& points, const Engines& engines,
-                       const RunOptions& options, const std::vector<Sink*>& sinks) {
+std::string resume_key(const std::string& provider, const Spec& spec, const Fingerprint& env) {
+  return fmt::format("{}|{}|{}", provider, spec.key(), fingerprint_key(env));
+}
+
+Fingerprint engine_fingerprint(Engine& engine) {
+  Fingerprint f = environment_fingerprint(engine.device());
+  for (auto& [k, v] : engine.fingerprint()) f[k] = v;
+  return f;
+}
+
+std::unique_ptr<Executor> make_in_process_executor(const Engines& engines,
+                                                   const RunOptions& options) {
+  return std::make_unique<InProcessExecutor>(engines, options);
+}
+
+namespace {
+
+// What the journal already holds for a sweep's points.
+struct Resumed {
+  std::vector<const Result*> row;      // its journal row, or null
+  std::vector<bool> run;               // false: journaled, or planned before
+  std::map<SeriesId, int64_t> oom_at;  // the journal's ooms of these points
+  int64_t count = 0;                   // points not run
+};
+
+Resumed match_journal(const std::vector<Point>& points, Executor& executor,
+                      const std::vector<Result>* journal) {
+  // The first row of a key wins.
+  std::map<std::string, const Result*> journaled;
+  if (journal) {
+    for (const Result& r : *journal) {
+      journaled.try_emplace(resume_key(r.provider, r.spec, r.env), &r);
+    }
+  }
+  Resumed m;
+  std::set<std::string> planned;
+  for (const Point& pt : points) {
+    const std::string key =
+        resume_key(pt.provider->name(), pt.spec, executor.fingerprint(pt.provider->device_kind()));
+    const auto it = journaled.find(key);
+    const Result* row = it == journaled.end() ? nullptr : it->second;
+    // A point planned twice (a repeated axis value) runs once: one row per key.
+    const bool run = row == nullptr && planned.insert(key).second;
+    if (row && row->status == Status::oom) note_oom(m.oom_at, *row);
+    m.count += run ? 0 : 1;
+    m.row.push_back(row);
+    m.run.push_back(run);
+  }
+  return m;
+}
+
+}  // namespace
+
+SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
+                       const std::vector<Sink*>& sinks, const SweepControl& control) {
+  Resumed resumed = match_journal(points, executor, control.journal);
+  std::map<SeriesId, int64_t>& oom_at = resumed.oom_at;
   SweepSummary summary;
   summary.total = static_cast<int64_t>(points.size());
-  for (Sink* s : sinks) s->begin(summary.total);
-  // (provider, series) -> size of the smallest point that ran out of memory.
-  std::map<std::pair<std::string, std::string>, int64_t> oom_at;
-  std::map<DeviceKind, Fingerprint> env_cache;
+  summary.resumed = resumed.count;
 
-  for (const Point& pt : points) {
-    Result r;
-    Engine* engine = engines.for_kind(pt.provider->device_kind());
-    const auto key = std::make_pair(pt.provider->name(), series_key(pt.spec));
-    if (auto it = oom_at.find(key); it != oom_at.end() && series_size(pt.spec) >= it->second) {
-      r.provider = pt.provider->name();
-      r.spec = pt.spec;
-      r.status = Status::skipped;
-      r.reason = "skipped: a smaller size of this series ran out of memory";
-    } else if (engine == nullptr) {
-      r.provider = pt.provider->name();
-      r.spec = pt.spec;
-      r.status = Status::not_supported;
-      r.reason = fmt::format("no {} engine in this build", to_string(pt.provider->device_kind()));
-    } else {
-      r = run_point(pt.spec, *pt.provider, *engine, options);
-      auto [env, fresh] = env_cache.try_emplace(engine->kind());
-      if (fresh) {
-        env->second = environment_fingerprint(engine->device());
-        for (auto& [k, v] : engine->fingerprint()) env->second[k] = v;
+  for (Sink* s : sinks) s->begin(summary.total - summary.resumed);
+  // After a stop, nothing more runs, but the journal's rows are still replayed.
+  bool stopped = false;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Point& pt = points[i];
+    if (!resumed.run[i]) {
+      if (resumed.row[i]) {
+        for (Sink* s : control.replay) s->write(*resumed.row[i]);
       }
-      r.env = env->second;
-      if (r.status == Status::oom) {
-        auto& at = oom_at.try_emplace(key, series_size(pt.spec)).first->second;
-        at = std::min(at, series_size(pt.spec));
-      }
+      continue;
     }
+    if (stopped) continue;
+    if (control.stop && control.stop->stop_after_point()) {
+      summary.stop_signal = control.stop->signal.load();
+      stopped = true;
+      continue;
+    }
+    const DeviceKind kind = pt.provider->device_kind();
+    Result r;
+    if (auto it = oom_at.find(series_of(pt.provider->name(), pt.spec));
+        it != oom_at.end() && series_size(pt.spec) >= it->second) {
+      r = unrun_row(pt, Status::skipped,
+                    "skipped: a smaller size of this series ran out of memory");
+    } else if (!executor.has_engine(kind)) {
+      r = unrun_row(pt, Status::not_supported,
+                    fmt::format("no {} engine in this run", to_string(kind)));
+    } else {
+      for (Sink* s : sinks) s->begin_point(pt.provider->name(), pt.spec);
+      std::optional<Result> ran = executor.run(pt);
+      if (!ran) {  // abandoned at once on a second stop signal: no row
+        summary.stop_signal = control.stop ? control.stop->signal.load() : 0;
+        stopped = true;
+        continue;
+      }
+      r = std::move(*ran);
+      if (r.status == Status::oom) note_oom(oom_at, r);
+    }
+    r.env = executor.fingerprint(kind);
     ++summary.by_status[r.status];
     for (Sink* s : sinks) s->write(r);
   }
   for (Sink* s : sinks) s->end();
   return summary;
+}
+
+SweepSummary run_sweep(const std::vector<Point>& points, const Engines& engines,
+                       const RunOptions& options, const std::vector<Sink*>& sinks) {
+  InProcessExecutor executor(engines, options);
+  return run_sweep(points, executor, sinks);
 }
 
 }  // namespace attnprof

@@ -1,15 +1,26 @@
 // The CLI end to end: a tiny grid runs and its journal parses; every bad input exits 2 with one
 // line naming the option and what is allowed.
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 #include <sys/wait.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
+
+extern char** environ;
 
 namespace attnprof {
 namespace {
@@ -19,11 +30,12 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome run_cli(const std::string& args) {
+// `env`: assignments for the command's environment, e.g. "ATTNPROF_TEST_PROVIDERS=1".
+Outcome run_cli(const std::string& args, const std::string& env = "") {
   const auto dir = std::filesystem::temp_directory_path();
   const auto err_path = dir / ("attnprof_cli_err_" + std::to_string(::getpid()));
   const std::string cmd =
-      std::string(ATTNPROF_TEST_BINARY) + " " + args + " 2>" + err_path.string();
+      env + " " + std::string(ATTNPROF_TEST_BINARY) + " " + args + " 2>" + err_path.string();
   Outcome o;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -92,6 +104,11 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
       {"run --device cpu --preset nope", "--preset: unknown preset 'nope'"},
       {"run --device cpu --point-timeout 0", "--point-timeout"},
       {"run --device cpu --point-timeout -1s", "--point-timeout"},
+      {"run --device cpu --hang-timeout 0", "--hang-timeout"},
+      {"run --device cpu --hang-timeout -5s", "--hang-timeout"},
+      {"run --device cpu --in-process --hang-timeout 5s", "--hang-timeout needs the supervisor"},
+      {"run --device cpu --resume", "--resume needs --out"},
+      {"run --device cpu --providers test.abort", "--providers: 'test.abort' matches no provider"},
       {"run --device cpu --max-noise 200%", "--max-noise"},
       {"run --device gpu", "--device"},
       {"run --device cpu --model gpt-5", "--model: unknown model"},
@@ -104,6 +121,226 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
     EXPECT_NE(o.err.find(c.expect), std::string::npos) << c.args << ": " << o.err;
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << ": " << o.err;
   }
+}
+
+// ---- faults and resume (the supervisor is the default path of `attnprof run`) ------------
+
+namespace fs = std::filesystem;
+
+fs::path temp_file(const std::string& name) {
+  return fs::temp_directory_path() / ("attnprof_cli_" + std::to_string(::getpid()) + "_" + name);
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t complete_lines(const fs::path& path) {
+  const std::string text = slurp(path);
+  return std::count(text.begin(), text.end(), '\n');
+}
+
+// The CLI started in the background with stdout and stderr to files, so that it can be signalled.
+struct Background {
+  pid_t pid = -1;
+  fs::path out, err;
+};
+
+Background spawn_cli(const std::vector<std::string>& args, const std::string& tag) {
+  Background b;
+  b.out = temp_file(tag + ".out");
+  b.err = temp_file(tag + ".err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, b.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, b.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> all = {ATTNPROF_TEST_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  EXPECT_EQ(posix_spawn(&b.pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return b;
+}
+
+// Waits (at most `seconds`) until `path` holds `rows` complete rows; false on timeout.
+bool wait_for_rows(const fs::path& path, int64_t rows, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (fs::exists(path) && complete_lines(path) >= rows) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+// Whether a worker started by process `parent` still runs (its command line names the parent).
+bool worker_of_alive(pid_t parent) {
+  const std::string needle = std::string("worker") + '\0' + "--device";
+  const std::string parent_arg = std::string("--parent") + '\0' + std::to_string(parent) + '\0';
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string cmdline = slurp(entry.path() / "cmdline");
+    if (cmdline.find(needle) != std::string::npos &&
+        cmdline.find(parent_arg) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Ten points of at least 40 ms of sampling each: slow enough to be interrupted in the middle.
+std::vector<std::string> slow_grid(const fs::path& journal) {
+  return {"run",    "--device",   "cpu",  "--providers",     "cpu.naive", "--seq",
+          "8:80:8", "--heads",    "1",    "--head-dim",      "8",         "--dtype",
+          "fp32",   "--min-time", "40ms", "--point-timeout", "1s",        "--min-samples",
+          "3",      "--threads",  "1",    "--no-trace",      "--out",     journal.string()};
+}
+
+std::string join_args(const std::vector<std::string>& args) {
+  std::string s;
+  for (const std::string& a : args) s += " " + a;
+  return s;
+}
+
+TEST(CliFaults, FaultProvidersAreListedOnlyWhenAskedFor) {
+  const Outcome plain = run_cli("list");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("test."), std::string::npos) << plain.out;
+  const Outcome with = run_cli("list", "ATTNPROF_TEST_PROVIDERS=1");
+  ASSERT_EQ(with.code, 0) << with.err;
+  for (const char* name : {"test.abort", "test.segv", "test.hang", "test.oom", "test.sticky"}) {
+    EXPECT_NE(with.out.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
+  const fs::path journal = temp_file("faults.jsonl");
+  const Outcome o = run_cli(
+      "run --device cpu --providers cpu.naive,test.* --seq 16 --heads 2 --head-dim 16 "
+      "--dtype fp32 --threads 1 --hang-timeout 1s --out " +
+          journal.string() + kQuick,
+      "ATTNPROF_TEST_PROVIDERS=1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto rows = read_journal(journal);
+  ASSERT_EQ(rows.size(), 6u) << o.out;
+  std::map<std::string, const Result*> by;
+  for (const Result& r : rows) by[r.provider] = &r;
+  EXPECT_EQ(by.at("cpu.naive")->status, Status::passed);
+  EXPECT_EQ(by.at("test.oom")->status, Status::passed);  // within its budget at this size
+  EXPECT_EQ(by.at("test.abort")->status, Status::failed);
+  EXPECT_NE(by.at("test.abort")->reason.find("SIGABRT"), std::string::npos);
+  EXPECT_EQ(by.at("test.segv")->status, Status::failed);
+  EXPECT_NE(by.at("test.segv")->reason.find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(by.at("test.hang")->status, Status::timeout);
+  EXPECT_EQ(by.at("test.sticky")->status, Status::failed);
+  EXPECT_NE(o.out.find("done: 6 of 6 points run"), std::string::npos) << o.out;
+  fs::remove(journal);
+}
+
+TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) {
+  const fs::path journal = temp_file("kill9.jsonl");
+  fs::remove(journal);
+  const auto args = slow_grid(journal);
+  const Background b = spawn_cli(args, "kill9");
+  ASSERT_TRUE(wait_for_rows(journal, 2, 20)) << slurp(b.err);
+  ::kill(b.pid, SIGKILL);
+  EXPECT_EQ(wait_exit(b.pid), 128 + SIGKILL);
+  // The worker dies with its supervisor, even mid-point.
+  bool alive = true;
+  for (int i = 0; i < 200 && alive; ++i) {
+    alive = worker_of_alive(b.pid);
+    if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(alive) << "the worker outlived its supervisor";
+
+  const std::size_t before = read_resume_journal(journal).rows.size();
+  ASSERT_GE(before, 2u);
+  ASSERT_LT(before, 10u) << "the sweep ended before the kill";
+  const Outcome o = run_cli(join_args(args) + " --resume");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find(fmt::format("done: {} of 10 points run ({} already in the journal)",
+                                   10 - before, before)),
+            std::string::npos)
+      << o.out;
+  const auto rows = read_journal(journal);
+  EXPECT_EQ(rows.size(), 10u);
+  std::set<std::string> keys;
+  for (const Result& r : rows) {
+    EXPECT_EQ(r.status, Status::passed) << r.reason;
+    keys.insert(r.provider + " " + r.spec.key());
+  }
+  EXPECT_EQ(keys.size(), 10u);
+  fs::remove(journal);
+  fs::remove(b.out);
+  fs::remove(b.err);
+}
+
+TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const fs::path journal = temp_file("stop.jsonl");
+    fs::remove(journal);
+    const Background b = spawn_cli(slow_grid(journal), "stop");
+    ASSERT_TRUE(wait_for_rows(journal, 2, 20)) << slurp(b.err);
+    EXPECT_TRUE(worker_of_alive(b.pid));  // the check below can see a worker
+    ::kill(b.pid, sig);
+    EXPECT_EQ(wait_exit(b.pid), 128 + sig);
+    const std::string err = slurp(b.err);
+    EXPECT_NE(err.find(sig == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("resume with:"), std::string::npos) << err;
+    EXPECT_NE(err.find("--resume"), std::string::npos) << err;
+    const auto rows = read_journal(journal);  // throws on a bad line
+    EXPECT_GE(rows.size(), 2u);
+    EXPECT_LT(rows.size(), 10u);
+    EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
+    EXPECT_FALSE(worker_of_alive(b.pid));
+    fs::remove(journal);
+    fs::remove(b.out);
+    fs::remove(b.err);
+  }
+}
+
+TEST(CliFaults, ResumeRefusesABadJournalWithOneLineAndLeavesItAlone) {
+  Result r;
+  r.provider = "cpu.naive";
+  r.status = Status::passed;
+  std::string other = to_json_line(r) + "\n";
+  other.replace(other.find("\"schema_version\":1"), 18, "\"schema_version\":2");
+  struct Case {
+    std::string text;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {other, "schema_version 2, this build reads 1"},
+      {to_json_line(r) + "\n{\"schema_version\":1,\n" + to_json_line(r) + "\n", "line 2"},
+      {"provider,status\ncpu.naive,passed\n", "line 1"},
+  };
+  const fs::path journal = temp_file("bad.jsonl");
+  for (const Case& c : cases) {
+    { std::ofstream(journal, std::ios::binary) << c.text; }
+    const Outcome o = run_cli(
+        "run --device cpu --providers cpu.naive --seq 16 --heads 1 "
+        "--head-dim 8 --dtype fp32 --resume --out " +
+        journal.string() + kQuick);
+    EXPECT_EQ(o.code, 2) << o.err;
+    EXPECT_NE(o.err.find("--resume: " + journal.string()), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find(c.expect), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_EQ(slurp(journal), c.text);
+  }
+  fs::remove(journal);
 }
 
 }  // namespace

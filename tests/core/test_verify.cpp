@@ -250,6 +250,25 @@ TEST(Verify, StratifiedRowsHaveEdgesDiagonalAndAreDeterministic) {
     EXPECT_NE(std::find(wr.begin(), wr.end(), RowIndex{0, 0, i}), wr.end()) << i;
 }
 
+TEST(Verify, StratifiedBackwardChecksSampledGroupsWithinItsBudget) {
+  const PrepareContext ctx{.seed = 12};
+  const Spec s = make_spec(2, 4, 2, 24, 20, 8, DType::fp32, {MaskKind::window, 9}, Mode::bwd);
+  VerifyOptions opt;
+  opt.full_check_work = 100;  // force the stratified path on a small shape
+  HostOutputs out = full_reference(s, ctx);
+  // The last group (b=1, kv_head=1) is always sampled: a wrong dV there fails.
+  out.dv[size_t(flat_index(s, 1, 1, 4, 0, s.kv_heads, s.kv_len, s.dv()))] += 0.5f;
+  VerifyResult r = verify_outputs(s, ctx, out, opt);
+  EXPECT_EQ(r.sampling, "stratified");
+  EXPECT_FALSE(verify_passed(r));
+  EXPECT_NE(r.detail.find("dv row (b=1, kv_head=1, j=4)"), std::string::npos) << r.detail;
+  // Over the group budget, dK/dV are not checked and the detail says so.
+  opt.grad_group_work = 10;
+  r = verify_outputs(s, ctx, out, opt);
+  EXPECT_NE(r.detail.find("dk/dv not checked"), std::string::npos) << r.detail;
+  EXPECT_TRUE(verify_passed(r)) << r.detail;
+}
+
 TEST(Verify, SmallShapesCheckEveryRow) {
   const Spec s = make_spec(2, 3, 3, 10, 12, 8, DType::fp32);
   const std::vector<RowIndex> rows = rows_to_check(s, VerifyOptions{}, 5);

@@ -156,6 +156,10 @@ TEST(CudaProviderPieces, SupportsSaysWhyNot) {
     const Support old = p->supports(s, old_gpu);
     EXPECT_FALSE(old.ok);
     EXPECT_NE(old.reason.find("8.0"), std::string::npos) << old.reason;
+    // 2^62 scores: S alone would pass 2^63 bytes.
+    const Spec huge = make_spec(int64_t{1} << 16, 64, 64, int64_t{1} << 20, int64_t{1} << 20, 64,
+                                DType::fp16, Mask{});
+    EXPECT_FALSE(p->supports(huge, gpu).ok);
   }
 }
 
@@ -204,9 +208,10 @@ std::string case_name(const Case& c) {
 }
 
 // ~60 points: every (provider, dtype, mask) at q_len == kv_len, lengths and GQA ratios rotated
-// so that each provider sees every length, ratio and both layouts; then the shapes where
-// masks and indexing break: q_len < kv_len (causal-br, decode), q_len > kv_len (rows that see
-// no key), Dv != D, windows wider than the sequence, odd head sizes.
+// so that each provider sees every length, ratio and both layouts; then the shapes where masks
+// and indexing break: q_len < kv_len (causal-br, decode, windows), q_len > kv_len (top-left
+// causal; bottom-right masks there leave rows with no key, which Spec::validate rejects),
+// Dv != D, windows wider than the keys, head sizes that are no multiple of 16 bytes.
 std::vector<Case> reference_cases() {
   const int64_t lengths[] = {1, 17, 129, 1000, 4097};
   const int64_t ratios[] = {1, 4, 8};
@@ -237,9 +242,10 @@ std::vector<Case> reference_cases() {
     // chunked prefill: a query block at the end of a longer cache
     out.push_back(
         {name, make_spec(1, 8, 2, 129, 1000, 64, DType::fp16, causal_br(), Layout::bshd)});
-    // more queries than keys: the first 112 rows see no key and must come out as 0
-    out.push_back({name, make_spec(1, 4, 1, 129, 17, 64, DType::fp32, causal_br())});
-    out.push_back({name, make_spec(2, 4, 4, 129, 17, 64, DType::fp16, window(5), Layout::bshd)});
+    // more queries than keys (top-left causal: the last rows see every key), and a window
+    // over a short query block at the end of its keys
+    out.push_back({name, make_spec(1, 4, 1, 129, 17, 64, DType::fp32, causal())});
+    out.push_back({name, make_spec(2, 4, 4, 17, 129, 64, DType::fp16, window(5), Layout::bshd)});
     // Dv != D, window wider than the keys, a head size that is no multiple of 16 bytes' worth
     out.push_back(
         {name, make_spec(2, 8, 1, 17, 129, 64, DType::bf16, window(1000), Layout::bhsd, 32)});
@@ -248,6 +254,10 @@ std::vector<Case> reference_cases() {
         {name, make_spec(1, 4, 4, 1000, 1000, 128, DType::fp32, Mask{}, Layout::bshd, 64)});
   }
   return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << case_name(c);
 }
 
 class CudaProviderReference : public ::testing::TestWithParam<Case> {};
@@ -319,7 +329,7 @@ std::vector<Case> coverage_cases() {
       out.push_back({name, make_spec(1, 4, 1, 129, 129, 64, DType::fp32, m)});
     }
     out.push_back({name, make_spec(1, 4, 2, 37, 200, 64, DType::fp32, causal_br())});
-    out.push_back({name, make_spec(1, 4, 2, 200, 37, 64, DType::fp32, causal_br())});
+    out.push_back({name, make_spec(1, 4, 2, 200, 37, 64, DType::fp32, causal())});
     out.push_back({name, make_spec(2, 8, 1, 300, 300, 64, DType::fp16, causal(), Layout::bshd)});
     out.push_back({name, make_spec(1, 8, 2, 100, 257, 32, DType::fp16, window(17))});
     out.push_back({name, make_spec(1, 4, 4, 65, 1000, 64, DType::bf16, causal_br(), Layout::bshd)});
@@ -386,6 +396,18 @@ TEST_P(CudaProviderMaskCoverage, OutputIsMeanOfVisibleKeys) {
     }
   }
   EXPECT_EQ(bad, 0) << "first: " << first_bad;
+}
+
+// The cases above are problems the verifier accepts (a test of an invalid spec proves nothing).
+TEST(CudaProviderPieces, TestCasesAreValidSpecs) {
+  std::vector<Case> all = reference_cases();
+  const std::vector<Case> more = coverage_cases();
+  all.insert(all.end(), more.begin(), more.end());
+  EXPECT_GE(all.size(), 80u);
+  for (const Case& c : all) {
+    const std::vector<std::string> problems = c.spec.validate();
+    EXPECT_TRUE(problems.empty()) << case_name(c) << ": " << problems.front();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Masks, CudaProviderMaskCoverage, ::testing::ValuesIn(coverage_cases()),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@
 #include "providers/factories.hpp"
 
 namespace attnprof {
+
+// gtest prints a parameter with this instead of its bytes. Internal linkage: other test files of
+// test_gpu may print Specs their own way.
+[[maybe_unused]] static void PrintTo(const Spec& spec, std::ostream* os) {
+  *os << spec.label();
+}
+
 namespace {
 
 constexpr uint64_t kSeed = 20261129;
@@ -262,7 +270,10 @@ TEST_F(CudnnSdpa, RelaunchRewritesEveryOutput) {
   run->launch(stream);
   run->launch(stream);
   HostOutputs last = run->read_outputs();
-  EXPECT_TRUE(verify_passed(verify_outputs(spec, ctx, last)));
+  const VerifyResult first_check = verify_outputs(spec, ctx, first);
+  EXPECT_TRUE(verify_passed(first_check)) << first_check.detail;
+  const VerifyResult last_check = verify_outputs(spec, ctx, last);
+  EXPECT_TRUE(verify_passed(last_check)) << last_check.detail;
   // The forward is deterministic; cuDNN's backward accumulates dQ with atomics, so only O and
   // the LSE are compared bit for bit.
   EXPECT_EQ(first.o, last.o);

@@ -14,6 +14,17 @@ namespace {
 constexpr uint64_t kSpinNs = 2'000'000;  // 2 ms
 constexpr double kSpinUs = 2000.0;
 
+// The figures behind each check go into the gtest JSON report (--gtest_output=json:...).
+void record(const std::string& what, const TimingResult& t) {
+  ::testing::Test::RecordProperty(what + "_median_us", std::to_string(t.median_us));
+  ::testing::Test::RecordProperty(what + "_p95_us", std::to_string(t.p95_us));
+  ::testing::Test::RecordProperty(what + "_samples", std::to_string(t.samples));
+  ::testing::Test::RecordProperty(what + "_launches_per_sample",
+                                  std::to_string(t.launches_per_sample));
+  ::testing::Test::RecordProperty(what + "_clock_mhz", std::to_string(t.clock_mhz));
+  ::testing::Test::RecordProperty(what + "_stop", t.stop_reason);
+}
+
 // Runs everywhere: without a GPU the engine explains itself in words and refuses to measure.
 TEST(CudaEngineAvailability, ExplainsItselfOrDescribesTheDevice) {
   cuda::CudaEngine engine(0);
@@ -38,6 +49,7 @@ TEST(CudaEngineAvailability, ExplainsItselfOrDescribesTheDevice) {
   }
   EXPECT_EQ(f.at("gpu"), d.name);
   EXPECT_NE(engine.tracker(), nullptr);
+  for (const auto& [key, value] : f) ::testing::Test::RecordProperty(key, value);
 }
 
 TEST(CudaEngineAvailability, NoSuchDeviceIsUnavailableWithAReason) {
@@ -50,6 +62,7 @@ TEST_F(CudaEngineTest, SpinOfKnownLengthWithinTwoPercentCold) {
   SpinRun run(kSpinNs);
   run.launch(engine().stream());
   const TimingResult t = engine().measure(run, quick("cold"));
+  record("cold", t);
   EXPECT_NEAR(t.median_us, kSpinUs, 0.02 * kSpinUs);
   EXPECT_EQ(t.mode, "cold");
   EXPECT_EQ(t.launches_per_sample, 1);
@@ -69,6 +82,7 @@ TEST_F(CudaEngineTest, KernelOnAnotherStreamIsNotCounted) {
   const TimingResult t = engine().measure(run, quick("cold"));
   ATTNPROF_CUDA(cudaStreamSynchronize(side));
   ATTNPROF_CUDA(cudaStreamDestroy(side));
+  record("with_side_stream", t);
   EXPECT_NEAR(t.median_us, kSpinUs, 0.02 * kSpinUs);
 }
 
@@ -78,6 +92,7 @@ TEST_F(CudaEngineTest, CycleSpinMatchesTheMeasuredClock) {
   CyclesRun run(cycles);
   run.launch(engine().stream());
   const TimingResult t = engine().measure(run, quick("cold"));
+  record("cycles", t);
   ASSERT_GT(t.clock_mhz, 0);
   const double expected_us = static_cast<double>(cycles) / t.clock_mhz;
   EXPECT_NEAR(t.median_us, expected_us, 0.02 * expected_us) << "clock " << t.clock_mhz << " MHz";
@@ -91,10 +106,13 @@ TEST_F(CudaEngineTest, ClockWithinTenPercentOfRated) {
   cuda::launch_spin_ns(5'000'000, stream());
   clock.stop(stream());
   ATTNPROF_CUDA(cudaStreamSynchronize(stream()));
+  RecordProperty("probe_mhz", std::to_string(clock.mhz()));
+  RecordProperty("rated_mhz", std::to_string(rated_mhz));
   EXPECT_NEAR(clock.mhz(), rated_mhz, 0.1 * rated_mhz);
 
   SpinRun run(kSpinNs);
   const TimingResult t = engine().measure(run, quick("hot"));
+  record("hot", t);
   EXPECT_NEAR(t.clock_mhz, rated_mhz, 0.1 * rated_mhz);
   EXPECT_EQ(t.dropped_throttled, 0);
 }
@@ -106,6 +124,9 @@ TEST_F(CudaEngineTest, ColdIsSlowerThanHotForABufferThatFitsInL2) {
   for (int i = 0; i < 3; ++i) run.launch(engine().stream());
   const TimingResult hot = engine().measure(run, quick("hot"));
   const TimingResult cold = engine().measure(run, quick("cold"));
+  record("hot", hot);
+  record("cold", cold);
+  RecordProperty("most_copies", std::to_string(run.most_copies()));
   // A 16 MiB read takes a few microseconds: both are timed in batches, cold over rotating
   // copies that together exceed 2x L2, so every launch in a cold batch reads from HBM.
   EXPECT_GT(hot.launches_per_sample, 1);
@@ -121,6 +142,7 @@ TEST_F(CudaEngineTest, ShortLaunchesAreBatched) {
   SpinRun run(10'000);  // 10 us
   run.launch(engine().stream());
   const TimingResult t = engine().measure(run, quick("hot"));
+  record("hot", t);
   EXPECT_GE(t.launches_per_sample, 10);
   // Per launch: the spin plus the gap between back-to-back kernels (about a microsecond).
   EXPECT_GE(t.median_us, 9.9);
@@ -131,9 +153,11 @@ TEST_F(CudaEngineTest, GraphAndWallModes) {
   SpinRun run(kSpinNs);
   run.launch(engine().stream());
   const TimingResult g = engine().measure(run, quick("graph"));
+  record("graph", g);
   EXPECT_EQ(g.mode, "graph");
   EXPECT_NEAR(g.median_us, kSpinUs, 0.02 * kSpinUs);
   const TimingResult w = engine().measure(run, quick("wall"));
+  record("wall", w);
   EXPECT_EQ(w.mode, "wall");
   // Host time includes the launch call and the synchronize's wake-up: a little over 2 ms.
   EXPECT_GE(w.median_us, kSpinUs);
@@ -141,6 +165,7 @@ TEST_F(CudaEngineTest, GraphAndWallModes) {
 
   SpinRun short_run(5'000);
   const TimingResult gs = engine().measure(short_run, quick("graph"));
+  record("graph_short", gs);
   EXPECT_GT(gs.launches_per_sample, 1);
   EXPECT_GE(gs.median_us, 5.0);
   EXPECT_THROW(engine().measure(run, quick("lukewarm")), std::invalid_argument);

@@ -32,6 +32,8 @@ TEST_F(CudaEngineTest, TrackerAgreesWithMemGetInfo) {
     for (int64_t s : sizes) buffers.emplace_back(s, &tracker);
     EXPECT_EQ(tracker.current(), sum);
     const int64_t used = free0 - free_bytes();
+    RecordProperty("driver_used_bytes", std::to_string(used));
+    RecordProperty("tracked_bytes", std::to_string(sum));
     EXPECT_GE(used, sum);
     EXPECT_LE(used, sum + 3 * kGranularity) << "driver saw " << used << ", tracker " << sum;
 

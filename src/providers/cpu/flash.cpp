@@ -28,14 +28,13 @@ constexpr int64_t kTileK = 256;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // exp(x) for x in [-87, 0], fp32, written so the compiler vectorizes it (std::exp is a libm
-// call per element, which was about a third of this kernel's time). Cody-Waite reduction
-// x = n ln2 + r with |r| <= ln2/2, Cephes' degree-6 minimax polynomial for e^r (about 1 ulp),
-// and 2^n assembled in the exponent bits. Inputs below -87 are clamped: they give ~1e-38 instead
-// of a smaller number, an absolute error far below fp32 resolution of the row sum (>= 1).
-[[gnu::always_inline]] inline float exp_nonpositive(float x) {
-  x = std::max(x, -87.0f);
-  const float t = x * 1.44269504088896341f;         // x / ln 2
-  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest: 1.5 * 2^23 trick
+// call per element, about a third of this kernel's time). Cody-Waite reduction x = n ln2 + r
+// with |r| <= ln2/2, Cephes' degree-6 minimax polynomial for e^r (about 1 ulp), and 2^n built
+// in the exponent bits. The caller clamps x to [-87, 0]: below -87 the result is ~1e-38 instead
+// of smaller, an absolute error far below the fp32 resolution of a row sum that is >= 1.
+[[gnu::always_inline]] inline float exp_clamped(float x) {
+  const float t = x * 1.44269504088896341f;                     // x / ln 2
+  const float n = (t + 12582912.0f) - 12582912.0f;              // round to nearest (1.5 * 2^23)
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, in two parts
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -48,22 +47,25 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   return er * std::bit_cast<float>(bits);
 }
 
-// The two hot loops of the online softmax, compiled twice (AVX2+FMA and baseline x86-64) and
-// picked at load time, since the build targets baseline x86-64.
-[[gnu::target_clones("arch=haswell", "default")]] float row_max(const float* s, int64_t n,
-                                                                float init) {
+// The hot loops of the online softmax, compiled for AVX2+FMA (x86-64-v3) and for baseline
+// x86-64 and picked at load time: the build targets baseline x86-64.
+[[gnu::target_clones("arch=x86-64-v3", "default")]] float row_max(const float* s, int64_t n,
+                                                                  float init) {
   float m = init;
 #pragma omp simd reduction(max : m)
-  for (int64_t j = 0; j < n; ++j) m = std::max(m, s[j]);
+  for (int64_t j = 0; j < n; ++j) m = s[j] > m ? s[j] : m;  // std::max form does not vectorize
   return m;
 }
 
-// s[j] = exp(s[j] - mx) in place; returns the sum.
-[[gnu::target_clones("arch=haswell", "default")]] float exp_and_sum(float* s, int64_t n, float mx) {
+// s[j] = exp(s[j] - mx) in place; returns the sum. The clamp has its own loop: inside the exp
+// loop GCC turns it into a branch and gives up vectorizing.
+[[gnu::target_clones("arch=x86-64-v3", "default")]] float exp_and_sum(float* s, int64_t n,
+                                                                      float mx) {
+  for (int64_t j = 0; j < n; ++j) s[j] = std::max(s[j] - mx, -87.0f);
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < n; ++j) {
-    const float p = exp_nonpositive(s[j] - mx);
+    const float p = exp_clamped(s[j]);
     s[j] = p;
     sum += p;
   }

@@ -30,6 +30,13 @@ Support supports_forward_on(const Spec& spec, const Device& device, const std::s
         fmt::format("{} is forward only: mode {} needs a backward pass it does not implement",
                     provider, to_string(spec.mode)));
   }
+  // Both recipes materialize S (and P): B*Hq*Nq*Nk scores of up to 4 bytes must be countable.
+  const double scores =
+      double(spec.batch) * double(spec.q_heads) * double(spec.q_len) * double(spec.kv_len);
+  if (scores * 4 > 0x1p62) {
+    return Support::no(
+        fmt::format("{} materializes {:.3g} scores: more bytes than 2^62", provider, scores));
+  }
   return Support::yes();
 }
 

@@ -18,8 +18,8 @@ namespace attnprof::cuda {
 Availability device_availability();
 
 // The checks the three providers share: a CUDA device of compute capability 8.0 or newer (the
-// build has sm_80 and sm_90a code and compute_80 PTX) and the forward mode (`provider` names
-// who says no, as the reason is shown on its own).
+// build has sm_80 and sm_90a code and compute_80 PTX), the forward mode, and a score matrix
+// whose size in bytes fits an int64 (`provider` names who says no: the reason stands alone).
 Support supports_forward_on(const Spec& spec, const Device& device, const std::string& provider);
 
 // The stream a Run is launched on.

@@ -1,0 +1,58 @@
+// `attnprof compare A B`: each point of run B against run A, labelled FASTER, SLOWER, SAME or
+// AMBIGUOUS from both runs' noise; --fail-on-regression makes a regression the exit code (CI).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "attnprof/compare.hpp"
+#include "attnprof/history.hpp"
+#include "cli.hpp"
+#include "grid_options.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+struct CompareCliOptions {
+  std::string base, head;
+  std::string threshold = "5%";
+  bool fail_on_regression = false;
+  std::string history;
+};
+
+int compare_command(const CompareCliOptions& o) {
+  CompareOptions options;
+  options.threshold = parse_fraction_option(o.threshold, "--threshold");
+  const std::filesystem::path db = history_path(o.history);
+  const LoadedRows a = load_rows(o.base, db);
+  const LoadedRows b = load_rows(o.head, db);
+  const Comparison c = compare_runs(a.rows, b.rows, options);
+  fmt::print("{}", format_comparison(c, a.label, b.label, options));
+  if (c.rows.empty() && c.changes.empty()) {
+    fmt::print(stderr, "attnprof: warning: the runs share no point to compare\n");
+  }
+  if (o.fail_on_regression && c.has_regression()) {
+    fmt::print(stderr, "attnprof: regression: {} SLOWER{}\n", c.count(Verdict::slower),
+               c.changes.empty() ? "" : ", or a point that passed in A broke in B");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  auto o = std::make_shared<CompareCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Compare run B with run A point by point, judging changes against the noise");
+  sub->add_option("A", o->base, "The base: a JSONL journal or a run id (or 'last')")->required();
+  sub->add_option("B", o->head, "The new run: a JSONL journal or a run id")->required();
+  sub->add_option("--threshold", o->threshold,
+                  "Smallest change that counts as FASTER or SLOWER (5%)");
+  sub->add_flag("--fail-on-regression", o->fail_on_regression,
+                "Exit 1 when a point is SLOWER, or passed in A and broke in B");
+  sub->add_option("--history", o->history, "History database for run ids");
+  return {sub, [o]() { return compare_command(*o); }};
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,63 @@
+// `attnprof report SOURCE --html report.html [--markdown report.md]`: a report of a journal or a
+// recorded run, with plots (gnuplot), tables and generated findings.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "attnprof/history.hpp"
+#include "attnprof/report.hpp"
+#include "cli.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+struct ReportCliOptions {
+  std::string source;
+  std::string html, markdown;
+  std::string baseline;
+  std::string title = "attnprof report";
+  std::string history;
+};
+
+int report_command(const ReportCliOptions& o) {
+  if (o.html.empty() && o.markdown.empty()) {
+    return usage_error("report: give --html FILE and/or --markdown FILE");
+  }
+  const LoadedRows loaded = load_rows(o.source, history_path(o.history));
+  ReportOptions options;
+  options.title = o.title;
+  options.source = loaded.label;
+  options.baseline = o.baseline;
+  const std::vector<std::string> warnings =
+      write_report(loaded.rows, options, ReportFiles{o.html, o.markdown});
+  for (const std::string& w : warnings) fmt::print(stderr, "attnprof: warning: {}\n", w);
+  for (const std::string& path : {o.html, o.markdown}) {
+    if (!path.empty()) fmt::print("wrote {}\n", path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "HTML and Markdown report of a journal or a recorded run: plots, tables, findings");
+  sub->add_option("source", o->source,
+                  "A JSONL journal, or a run id from `attnprof history` "
+                  "(or 'last')")
+      ->required();
+  sub->add_option("--html", o->html, "Self-contained HTML report (plots inline)");
+  sub->add_option("--markdown", o->markdown,
+                  "Markdown report; its plots are written to <name>-plots/ beside it");
+  sub->add_option("--baseline", o->baseline,
+                  "Provider that speedups are measured against (default: cuda.naive or cpu.naive)");
+  sub->add_option("--title", o->title, "The report's title");
+  sub->add_option("--history", o->history,
+                  "History database for run ids (default $ATTNPROF_HISTORY or "
+                  "~/.local/share/attnprof/history.sqlite)");
+  return {sub, [o]() { return report_command(*o); }};
+}
+
+}  // namespace attnprof::cli

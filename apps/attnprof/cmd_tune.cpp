@@ -1,0 +1,195 @@
+// `attnprof tune`: the largest and the throughput-optimal batch under --max-memory and --p95
+// limits (or, with --max-seq, the longest sequence before OOM), per provider and shape. Points run
+// in this process through run_point(); an OOM is a boundary, never a crash.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "attnprof/parse_units.hpp"
+#include "attnprof/registry.hpp"
+#include "attnprof/sink.hpp"
+#include "attnprof/tune.hpp"
+#include "cli.hpp"
+#include "grid_options.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+struct TuneCliOptions {
+  GridCliOptions grid;
+  std::string device = "auto";
+  std::string providers;
+  std::string max_memory, p95;
+  bool max_seq = false;
+  int64_t cap = 0;         // 0: 65536 for the batch, 1M for the sequence
+  int64_t resolution = 0;  // 0: 1 for the batch, 64 for the sequence
+  std::string out, json;
+  std::string timing = "cold";
+  std::string max_noise = "0.5%";
+  std::string min_time = "0.5s";
+  std::string point_timeout = "2s";
+  int64_t min_samples = 10;
+  int warmup = 1;
+  int threads = 0;
+  uint64_t seed = 20261129;
+  bool no_trace = false;
+};
+
+double seconds_option(const std::string& text, const char* option) {
+  try {
+    const double s = parse_seconds(text);
+    if (!(s > 0)) throw std::invalid_argument("must be > 0");
+    return s;
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
+TuneOptions tune_options(const TuneCliOptions& o) {
+  TuneOptions t;
+  t.axis = o.max_seq ? TuneAxis::seq : TuneAxis::batch;
+  if (!o.max_memory.empty()) {
+    try {
+      t.limits.max_memory_bytes = parse_bytes(o.max_memory);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--max-memory: {}", e.what()));
+    }
+    if (*t.limits.max_memory_bytes <= 0) throw std::invalid_argument("--max-memory: must be > 0");
+  }
+  if (!o.p95.empty()) t.limits.max_p95_us = seconds_option(o.p95, "--p95") * 1e6;
+  if (t.axis == TuneAxis::batch && !t.limits.max_memory_bytes && !t.limits.max_p95_us) {
+    throw std::invalid_argument(
+        "tune needs a limit: --max-memory SIZE and/or --p95 TIME (or --max-seq for the longest "
+        "sequence before OOM)");
+  }
+  if (t.axis == TuneAxis::batch && !o.grid.batch.empty()) {
+    throw std::invalid_argument(
+        "--batch: tune searches the batch; --batch only fixes it for --max-seq");
+  }
+  t.max_value =
+      o.cap > 0 ? o.cap : (t.axis == TuneAxis::batch ? int64_t{1} << 16 : int64_t{1} << 20);
+  t.resolution = o.resolution > 0 ? o.resolution : (t.axis == TuneAxis::batch ? 1 : 64);
+  t.run.seed = o.seed;
+  t.run.measure.mode = o.timing;
+  t.run.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
+  t.run.measure.rule.min_time_s = seconds_option(o.min_time, "--min-time");
+  t.run.measure.rule.timeout_s = seconds_option(o.point_timeout, "--point-timeout");
+  t.run.measure.rule.min_samples = o.min_samples;
+  t.run.warmup_launches = o.warmup;
+  t.run.trace_kernels = !o.no_trace;
+  return t;
+}
+
+int tune_command(const TuneCliOptions& o) {
+  TuneOptions t = tune_options(o);
+  const std::vector<Spec> specs = grid_specs(o.grid);
+
+  auto cpu = make_cpu_engine(o.threads);
+  t.run.threads = cpu->device().threads;
+  std::unique_ptr<Engine> cuda = o.device == "cpu" ? nullptr : make_cuda_engine(0);
+  const bool cuda_ok = cuda && cuda->availability().available;
+  if (o.device == "cuda" && !cuda_ok) {
+    throw std::runtime_error(
+        fmt::format("--device cuda: {}",
+                    cuda ? cuda->availability().reason : "CUDA is not built into this binary"));
+  }
+  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && cuda_ok);
+  std::vector<Provider*> providers =
+      select_providers(o.providers.empty() ? (on_cuda ? "cuda.*,cudnn.*,torch.sdpa.*,torch.naive"
+                                                      : "cpu.naive,cpu.flash")
+                                           : o.providers);
+  if (o.providers.empty()) {
+    std::erase_if(providers, [](Provider* p) { return !p->availability().available; });
+  }
+
+  std::unique_ptr<Sink> journal;
+  if (!o.out.empty()) {
+    journal = make_jsonl_sink(o.out, /*append=*/false);
+    journal->begin(0);
+  }
+  t.on_point = [&](const TunePoint& p) {
+    if (journal) journal->write(p.result);
+    fmt::print("  {}\n", format_tune_point(p, t.axis));
+    std::cout.flush();
+  };
+
+  std::vector<TuneResult> results;
+  for (const Spec& spec : specs) {
+    Spec start = spec;
+    if (t.axis == TuneAxis::seq) t.start = spec.q_len == spec.kv_len ? spec.q_len : spec.kv_len;
+    for (Provider* p : providers) {
+      Engine* engine =
+          p->device_kind() == DeviceKind::cpu ? cpu.get() : (cuda_ok ? cuda.get() : nullptr);
+      if (!engine) {
+        TuneResult none;
+        none.provider = p->name();
+        none.spec = start;
+        none.axis = t.axis;
+        none.boundary =
+            fmt::format("not run: no usable {} engine here", to_string(p->device_kind()));
+        results.push_back(std::move(none));
+        continue;
+      }
+      fmt::print("tune {} {} ({}):\n", p->name(), spec.label(),
+                 t.axis == TuneAxis::batch ? "largest batch" : "longest sequence");
+      results.push_back(tune(spec, *p, *engine, t));
+      fmt::print("{}\n", format_tune_curve(results.back()));
+    }
+  }
+  if (journal) journal->end();
+
+  fmt::print("{}", format_tune_summary(results, t.axis));
+  if (!o.json.empty()) {
+    std::ofstream out(o.json, std::ios::binary | std::ios::trunc);
+    out << tune_summary_json(results, t.limits);
+    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write --json {}", o.json));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_tune_command(CLI::App& app) {
+  auto o = std::make_shared<TuneCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "tune",
+      "Largest and throughput-optimal batch under --max-memory / --p95 limits, or the "
+      "longest sequence before OOM (--max-seq)");
+  add_grid_options(sub, o->grid, /*with_batch=*/true);
+  sub->add_option("--device", o->device, "auto (CUDA where present, else CPU), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated");
+  sub->add_option("--max-memory", o->max_memory,
+                  "Peak memory limit per point: 512MiB, 40GiB (an OOM always fails)");
+  sub->add_option("--p95", o->p95, "p95 latency limit per launch: 250us, 20ms");
+  sub->add_flag("--max-seq", o->max_seq,
+                "Find the longest sequence before OOM (or the limits) at a fixed --batch, "
+                "starting from --seq");
+  sub->add_option("--cap", o->cap, "Largest value tried (65536 batch, 1048576 sequence)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--resolution", o->resolution,
+                  "Binary-search step (1 for the batch, 64 for the sequence)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--out", o->out, "JSONL journal of every measured point");
+  sub->add_option("--json", o->json, "The summary (limits, boundaries, curves) as JSON");
+  sub->add_option("--timing", o->timing, "CUDA timing: cold, hot, graph, wall")
+      ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
+  sub->add_option("--max-noise", o->max_noise, "Stop sampling below this relative noise (0.5%)");
+  sub->add_option("--min-time", o->min_time, "Measured time before stopping may happen (0.5s)");
+  sub->add_option("--point-timeout", o->point_timeout, "Measurement time limit per point (2s)");
+  sub->add_option("--min-samples", o->min_samples, "Fewest samples per point (10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--warmup", o->warmup, "Untimed launches before sampling (1)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--seed", o->seed, "Seed of the random inputs");
+  sub->add_flag("--no-trace", o->no_trace, "Do not record which kernels ran");
+  return {sub, [o]() { return tune_command(*o); }};
+}
+
+}  // namespace attnprof::cli

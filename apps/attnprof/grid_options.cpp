@@ -1,0 +1,101 @@
+#include "grid_options.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "attnprof/grid.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+template <class T, class Parse>
+std::vector<T> parse_list(const std::string& text, const char* option, Parse parse,
+                          std::string_view choices) {
+  std::vector<T> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto v = parse(item);
+    if (!v)
+      throw std::invalid_argument(fmt::format("{}: '{}' is not one of {}", option, item, choices));
+    out.push_back(*v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int64_t> int_option(const std::string& text, const char* option) {
+  try {
+    return parse_int_list(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
+}  // namespace
+
+void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
+  sub->add_option("--model", o.model,
+                  "Model shape: heads, KV heads and head dim from presets/models.toml");
+  if (with_batch) sub->add_option("--batch", o.batch, "Batch sizes: 1,8 or 1:64:*2");
+  sub->add_option("--heads", o.heads, "Query heads (default 8)");
+  sub->add_option("--kv-heads", o.kv_heads, "KV heads (must divide query heads; default: same)");
+  sub->add_option("--seq", o.seq, "Query lengths (and KV lengths unless --kv-seq; default 1024)");
+  sub->add_option("--kv-seq", o.kv_seq, "KV lengths, crossed with --seq");
+  sub->add_option("--head-dim", o.head_dim, "Head dims (default 64)");
+  sub->add_option("--dtype", o.dtype, "fp32, fp16, bf16 (comma list; default fp16)");
+  sub->add_option("--mask", o.mask, "none, causal, causal-br, window:W (comma list)");
+  sub->add_option("--mode", o.mode, "fwd, bwd, fwd_bwd (comma list)");
+}
+
+std::vector<Spec> grid_specs(const GridCliOptions& o) {
+  GridAxes ax;
+  if (!o.model.empty()) {
+    const ModelShape m = find_model(o.model);
+    ax.heads = {m.heads};
+    ax.kv_heads = {m.kv_heads};
+    ax.head_dim = {m.head_dim};
+  }
+  if (!o.batch.empty()) ax.batch = int_option(o.batch, "--batch");
+  if (!o.heads.empty()) ax.heads = int_option(o.heads, "--heads");
+  if (!o.kv_heads.empty()) ax.kv_heads = int_option(o.kv_heads, "--kv-heads");
+  if (!o.seq.empty()) ax.seq = int_option(o.seq, "--seq");
+  if (!o.kv_seq.empty()) ax.kv_seq = int_option(o.kv_seq, "--kv-seq");
+  if (!o.head_dim.empty()) ax.head_dim = int_option(o.head_dim, "--head-dim");
+  if (!o.dtype.empty())
+    ax.dtype = parse_list<DType>(o.dtype, "--dtype", parse_dtype, kDTypeChoices);
+  if (!o.mask.empty()) ax.mask = parse_list<Mask>(o.mask, "--mask", parse_mask, kMaskChoices);
+  if (!o.mode.empty()) ax.mode = parse_list<Mode>(o.mode, "--mode", parse_mode, kModeChoices);
+  std::vector<Spec> specs = expand(ax);
+  for (const Spec& s : specs) {
+    if (auto errors = s.validate(); !errors.empty()) {
+      throw std::invalid_argument(fmt::format("point {}: {}", s.label(), errors.front()));
+    }
+  }
+  return specs;
+}
+
+double parse_fraction_option(const std::string& text, const char* option) {
+  std::string s = text;
+  double scale = 1;
+  if (!s.empty() && s.back() == '%') {
+    s.pop_back();
+    scale = 0.01;
+  }
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used) * scale;
+    if (used != s.size() || !(v > 0) || v >= 1) throw std::invalid_argument("range");
+    return v;
+  } catch (const std::exception&) {
+    throw std::invalid_argument(
+        fmt::format("{}: '{}' must be a fraction in (0, 1) or a percentage like 5%", option, text));
+  }
+}
+
+}  // namespace attnprof::cli

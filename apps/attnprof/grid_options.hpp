@@ -1,0 +1,31 @@
+// Grid options shared by subcommands that take one shape family (tune): the axes of `run`
+// (--model, --heads, --seq, ...) parsed into Specs. Lists and ranges as in `run`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "attnprof/spec.hpp"
+
+namespace attnprof::cli {
+
+struct GridCliOptions {
+  std::string model;
+  std::string batch, heads, kv_heads, seq, kv_seq, head_dim;
+  std::string dtype, mask, mode;
+};
+
+// Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --dtype, --mask, --mode
+// and, when `with_batch`, --batch.
+void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch);
+
+// The specs of the grid: the defaults of GridAxes with the given options replacing their axes.
+// Throws std::invalid_argument naming the option (or the first invalid point) and what is allowed.
+std::vector<Spec> grid_specs(const GridCliOptions& o);
+
+// A fraction "0.05" or a percentage "5%" in (0, 1); throws std::invalid_argument naming `option`.
+double parse_fraction_option(const std::string& text, const char* option);
+
+}  // namespace attnprof::cli

@@ -1,0 +1,53 @@
+#include "run_execution.hpp"
+
+namespace attnprof::cli {
+
+void Execution::open_in_process() {
+  cpu_ = make_cpu_engine(options_.threads);
+  if (options_.device != "cpu") cuda_ = make_cuda_engine(0);
+  cpu_name_ = cpu_->device().name;
+  cpu_threads_ = cpu_->device().threads;
+  cuda_built_ = cuda_ != nullptr;
+  if (cuda_) {
+    cuda_ok_ = cuda_->availability().available;
+    cuda_reason_ = cuda_->availability().reason;
+    cuda_name_ = cuda_->device().name;
+  }
+}
+
+void Execution::open() {
+  if (options_.in_process) {
+    open_in_process();
+    return;
+  }
+  SupervisorOptions so;
+  // --device cpu: a worker without a CUDA context; otherwise the worker looks for a GPU.
+  so.device = options_.device == "cpu" ? "cpu" : "auto";
+  so.threads = options_.threads;
+  so.hang_timeout_s = options_.hang_timeout_s;
+  so.stop = &stop_;
+  supervisor_ = std::make_unique<Supervisor>(so);
+  for (const WorkerEngine& e : supervisor_->start()) {
+    if (e.kind == DeviceKind::cpu) {
+      cpu_name_ = e.device;
+      cpu_threads_ = e.threads;
+    } else {
+      cuda_built_ = true;
+      cuda_ok_ = e.available;
+      cuda_reason_ = e.reason;
+      cuda_name_ = e.device;
+    }
+  }
+}
+
+Executor& Execution::executor(RunOptions& ro) {
+  ro.threads = cpu_threads_;
+  if (supervisor_) {
+    supervisor_->set_run_options(ro);
+    return *supervisor_;
+  }
+  in_process_ = make_in_process_executor(Engines{cpu_.get(), cuda_.get()}, ro);
+  return *in_process_;
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,53 @@
+// Where `attnprof run` runs its points: in a worker process under a supervisor (the default) or
+// in this process (--in-process). Tells which devices can run before the grid is chosen.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "attnprof/engine.hpp"
+#include "attnprof/interrupt.hpp"
+#include "attnprof/runner.hpp"
+#include "attnprof/supervisor.hpp"
+#include "attnprof/sweep.hpp"
+
+namespace attnprof::cli {
+
+struct ExecutionOptions {
+  bool in_process = false;
+  std::string device = "auto";  // --device: auto, cpu, cuda
+  int threads = 0;              // --threads (0: all)
+  double hang_timeout_s = 40;   // supervisor only
+};
+
+class Execution {
+ public:
+  Execution(ExecutionOptions options, StopRequest& stop)
+      : options_(std::move(options)), stop_(stop) {}
+
+  // Creates the engines, or starts the first worker (throws when it cannot start).
+  void open();
+  // The executor for `ro`; sets ro.threads to the CPU engine's thread count.
+  Executor& executor(RunOptions& ro);
+
+  bool cuda_ok() const { return cuda_ok_; }
+  std::string cuda_unavailable() const {
+    return cuda_built_ ? cuda_reason_ : "CUDA is not built into this binary";
+  }
+  const std::string& device_name(bool on_cuda) const { return on_cuda ? cuda_name_ : cpu_name_; }
+  std::string where() const { return supervisor_ ? "in a worker process" : "in-process"; }
+
+ private:
+  void open_in_process();
+
+  ExecutionOptions options_;
+  StopRequest& stop_;
+  std::unique_ptr<Supervisor> supervisor_;
+  std::unique_ptr<Engine> cpu_, cuda_;
+  std::unique_ptr<Executor> in_process_;
+  std::string cpu_name_, cuda_name_, cuda_reason_;
+  int cpu_threads_ = 1;
+  bool cuda_built_ = false, cuda_ok_ = false;
+};
+
+}  // namespace attnprof::cli

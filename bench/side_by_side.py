@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Joins attnprof JSONL journals with bench/torch_crosscheck.py's output of the same device call
+and prints a Markdown table: the same recipe timed by both tools, and their ratio.
+
+    python3 bench/side_by_side.py bench/results/h200/torch_crosscheck.jsonl bench/results/h200/*.jsonl
+
+Pairs: cuda.naive ~ naive, cuda.naive.expand ~ naive.expand, cuda.math ~ sdpa.math,
+cudnn.sdpa ~ sdpa.cudnn. Both tools count FLOPs as 4*D per visible pair.
+"""
+import json
+import sys
+
+PAIRS = {"cuda.naive": "naive", "cuda.naive.expand": "naive.expand", "cuda.math": "sdpa.math",
+         "cudnn.sdpa": "sdpa.cudnn"}
+
+
+def key(b, hq, hkv, nq, nk, d, dtype, mask):
+    return (b, hq, hkv, nq, nk, d, dtype, mask)
+
+
+def main(torch_path, journals):
+    torch = {}
+    for line in open(torch_path):
+        r = json.loads(line)
+        s = r.get("shape")
+        if not s or "B" not in s or "median_ms" not in r:
+            continue
+        k = key(s["B"], s["Hq"], s["Hkv"], s["Nq"], s["Nk"], s["D"], s["dtype"], s["mask"])
+        torch[(r["name"], k)] = r
+    print("| preset | provider | shape | attnprof median | torch median | attnprof / torch time | attnprof TFLOP/s |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+    for path in journals:
+        preset = path.rsplit("/", 1)[-1].removesuffix(".jsonl")
+        for line in open(path):
+            r = json.loads(line)
+            if r["status"] != "passed" or r["provider"] not in PAIRS:
+                continue
+            s = r["spec"]
+            k = key(s["batch"], s["q_heads"], s["kv_heads"], s["q_len"], s["kv_len"], s["head_dim"],
+                    s["dtype"], s["mask"])
+            t = torch.get((PAIRS[r["provider"]], k))
+            if t is None:
+                continue
+            ours = r["timing"]["median_us"] / 1000
+            label = f"B{k[0]} H{k[1]}/{k[2]} Nq{k[3]} Nk{k[4]} D{k[5]} {k[6]} {k[7]}"
+            print(f"| {preset} | {r['provider']} | {label} | {ours:.4g} ms | {t['median_ms']:.4g} ms "
+                  f"| {ours / t['median_ms']:.3f} | {r['tflops']:.1f} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit("usage: side_by_side.py torch_crosscheck.jsonl attnprof.jsonl...")
+    main(sys.argv[1], sys.argv[2:])

@@ -1,0 +1,47 @@
+// `attnprof report`: a self-contained HTML page and a Markdown file from a run's rows, with
+// plots against N per provider (drawn by gnuplot), tables and generated "Key Findings".
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attnprof/result.hpp"
+
+namespace attnprof {
+
+struct ReportOptions {
+  std::string title = "attnprof report";
+  std::string source;    // what the rows came from: a journal's name or "run 12 (...)"
+  std::string baseline;  // provider speedups are measured against; empty: the device's naive
+};
+
+// How the figures appear in Markdown: as SVG files in `plots_dir` (relative to the Markdown
+// file), or, when `drawn` is false, omitted with `note` saying why.
+struct MarkdownPlots {
+  bool drawn = false;
+  std::string plots_dir;
+  std::string note;
+};
+
+// The reports as text. Throws std::invalid_argument when `options.baseline` names a provider
+// without passed rows, and std::runtime_error when no row passed (nothing to report on).
+std::string markdown_report(const std::vector<Result>& rows, const ReportOptions& options,
+                            const MarkdownPlots& plots);
+// `svgs[i]` is figure i as inline SVG; fewer entries than figures (none, when gnuplot is
+// missing) leave the rest out with `note` saying why.
+std::string html_report(const std::vector<Result>& rows, const ReportOptions& options,
+                        const std::vector<std::string>& svgs, const std::string& note);
+
+struct ReportFiles {
+  std::filesystem::path html;      // empty: no HTML
+  std::filesystem::path markdown;  // empty: no Markdown; its plots go to <stem>-plots/
+};
+
+// Draws the plots with gnuplot and writes the requested files. Returns warnings in words (gnuplot
+// missing or failing: the report is still written, with its tables, and says so). Throws as
+// markdown_report does, and std::runtime_error when a file cannot be written.
+std::vector<std::string> write_report(const std::vector<Result>& rows, const ReportOptions& options,
+                                      const ReportFiles& files);
+
+}  // namespace attnprof

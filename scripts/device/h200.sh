@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Runs ON the lent GPU machine, in the repo root, from the bundle scripts/device/bundle.sh made:
+#   run(carry: [".deps/devpkg"], command: "scripts/device/h200.sh", timeout_s: 300)
+# Writes under $OUT (at most 8 files come back): h200.log (everything printed), test_gpu.json
+# (gtest results), peaks.json, and one <preset>.jsonl per benchmark preset.
+#
+# Steps, chosen with ATTNPROF_STEPS (default "tests peaks"):
+#   tests     the engine's self-tests first, then the rest of test_gpu
+#   peaks     attnprof peaks --refresh --json $OUT/peaks.json
+#   torch     bench/torch_crosscheck.py --only ${ATTNPROF_TORCH_ONLY:-ceilings}: PyTorch's figures
+#             in the same call (absolute figures move ~7% between calls)
+#   sanitize  compute-sanitizer memcheck over test_gpu's small tests (ATTNPROF_SANITIZE_FILTER)
+#   bench     attnprof run --preset P for each P in ATTNPROF_BENCH_PRESETS (extra run options: ATTNPROF_RUN_ARGS)
+# ATTNPROF_TEST_FILTER narrows the tests step (a gtest filter); ATTNPROF_STEP_TIMEOUT bounds
+# each step in seconds (default 240).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+pkg=$root/.deps/devpkg
+out=${OUT:-$root/out}
+mkdir -p "$out"
+steps=${ATTNPROF_STEPS:-tests peaks}
+step_timeout=${ATTNPROF_STEP_TIMEOUT:-240}
+
+# The bundle's libraries first, then the venv's cuDNN 9.19 (the one PyTorch there uses), so
+# cudnn.sdpa and torch's cuDNN backend run the same cuDNN (../shared/DEVICE.md).
+cudnn_venv=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
+export LD_LIBRARY_PATH="$pkg/lib:$cudnn_venv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export ATTNPROF_PRESETS="$root/presets"
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/attnprof-cache}
+exec > >(tee -a "$out/h200.log") 2>&1
+
+status=0
+step() {  # step NAME COMMAND...: runs one step under the timeout, records its exit code
+  local name=$1
+  shift
+  echo "== $name: $*"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$step_timeout" "$@"
+  local rc=$?
+  echo "== $name: exit $rc in $((SECONDS - t0)) s"
+  [[ $rc -ne 0 ]] && status=1
+  return 0
+}
+
+echo "== bundle of commit $(cat "$pkg/COMMIT" 2>/dev/null || echo '?') on $(hostname), $(date -u +%FT%TZ)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,power.limit,ecc.mode.current,temperature.gpu --format=csv
+if ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | grep "not found"; then
+  echo "h200.sh: libraries missing on this machine (above)"
+  exit 1
+fi
+
+for s in $steps; do
+  case $s in
+    tests)
+      engine='CudaEngine*:CuptiDemangle*:CuptiAggregate*:CudaErrors*:Peaks*'
+      step engine-tests "$pkg/bin/test_gpu" --gtest_filter="${ATTNPROF_TEST_FILTER:-$engine}" \
+        --gtest_output="json:$out/test_engine.json"
+      if [[ -z ${ATTNPROF_TEST_FILTER:-} ]]; then
+        step other-gpu-tests "$pkg/bin/test_gpu" --gtest_filter="-$engine" --gtest_brief=1 \
+          --gtest_output="json:$out/test_gpu.json"
+      fi
+      ;;
+    peaks)
+      if "$pkg/bin/attnprof" peaks --help >/dev/null 2>&1; then
+        step peaks "$pkg/bin/attnprof" peaks --refresh --json "$out/peaks.json"
+      else
+        echo "h200.sh: this attnprof has no 'peaks' subcommand yet; measuring through test_gpu"
+        step peaks-test "$pkg/bin/test_gpu" --gtest_filter=CudaEngineTest.MeasuredPeaksArePlausible \
+          --gtest_output="json:$out/test_peaks.json"
+      fi
+      ;;
+    torch)
+      # PyTorch's own ceilings (or more, ATTNPROF_TORCH_ONLY) in the same call, for comparison.
+      step torch python3 "$root/bench/torch_crosscheck.py" --out "$out/torch_crosscheck.jsonl" \
+        --only "${ATTNPROF_TORCH_ONLY:-ceilings}"
+      ;;
+    sanitize)
+      filter=${ATTNPROF_SANITIZE_FILTER:-CudaEngineTest.DeviceFill*:CudaEngineTest.HostCopy*:CudaEngineTest.Tracker*}
+      step sanitize compute-sanitizer --tool memcheck --error-exitcode 1 \
+        "$pkg/bin/test_gpu" --gtest_filter="$filter"
+      ;;
+    bench)
+      for preset in ${ATTNPROF_BENCH_PRESETS:-}; do
+        step "bench $preset" "$pkg/bin/attnprof" run --preset "$preset" --out "$out/$preset.jsonl" ${ATTNPROF_RUN_ARGS:-}
+      done
+      ;;
+    *)
+      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench)"
+      status=1
+      ;;
+  esac
+done
+echo "== done: exit $status"
+exit $status

@@ -1,0 +1,64 @@
+// "Key Findings": sentences computed from a run's rows, as the seeds' reports wrote them by hand.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnprof/result.hpp"
+#include "report/series.hpp"
+
+namespace attnprof {
+
+// y = c * x^exponent fitted by least squares on (log x, log y); points with x <= 0 or y <= 0 are
+// left out. nullopt with fewer than two distinct x.
+struct PowerFit {
+  double exponent = 0;
+  double r2 = 0;  // coefficient of determination on the log scale (1 when the fit is exact)
+  int64_t points = 0;
+};
+std::optional<PowerFit> fit_power_law(const std::vector<double>& x, const std::vector<double>& y);
+
+// The memory growth of one provider on one fixed-batch series: extra_bytes against N.
+struct MemoryGrowth {
+  std::string provider;
+  std::string series;  // the group's title
+  int64_t n_min = 0, n_max = 0;
+  int64_t points = 0;
+  std::optional<PowerFit> fit;  // nullopt when the extra memory is zero or too few points
+  bool no_extra = false;        // extra_bytes <= 0 at every point
+};
+// At least 3 distinct N per fit: two points always fit exactly.
+std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups);
+
+// The fastest provider at one shape (spec and timing mode) with passed rows.
+struct Fastest {
+  const Result* best = nullptr;
+  const Result* runner_up = nullptr;  // the second fastest, if any
+  const Result* baseline = nullptr;   // the baseline's row at this shape, if it passed
+};
+std::vector<Fastest> fastest_per_shape(const std::vector<Result>& results,
+                                       const std::string& baseline);
+
+struct Finding {
+  std::string topic;  // "fastest", "fused", "gqa", "memory", "kernel", "unsupported", ...
+  std::string text;   // one paragraph of plain text (Markdown code spans allowed: `x`)
+};
+
+// Every finding the rows support, in a fixed order of topics. `baseline` may be empty.
+std::vector<Finding> compute_findings(const std::vector<Result>& results,
+                                      const std::string& baseline);
+
+// Parts of compute_findings (findings_status.cpp): which kernels a dispatching provider
+// (torch.sdpa.default) really ran; points not supported, broken, out of memory; noisy rows.
+void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding>& out);
+void add_status_findings(const std::vector<Result>& results, std::vector<Finding>& out);
+
+// Which SDPA backend a kernel name belongs to: "flash", "efficient", "cudnn" or "math".
+std::string sdpa_backend_of_kernel(const std::string& kernel_name);
+// Unfused providers materialize the scores (naive, math); fused ones do not (flash, cuDNN,
+// memory-efficient). "" for neither (a dispatcher such as torch.sdpa.default).
+std::string provider_family(const std::string& provider);
+
+}  // namespace attnprof

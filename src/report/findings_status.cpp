@@ -1,0 +1,183 @@
+// Findings about what ran rather than how fast: the kernels a dispatcher chose, and the points
+// that were not supported, broke, ran out of memory or stayed noisy.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "report/findings.hpp"
+#include "report/units.hpp"
+
+namespace attnprof {
+
+namespace {
+
+std::string code(const std::string& s) {
+  return "`" + s + "`";
+}
+
+std::string cut(const std::string& s, std::size_t n) {
+  return truncate_to_width(one_line(s), n);
+}
+
+// Keys in order of first appearance with a count each.
+struct Tally {
+  std::vector<std::string> order;
+  std::map<std::string, int64_t> count;
+  void add(const std::string& key) {
+    if (count[key]++ == 0) order.push_back(key);
+  }
+};
+
+std::string plural(int64_t n, const char* word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+// The kernel a row spent the most time in, "" when none was recorded.
+std::string main_kernel(const Result& r) {
+  const KernelRecord* best = nullptr;
+  for (const KernelRecord& k : r.kernels) {
+    if (!best || k.total_us > best->total_us) best = &k;
+  }
+  return best ? best->name : "";
+}
+
+}  // namespace
+
+void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding>& out) {
+  constexpr const char* kDispatcher = "torch.sdpa.default";
+  Tally backends;
+  std::map<std::string, std::string> example;  // backend -> its main kernel
+  int64_t rows = 0;
+  std::string note;
+  for (const Result& r : results) {
+    if (r.provider != kDispatcher || r.status != Status::passed) continue;
+    ++rows;
+    const std::string kernel = main_kernel(r);
+    if (kernel.empty()) {
+      if (note.empty()) note = r.kernels_note;
+      continue;
+    }
+    const std::string backend = sdpa_backend_of_kernel(kernel);
+    backends.add(backend);
+    example.try_emplace(backend, kernel);
+  }
+  if (rows == 0) return;
+  if (backends.order.empty()) {
+    out.push_back({"kernel", fmt::format("Which kernel {} ran is unknown: no kernels were recorded "
+                                         "({}).",
+                                         code(kDispatcher), note.empty() ? "no note" : note)});
+    return;
+  }
+  std::string text = fmt::format("{} dispatched to ", code(kDispatcher));
+  for (std::size_t i = 0; i < backends.order.size(); ++i) {
+    const std::string& b = backends.order[i];
+    text += fmt::format("{}the {} backend at {} of {} shapes ({})", i == 0 ? "" : "; ", b,
+                        backends.count[b], rows, code(cut(example[b], 90)));
+  }
+  out.push_back({"kernel", text + "."});
+}
+
+namespace {
+
+// Not supported: reasons grouped per provider.
+void unsupported(const std::vector<Result>& results, std::vector<Finding>& out) {
+  std::vector<std::string> providers;
+  std::map<std::string, Tally> reasons;
+  for (const Result& r : results) {
+    if (r.status != Status::not_supported) continue;
+    if (!reasons.contains(r.provider)) providers.push_back(r.provider);
+    reasons[r.provider].add(one_line(r.reason));
+  }
+  for (const std::string& p : providers) {
+    const Tally& t = reasons[p];
+    int64_t total = 0;
+    for (const auto& [reason, n] : t.count) total += n;
+    std::string text = fmt::format("{} was not supported at {}: ", code(p), plural(total, "point"));
+    constexpr std::size_t kShown = 3;
+    for (std::size_t i = 0; i < t.order.size() && i < kShown; ++i) {
+      text += fmt::format("{}{} ({})", i ? "; " : "", cut(t.order[i], 140), t.count.at(t.order[i]));
+    }
+    if (t.order.size() > kShown) {
+      text += fmt::format("; and {} other reasons", t.order.size() - kShown);
+    }
+    out.push_back({"unsupported", text + "."});
+  }
+}
+
+// Out of memory, and the larger points skipped after it.
+void out_of_memory(const std::vector<Result>& results, std::vector<Finding>& out) {
+  Tally oom, skipped;
+  std::map<std::string, const Result*> smallest_oom;
+  for (const Result& r : results) {
+    if (r.status == Status::oom) {
+      oom.add(r.provider);
+      auto& s = smallest_oom[r.provider];
+      if (!s || r.memory.analytic_bytes < s->memory.analytic_bytes) s = &r;
+    } else if (r.status == Status::skipped) {
+      skipped.add(r.provider);
+    }
+  }
+  for (const std::string& p : oom.order) {
+    out.push_back({"oom", fmt::format("{} ran out of memory at {} (the smallest: {}){}.", code(p),
+                                      plural(oom.count[p], "point"), smallest_oom[p]->spec.label(),
+                                      skipped.count.contains(p)
+                                          ? fmt::format("; {} skipped after it",
+                                                        plural(skipped.count[p], "larger point"))
+                                          : "")});
+  }
+}
+
+// Broken rows: incorrect, failed, timed out.
+void broken_rows(const std::vector<Result>& results, std::vector<Finding>& out) {
+  std::vector<const Result*> broken;
+  Tally statuses;
+  for (const Result& r : results) {
+    if (r.status == Status::incorrect || r.status == Status::failed ||
+        r.status == Status::timeout) {
+      broken.push_back(&r);
+      statuses.add(std::string(to_string(r.status)));
+    }
+  }
+  if (!broken.empty()) {
+    std::string counts;
+    for (const std::string& s : statuses.order) {
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", statuses.count[s], s);
+    }
+    std::string text =
+        fmt::format("{} did not pass ({}): ", plural(int64_t(broken.size()), "point"), counts);
+    constexpr std::size_t kShown = 5;
+    for (std::size_t i = 0; i < broken.size() && i < kShown; ++i) {
+      const Result& r = *broken[i];
+      text += fmt::format("{}{} {} {}: {}", i ? "; " : "", code(r.provider), r.spec.label(),
+                          to_string(r.status), cut(r.reason, 120));
+    }
+    if (broken.size() > kShown) text += fmt::format("; and {} more", broken.size() - kShown);
+    out.push_back({"failures", text + "."});
+  }
+}
+
+void noisy_rows(const std::vector<Result>& results, std::vector<Finding>& out) {
+  int64_t timed = 0, noisy = 0;
+  for (const Result& r : results) {
+    if (r.status != Status::passed || r.timing.samples == 0) continue;
+    ++timed;
+    noisy += r.timing.noisy ? 1 : 0;
+  }
+  if (noisy > 0) {
+    out.push_back({"noise", fmt::format("{} of {} timed rows are noisy: sampling stopped (at its "
+                                        "time limit) with the median's noise above the bound.",
+                                        noisy, timed)});
+  }
+}
+
+}  // namespace
+
+void add_status_findings(const std::vector<Result>& results, std::vector<Finding>& out) {
+  unsupported(results, out);
+  out_of_memory(results, out);
+  broken_rows(results, out);
+  noisy_rows(results, out);
+}
+
+}  // namespace attnprof

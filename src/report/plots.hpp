@@ -1,0 +1,51 @@
+// Plots for the reports, drawn by gnuplot (its svg terminal) run as a subprocess: the report
+// describes each figure, gnuplot draws it. Nothing here draws a chart itself.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnprof {
+
+struct PlotSeries {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  // (x, y), x ascending
+  int color = 0;                                  // index into the report's palette
+};
+
+struct PlotSpec {
+  std::string title;
+  std::string x_label, y_label;
+  bool log_x = true, log_y = true;
+  std::optional<double> reference_y;  // a dashed horizontal line (speedup 1)
+  std::vector<PlotSeries> series;
+};
+
+// The program that draws: $ATTNPROF_GNUPLOT when set (a path or a name on PATH), else "gnuplot".
+// `available` is false, with the reason in words, when it does not run.
+struct Plotter {
+  std::string program;
+  bool available = false;
+  std::string reason;   // why not, when !available
+  std::string version;  // "gnuplot 5.4 patchlevel 4"
+};
+Plotter find_plotter();
+
+// The gnuplot script that draws `plot` as SVG into `svg_path`. Points that a log axis cannot
+// show (<= 0, non-finite) are left out.
+std::string gnuplot_script(const PlotSpec& plot, const std::string& svg_path);
+
+// Runs the plotter on the script in a private temporary directory and returns the SVG document.
+// Throws std::runtime_error with gnuplot's first error line when it fails.
+std::string render_svg(const Plotter& plotter, const PlotSpec& plot);
+
+// The SVG made fit to sit inline in HTML beside others: the XML prolog dropped, every id made
+// unique with `prefix`, and the title set to `title`.
+std::string inline_svg(const std::string& svg, const std::string& prefix, const std::string& title);
+
+// The palette (hex "#rrggbb"), colour-blind safe; index modulo its size.
+std::string palette_color(int index);
+
+}  // namespace attnprof

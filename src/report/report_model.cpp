@@ -1,0 +1,142 @@
+// Building the report model: summary lines, findings, figures per series, tables.
+#include "report/report_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "report/series.hpp"
+
+namespace attnprof {
+
+namespace {
+
+constexpr Status kStatusOrder[] = {Status::passed, Status::incorrect, Status::not_supported,
+                                   Status::oom,    Status::failed,    Status::timeout,
+                                   Status::skipped};
+
+std::string status_counts(const std::vector<Result>& rows) {
+  std::map<Status, int64_t> n;
+  for (const Result& r : rows) ++n[r.status];
+  std::string out;
+  for (Status s : kStatusOrder) {
+    if (n[s] > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n[s], to_string(s));
+  }
+  return out;
+}
+
+template <class Field>
+std::vector<std::string> distinct(const std::vector<Result>& rows, Field field) {
+  std::vector<std::string> out;
+  for (const Result& r : rows) {
+    std::string v = field(r);
+    if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::string> summary_lines(const std::vector<Result>& rows, const ReportOptions& o,
+                                       const std::string& baseline) {
+  std::vector<std::string> s;
+  if (!o.source.empty()) s.push_back(fmt::format("Source: {}", o.source));
+  const auto devices = distinct(rows, [](const Result& r) { return r.device; });
+  if (!devices.empty()) s.push_back(fmt::format("Devices: {}", fmt::join(devices, ", ")));
+  const auto modes = distinct(
+      rows, [](const Result& r) { return r.timing.samples > 0 ? r.timing.mode : std::string(); });
+  if (!modes.empty())
+    s.push_back(fmt::format("Timing: {} (medians per launch)", fmt::join(modes, ", ")));
+  s.push_back(fmt::format("Rows: {} ({})", rows.size(), status_counts(rows)));
+  const auto all = distinct(rows, [](const Result& r) { return r.provider; });
+  const auto passed = passed_providers(rows);
+  std::vector<std::string> none;
+  for (const std::string& p : all) {
+    if (std::find(passed.begin(), passed.end(), p) == passed.end()) none.push_back(p);
+  }
+  s.push_back(
+      fmt::format("Providers: {}{}", fmt::join(passed, ", "),
+                  none.empty() ? "" : fmt::format(" (no passed rows: {})", fmt::join(none, ", "))));
+  s.push_back(baseline.empty()
+                  ? "Baseline: none (neither cuda.naive nor cpu.naive passed; choose one with "
+                    "--baseline)"
+                  : fmt::format("Baseline for speedups: {}", baseline));
+  for (const Result& r : rows) {
+    if (r.env.empty()) continue;
+    std::vector<std::string> env;
+    for (const char* k : {"git_commit", "build_type", "driver", "cuda_runtime", "cublas", "cudnn",
+                          "torch", "power_limit", "ecc"}) {
+      if (auto it = r.env.find(k); it != r.env.end() && !it->second.empty()) {
+        env.push_back(fmt::format("{} {}", k, it->second));
+      }
+    }
+    if (!env.empty()) s.push_back(fmt::format("Environment: {}", fmt::join(env, ", ")));
+    break;
+  }
+  const auto conventions = distinct(rows, [](const Result& r) { return r.flop_convention; });
+  if (!conventions.empty()) {
+    s.push_back(fmt::format("FLOPs counted as: {}", fmt::join(conventions, "; ")));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<const Figure*> ReportModel::figures() const {
+  std::vector<const Figure*> out;
+  for (const FigureGroup& g : groups) {
+    for (const Figure& f : g.figures) out.push_back(&f);
+  }
+  return out;
+}
+
+ReportModel build_report_model(const std::vector<Result>& rows, const ReportOptions& options) {
+  const std::vector<std::string> providers = passed_providers(rows);
+  if (providers.empty()) {
+    throw std::runtime_error(rows.empty() ? std::string("no rows to report on")
+                                          : fmt::format("no passed rows to report on ({} rows: {})",
+                                                        rows.size(), status_counts(rows)));
+  }
+  if (!options.baseline.empty() &&
+      std::find(providers.begin(), providers.end(), options.baseline) == providers.end()) {
+    throw std::invalid_argument(
+        fmt::format("--baseline: '{}' has no passed rows here (providers "
+                    "with passed rows: {})",
+                    options.baseline, fmt::join(providers, ", ")));
+  }
+  ReportModel m;
+  m.title = options.title;
+  m.baseline = choose_baseline(rows, options.baseline);
+  m.summary = summary_lines(rows, options, m.baseline);
+  m.findings = compute_findings(rows, m.baseline);
+  int next_id = 1;
+  for (const SeriesGroup& g : group_series(rows)) {
+    if (g.distinct_n() < 2) continue;  // a single N is a point, not a curve: the tables have it
+    FigureGroup fg;
+    fg.title = g.title;
+    fg.figures = series_figures(g, m.baseline, providers, next_id);
+    if (!fg.figures.empty()) m.groups.push_back(std::move(fg));
+  }
+  m.tables = report_tables(rows, m.baseline);
+  return m;
+}
+
+std::string finding_html(const std::string& text) {
+  std::string out;
+  bool in_code = false;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t tick = text.find('`', start);
+    const std::string part =
+        text.substr(start, tick == std::string::npos ? std::string::npos : tick - start);
+    out += html_escape(part);
+    if (tick == std::string::npos) break;
+    out += in_code ? "</code>" : "<code>";
+    in_code = !in_code;
+    start = tick + 1;
+  }
+  if (in_code) out += "</code>";
+  return out;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,63 @@
+// What a report holds, independent of how it is written: summary lines, findings, figures per
+// series and tables. The Markdown and HTML writers render the same model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attnprof/report.hpp"
+#include "report/findings.hpp"
+#include "report/plots.hpp"
+#include "report/table.hpp"
+
+namespace attnprof {
+
+struct Figure {
+  std::string id;   // "fig01-latency": unique, a file name stem
+  std::string alt;  // one line describing the figure
+  PlotSpec plot;
+};
+
+struct FigureGroup {
+  std::string title;  // the series' title
+  std::vector<Figure> figures;
+};
+
+struct TableSection {
+  std::string heading;
+  std::string intro;  // a sentence above the table, may be empty
+  Table table;
+  std::vector<std::string> notes;  // bullets below the table
+};
+
+struct ReportModel {
+  std::string title;
+  std::vector<std::string> summary;  // "Source: ...", "Devices: ...", ...
+  std::string baseline;              // empty: none
+  std::vector<Finding> findings;
+  std::vector<FigureGroup> groups;
+  std::vector<TableSection> tables;
+
+  std::vector<const Figure*> figures() const;  // every figure, in order
+};
+
+// Throws as markdown_report() does (no passed row; an unknown baseline).
+ReportModel build_report_model(const std::vector<Result>& rows, const ReportOptions& options);
+
+// The figures of one series group (latency, TFLOP/s, memory, speedup, % of peak).
+std::vector<Figure> series_figures(const SeriesGroup& group, const std::string& baseline,
+                                   const std::vector<std::string>& providers, int& next_id);
+
+// The report's tables (fastest per shape, memory growth, not supported, did not pass, all rows).
+std::vector<TableSection> report_tables(const std::vector<Result>& rows,
+                                        const std::string& baseline);
+
+// The writers (markdown_report.cpp, html_report.cpp) on a built model.
+std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& plots);
+std::string render_html_report(const ReportModel& m, const std::vector<std::string>& svgs,
+                               const std::string& note);
+
+// `code` spans of a finding (`x`) as <code>x</code>, the rest escaped.
+std::string finding_html(const std::string& text);
+
+}  // namespace attnprof

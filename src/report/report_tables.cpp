@@ -1,0 +1,149 @@
+// The report's tables: fastest provider per shape, memory growth, what was not supported, what
+// did not pass, and every row.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "attnprof/model.hpp"
+#include "report/measured.hpp"
+#include "report/report_model.hpp"
+#include "report/units.hpp"
+
+namespace attnprof {
+
+namespace {
+
+std::string times(double x) {
+  return format_sig3(x) + "×";
+}
+
+TableSection fastest_table(const std::vector<Result>& rows, const std::string& baseline) {
+  TableSection s;
+  s.heading = "Fastest provider per shape";
+  s.table.header = {"shape",    "timing",
+                    "fastest",  "median",
+                    "TFLOP/s",  fmt::format("vs {}", baseline.empty() ? "baseline" : baseline),
+                    "runner-up"};
+  s.table.right = {false, false, false, true, true, true, false};
+  for (const Fastest& f : fastest_per_shape(rows, baseline)) {
+    const Result& b = *f.best;
+    std::string vs = "-";
+    if (f.best->provider == baseline) {
+      vs = "baseline";
+    } else if (f.baseline) {
+      vs = times(f.baseline->timing.median_us / b.timing.median_us);
+    }
+    const std::string runner =
+        f.runner_up ? fmt::format("{} ({} slower)", f.runner_up->provider,
+                                  times(f.runner_up->timing.median_us / b.timing.median_us))
+                    : "-";
+    s.table.add({b.spec.label(), b.timing.mode, b.provider, format_duration_us(b.timing.median_us),
+                 format_sig3(b.tflops), vs, runner});
+  }
+  return s;
+}
+
+TableSection memory_table(const std::vector<Result>& rows) {
+  TableSection s;
+  s.heading = "Memory growth";
+  s.intro =
+      "Extra memory (peak minus inputs and outputs) against N, fitted by least squares on "
+      "log-log axes over each fixed-batch series with at least 3 lengths.";
+  s.table.header = {"provider", "series", "N", "points", "extra memory ∝", "R²"};
+  s.table.right = {false, false, true, true, true, true};
+  for (const MemoryGrowth& m : memory_growth(group_series(rows))) {
+    const std::string n = fmt::format("{}–{}", m.n_min, m.n_max);
+    if (m.no_extra) {
+      s.table.add({m.provider, m.series, n, std::to_string(m.points), "none", "-"});
+    } else if (m.fit) {
+      s.table.add({m.provider, m.series, n, std::to_string(m.points),
+                   fmt::format("N^{:.2f}", m.fit->exponent), fmt::format("{:.3f}", m.fit->r2)});
+    }
+  }
+  return s;
+}
+
+TableSection unsupported_table(const std::vector<Result>& rows) {
+  TableSection s;
+  s.heading = "Not supported";
+  s.table.header = {"provider", "reason", "points"};
+  s.table.right = {false, false, true};
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, int64_t> count;
+  for (const Result& r : rows) {
+    if (r.status != Status::not_supported) continue;
+    const auto key = std::make_pair(r.provider, one_line(r.reason));
+    if (count[key]++ == 0) order.push_back(key);
+  }
+  for (const auto& key : order) s.table.add({key.first, key.second, std::to_string(count[key])});
+  return s;
+}
+
+TableSection broken_table(const std::vector<Result>& rows) {
+  TableSection s;
+  s.heading = "Did not pass";
+  s.table.header = {"provider", "shape", "status", "reason"};
+  for (const Result& r : rows) {
+    if (r.status == Status::passed || r.status == Status::not_supported) continue;
+    s.table.add({r.provider, r.spec.label(), std::string(to_string(r.status)), one_line(r.reason)});
+  }
+  return s;
+}
+
+std::string percent(const std::optional<double>& v) {
+  return v ? format_sig3(*v) + "%" : "-";
+}
+
+TableSection all_rows_table(const std::vector<Result>& rows) {
+  const bool peaks = std::any_of(rows.begin(), rows.end(), [](const Result& r) {
+    return r.pct_peak_flops.has_value() || r.pct_peak_bw.has_value();
+  });
+  TableSection s;
+  s.heading = "All results";
+  Table& t = s.table;
+  t.header = {"provider", "shape", "status", "median", "p95", "TFLOP/s", "GB/s"};
+  if (peaks) t.header.insert(t.header.end(), {"% peak FLOP/s", "% peak BW"});
+  t.header.insert(t.header.end(), {"peak memory", "extra memory", "rel. err", "note"});
+  t.right.assign(t.header.size(), true);
+  t.right[0] = t.right[1] = t.right[2] = t.right.back() = false;
+  for (const Result& r : rows) {
+    const bool timed = has_timing(r);
+    std::vector<std::string> c = {r.provider,
+                                  r.spec.label(),
+                                  std::string(to_string(r.status)),
+                                  timed ? fmt::format("{}{}", r.timing.noisy ? "~" : "",
+                                                      format_duration_us(r.timing.median_us))
+                                        : "-",
+                                  timed ? format_duration_us(r.timing.p95_us) : "-",
+                                  timed ? format_sig3(r.tflops) : "-",
+                                  timed ? format_sig3(r.gbps) : "-"};
+    if (peaks) c.insert(c.end(), {percent(r.pct_peak_flops), percent(r.pct_peak_bw)});
+    c.insert(c.end(), {has_memory(r) ? format_bytes(double(r.memory.peak_bytes)) : "-",
+                       has_memory(r) ? format_bytes(double(r.memory.extra_bytes)) : "-",
+                       has_verify(r) ? format_error(r.verify.rel_l2_err) : "-",
+                       r.status == Status::passed ? "" : one_line(r.reason)});
+    t.add(std::move(c));
+  }
+  s.notes = {
+      "median and p95 per launch; ~ marks a noisy median (sampling stopped above the noise bound)",
+      "TFLOP/s = FLOPs / median; GB/s = minimum bytes / median (" + std::string(kByteConvention) +
+          ")",
+      "extra memory = peak memory - inputs - outputs; rel. err = worst relative L2 error of the "
+      "checked rows against fp64"};
+  return s;
+}
+
+}  // namespace
+
+std::vector<TableSection> report_tables(const std::vector<Result>& rows,
+                                        const std::string& baseline) {
+  std::vector<TableSection> out;
+  for (TableSection s : {fastest_table(rows, baseline), memory_table(rows), unsupported_table(rows),
+                         broken_table(rows), all_rows_table(rows)}) {
+    if (!s.table.rows.empty()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace attnprof

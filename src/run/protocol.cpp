@@ -1,0 +1,238 @@
+#include "run/protocol.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+
+#include "attnprof/sink.hpp"
+
+namespace attnprof::protocol {
+
+namespace {
+
+using Json = nlohmann::json;
+
+[[noreturn]] void bad(const std::string& what) {
+  throw std::runtime_error("worker protocol: " + what);
+}
+
+Json parse_line(const std::string& line, const char* what) {
+  try {
+    Json j = Json::parse(line);
+    if (!j.is_object()) bad(fmt::format("{}: expected a JSON object", what));
+    return j;
+  } catch (const Json::exception& e) {
+    constexpr std::size_t kShown = 120;
+    bad(fmt::format("{}: not JSON ({}): '{}'", what, e.what(),
+                    line.size() > kShown ? line.substr(0, kShown) + "..." : line));
+  }
+}
+
+// Reads a field, naming it in the message when it is missing or of the wrong type.
+template <class T>
+T field(const Json& j, const char* key) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const Json::exception&) {
+    bad(fmt::format("missing or mistyped field '{}'", key));
+  }
+}
+
+Json spec_json(const Spec& s) {
+  return {{"batch", s.batch},
+          {"q_heads", s.q_heads},
+          {"kv_heads", s.kv_heads},
+          {"q_len", s.q_len},
+          {"kv_len", s.kv_len},
+          {"head_dim", s.head_dim},
+          {"v_head_dim", s.v_head_dim},
+          {"dtype", to_string(s.dtype)},
+          {"mask", to_string(s.mask)},
+          {"mode", to_string(s.mode)},
+          {"layout", to_string(s.layout)},
+          {"scale", s.scale}};
+}
+
+template <class T, class Parse>
+T choice(const Json& j, const char* key, Parse parse) {
+  const auto text = field<std::string>(j, key);
+  const auto v = parse(text);
+  if (!v) bad(fmt::format("field '{}': unknown value '{}'", key, text));
+  return *v;
+}
+
+Spec read_spec(const Json& j) {
+  Spec s;
+  s.batch = field<int64_t>(j, "batch");
+  s.q_heads = field<int64_t>(j, "q_heads");
+  s.kv_heads = field<int64_t>(j, "kv_heads");
+  s.q_len = field<int64_t>(j, "q_len");
+  s.kv_len = field<int64_t>(j, "kv_len");
+  s.head_dim = field<int64_t>(j, "head_dim");
+  s.v_head_dim = field<int64_t>(j, "v_head_dim");
+  s.dtype = choice<DType>(j, "dtype", parse_dtype);
+  s.mask = choice<Mask>(j, "mask", parse_mask);
+  s.mode = choice<Mode>(j, "mode", parse_mode);
+  s.layout = choice<Layout>(j, "layout", parse_layout);
+  s.scale = field<double>(j, "scale");
+  return s;
+}
+
+Json options_json(const RunOptions& o) {
+  const StoppingRule& r = o.measure.rule;
+  return {{"seed", o.seed},
+          {"timing", o.measure.mode},
+          {"min_samples", r.min_samples},
+          {"max_samples", r.max_samples},
+          {"max_noise", r.max_noise},
+          {"min_time_s", r.min_time_s},
+          {"timeout_s", r.timeout_s},
+          {"timer_resolution_s", r.timer_resolution_s},
+          {"full_check_work", o.verify.full_check_work},
+          {"sample_rows", o.verify.sample_rows},
+          {"grad_group_work", o.verify.grad_group_work},
+          {"warmup_launches", o.warmup_launches},
+          {"trace_kernels", o.trace_kernels},
+          {"threads", o.threads}};
+}
+
+RunOptions read_options(const Json& j) {
+  RunOptions o;
+  StoppingRule& r = o.measure.rule;
+  o.seed = field<uint64_t>(j, "seed");
+  o.measure.mode = field<std::string>(j, "timing");
+  r.min_samples = field<int64_t>(j, "min_samples");
+  r.max_samples = field<int64_t>(j, "max_samples");
+  r.max_noise = field<double>(j, "max_noise");
+  r.min_time_s = field<double>(j, "min_time_s");
+  r.timeout_s = field<double>(j, "timeout_s");
+  r.timer_resolution_s = field<double>(j, "timer_resolution_s");
+  o.verify.full_check_work = field<double>(j, "full_check_work");
+  o.verify.sample_rows = field<int64_t>(j, "sample_rows");
+  o.verify.grad_group_work = field<double>(j, "grad_group_work");
+  o.warmup_launches = field<int>(j, "warmup_launches");
+  o.trace_kernels = field<bool>(j, "trace_kernels");
+  o.threads = field<int>(j, "threads");
+  return o;
+}
+
+std::optional<DeviceKind> parse_kind(std::string_view s) {
+  if (s == "cpu") return DeviceKind::cpu;
+  if (s == "cuda") return DeviceKind::cuda;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string encode_hello(const Hello& hello) {
+  Json engines = Json::array();
+  for (const WorkerEngine& e : hello.engines) {
+    engines.push_back({{"kind", to_string(e.kind)},
+                       {"available", e.available},
+                       {"reason", e.reason},
+                       {"device", e.device},
+                       {"threads", e.threads},
+                       {"memory_bytes", e.memory_bytes},
+                       {"env", e.env}});
+  }
+  const Json j = {
+      {"hello", {{"protocol", hello.protocol}, {"pid", hello.pid}, {"engines", engines}}}};
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Hello decode_hello(const std::string& line) {
+  const Json j = parse_line(line, "hello");
+  if (!j.contains("hello")) bad("expected the worker's hello first");
+  const Json& h = j.at("hello");
+  Hello hello;
+  hello.protocol = field<int>(h, "protocol");
+  if (hello.protocol != kVersion) {
+    bad(fmt::format("worker speaks protocol {}, this supervisor {}", hello.protocol, kVersion));
+  }
+  hello.pid = field<int64_t>(h, "pid");
+  for (const Json& e : field<Json>(h, "engines")) {
+    WorkerEngine info;
+    info.kind = choice<DeviceKind>(e, "kind", parse_kind);
+    info.available = field<bool>(e, "available");
+    info.reason = field<std::string>(e, "reason");
+    info.device = field<std::string>(e, "device");
+    info.threads = field<int>(e, "threads");
+    info.memory_bytes = field<int64_t>(e, "memory_bytes");
+    info.env = field<Fingerprint>(e, "env");
+    hello.engines.push_back(std::move(info));
+  }
+  return hello;
+}
+
+std::string encode_request(const Request& request) {
+  const Json j = {{"point",
+                   {{"provider", request.provider},
+                    {"spec", spec_json(request.spec)},
+                    {"options", options_json(request.options)}}}};
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Request decode_request(const std::string& line) {
+  const Json j = parse_line(line, "request");
+  const Json point = field<Json>(j, "point");
+  Request r;
+  r.provider = field<std::string>(point, "provider");
+  r.spec = read_spec(field<Json>(point, "spec"));
+  r.options = read_options(field<Json>(point, "options"));
+  return r;
+}
+
+std::string encode_reply(const Result& row, bool poisoned) {
+  // The row is spliced in as written for the journal: one serialization, one schema.
+  return fmt::format("{{\"poisoned\":{},\"row\":{}}}", poisoned ? "true" : "false",
+                     to_json_line(row));
+}
+
+Reply decode_reply(const std::string& line) {
+  const Json j = parse_line(line, "reply");
+  Reply reply;
+  reply.poisoned = field<bool>(j, "poisoned");
+  const Json& row = field<Json>(j, "row");
+  try {
+    reply.row = from_json_line(row.dump(-1, ' ', false, Json::error_handler_t::replace));
+  } catch (const std::runtime_error& e) {
+    bad(fmt::format("reply row: {}", e.what()));
+  }
+  return reply;
+}
+
+bool poisons_worker(const std::string& reason) {
+  std::string text = reason;
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // The sticky errors of CUDA: after one, every later call in the process fails too
+  // (cuda_check.cpp CudaError::sticky() lists the same codes).
+  static constexpr const char* kWords[] = {
+      "sticky",
+      "illegal address",
+      "illegal memory access",
+      "unspecified launch failure",
+      "misaligned address",
+      "illegal instruction",
+      "hardware stack error",
+      "cudaerrorillegaladdress",
+      "cudaerrorlaunchfailure",
+      "cudaerrorhardwarestackerror",
+      "cudaerrorillegalinstruction",
+      "cudaerrormisalignedaddress",
+      "cudaerrorinvalidaddressspace",
+      "cudaerrorinvalidpc",
+      "cudaerrorlaunchtimeout",
+      "cudaerrorassert",
+      "cudaerroreccuncorrectable",
+      "cudaerrorcontextisdestroyed",
+  };
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](const char* w) { return text.find(w) != std::string::npos; });
+}
+
+}  // namespace attnprof::protocol

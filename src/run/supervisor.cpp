@@ -1,0 +1,248 @@
+#include "attnprof/supervisor.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attnprof/model.hpp"
+#include "run/child_process.hpp"
+#include "run/protocol.hpp"
+
+namespace attnprof {
+
+namespace {
+
+using Clock = ChildProcess::Clock;
+using std::chrono::milliseconds;
+
+// A worker that is told to exit gets this long before it is killed.
+constexpr milliseconds kExitGrace{2000};
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// "; last stderr: a | b | c", or "" when the worker said nothing.
+std::string last_words(const ChildProcess& child) {
+  std::string words;
+  for (const std::string& line : child.stderr_tail()) {
+    words += (words.empty() ? "" : " | ") + line;
+  }
+  return words.empty() ? "" : "; last stderr: " + words;
+}
+
+// The kernel's count of processes its OOM killer has killed (/proc/vmstat oom_kill, Linux 4.13+);
+// -1 where unknown.
+int64_t oom_kills() {
+  std::ifstream in("/proc/vmstat");
+  std::string name;
+  int64_t value = 0;
+  while (in >> name >> value) {
+    if (name == "oom_kill") return value;
+  }
+  return -1;
+}
+
+}  // namespace
+
+double default_hang_timeout_s(double point_timeout_s) {
+  return 5 * point_timeout_s + 30;
+}
+
+Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}
+
+Supervisor::~Supervisor() {
+  retire(false);
+}
+
+const std::vector<WorkerEngine>& Supervisor::start() {
+  if (!worker_) spawn();
+  return engines_;
+}
+
+void Supervisor::spawn() {
+  std::vector<std::string> argv = {options_.executable, "worker",
+                                   "--device",          options_.device,
+                                   "--threads",         std::to_string(options_.threads),
+                                   "--parent",          std::to_string(::getpid())};
+  std::unique_ptr<ChildProcess> child;
+  try {
+    child = std::make_unique<ChildProcess>(argv);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(
+        fmt::format("worker ({} worker) did not start: {}", options_.executable, e.what()));
+  }
+  ++workers_started_;
+  std::string line;
+  const auto wait = child->read_line(line, after(options_.start_timeout_s),
+                                     [this] { return options_.stop && options_.stop->stop_now(); });
+  std::string why;
+  if (wait == ChildProcess::Wait::line) {
+    try {
+      const protocol::Hello hello = protocol::decode_hello(line);
+      engines_ = hello.engines;
+      worker_ = std::move(child);
+      return;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    child->kill_and_reap();
+  } else if (wait == ChildProcess::Wait::eof) {
+    why = describe_wait_status(child->reap(kExitGrace));
+  } else {
+    child->kill_and_reap();
+    why = wait == ChildProcess::Wait::timeout
+              ? fmt::format("no hello within {} s; killed", options_.start_timeout_s)
+              : "stopped by a signal";
+  }
+  throw std::runtime_error(fmt::format("worker ({} worker) did not start: {}{}",
+                                       options_.executable, why, last_words(*child)));
+}
+
+void Supervisor::retire(bool kill) {
+  if (!worker_) return;
+  if (kill) {
+    worker_->kill_and_reap();
+  } else {
+    worker_->finish(kExitGrace);
+  }
+  worker_.reset();
+}
+
+const WorkerEngine* Supervisor::engine(DeviceKind kind) const {
+  for (const WorkerEngine& e : engines_) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+bool Supervisor::has_engine(DeviceKind kind) const {
+  return engine(kind) != nullptr;
+}
+
+const Fingerprint& Supervisor::fingerprint(DeviceKind kind) {
+  if (engines_.empty()) throw std::logic_error("Supervisor::fingerprint before start()");
+  const WorkerEngine* e = engine(kind);
+  if (e == nullptr) e = engine(DeviceKind::cpu);
+  if (e == nullptr) e = &engines_.front();
+  return e->env;
+}
+
+Result Supervisor::fault_row(const Point& point, Status status, std::string reason) const {
+  Result r;
+  r.provider = point.provider->name();
+  r.spec = point.spec;
+  if (const WorkerEngine* e = engine(point.provider->device_kind())) r.device = e->device;
+  r.flop_convention = std::string(kFlopConvention);
+  r.flops = flops(point.spec);
+  r.bytes = min_bytes(point.spec);
+  r.memory.analytic_bytes = io_bytes(point.spec);
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+std::string Supervisor::send(const std::string& request) {
+  // A worker found dead before the point started (killed from outside between points) is
+  // replaced and the point goes to the new one: the point is not charged for it.
+  for (int attempt = 0;; ++attempt) {
+    if (worker_ && worker_->exited()) retire(false);
+    if (!worker_) {
+      try {
+        spawn();
+      } catch (const std::exception& e) {
+        return e.what();
+      }
+    }
+    worker_->clear_stderr();
+    if (worker_->write_line(request)) return "";
+    if (attempt == 1) {
+      const std::string why = "worker died before the point started: " +
+                              describe_wait_status(worker_->reap(kExitGrace)) +
+                              last_words(*worker_);
+      retire(true);
+      return why;
+    }
+    retire(false);
+  }
+}
+
+Result Supervisor::lost_point(const Point& point, bool hung, int64_t oom_kills_before) {
+  Result r;
+  if (hung) {
+    worker_->kill_and_reap();
+    r = fault_row(point, Status::timeout,
+                  fmt::format("no answer within the hang limit ({} s, --hang-timeout); worker "
+                              "killed{}",
+                              options_.hang_timeout_s, last_words(*worker_)));
+  } else {
+    const int status = worker_->reap(kExitGrace);
+    // SIGKILL that attnprof did not send, while the kernel's OOM killer killed someone.
+    const bool oom_killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+                            !worker_->killed_here() && oom_kills_before >= 0 &&
+                            oom_kills() > oom_kills_before;
+    r = oom_killed ? fault_row(point, Status::oom,
+                               "worker killed by the kernel's out-of-memory killer (SIGKILL; "
+                               "/proc/vmstat oom_kill rose)" +
+                                   last_words(*worker_))
+                   : fault_row(point, Status::failed,
+                               "worker " + describe_wait_status(status) + last_words(*worker_));
+  }
+  retire(true);
+  return r;
+}
+
+std::optional<Result> Supervisor::run(const Point& point) {
+  const std::string started_at = now_iso8601();
+  const auto stop_now = [this] { return options_.stop && options_.stop->stop_now(); };
+  const std::string unsent =
+      send(protocol::encode_request({point.provider->name(), point.spec, run_}));
+  if (!unsent.empty()) {
+    if (stop_now()) return std::nullopt;
+    Result r = fault_row(point, Status::failed, unsent);
+    r.started_at = started_at;
+    return r;
+  }
+
+  const int64_t oom_kills_before = oom_kills();
+  std::string line;
+  const auto wait = worker_->read_line(line, after(options_.hang_timeout_s), stop_now);
+  if (wait == ChildProcess::Wait::stopped) {
+    retire(true);
+    return std::nullopt;
+  }
+  Result r;
+  if (wait == ChildProcess::Wait::line) {
+    try {
+      protocol::Reply reply = protocol::decode_reply(line);
+      if (reply.poisoned) retire(true);
+      return std::move(reply.row);
+    } catch (const std::exception& e) {
+      worker_->kill_and_reap();
+      r = fault_row(point, Status::failed, e.what() + last_words(*worker_));
+      retire(true);
+    }
+  } else {
+    r = lost_point(point, wait == ChildProcess::Wait::timeout, oom_kills_before);
+  }
+  r.started_at = started_at;
+  return r;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,119 @@
+#include "attnprof/worker.hpp"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "attnprof/registry.hpp"
+#include "attnprof/runner.hpp"
+#include "run/protocol.hpp"
+
+namespace attnprof {
+
+namespace {
+
+// Writes one line to the protocol descriptor; false once the supervisor is gone.
+bool put_line(int fd, const std::string& line) {
+  const std::string data = line + '\n';
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+WorkerEngine describe(Engine& engine) {
+  WorkerEngine w;
+  w.kind = engine.kind();
+  const Availability a = engine.availability();
+  w.available = a.available;
+  w.reason = a.reason;
+  w.device = engine.device().name;
+  w.threads = engine.device().threads;
+  w.memory_bytes = engine.device().memory_bytes;
+  w.env = engine_fingerprint(engine);
+  return w;
+}
+
+Result serve(const protocol::Request& request, Engine* cpu, Engine* cuda) {
+  Provider* provider = find_provider(request.provider);
+  if (provider == nullptr) {
+    Result r;
+    r.provider = request.provider;
+    r.spec = request.spec;
+    r.status = Status::failed;
+    r.reason = fmt::format("the worker has no provider '{}'", request.provider);
+    return r;
+  }
+  Engine* engine = provider->device_kind() == DeviceKind::cpu ? cpu : cuda;
+  if (engine == nullptr) {
+    Result r;
+    r.provider = request.provider;
+    r.spec = request.spec;
+    r.status = Status::not_supported;
+    r.reason = fmt::format("no {} engine in this worker", to_string(provider->device_kind()));
+    return r;
+  }
+  return run_point(request.spec, *provider, *engine, request.options);
+}
+
+}  // namespace
+
+int serve_worker(const WorkerOptions& options) {
+  // Die with the supervisor, even when it is killed with SIGKILL: a hung point must not outlive
+  // the sweep. The parent check closes the window before prctl() took effect.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (options.parent_pid != 0 && ::getppid() != options.parent_pid) return 1;
+
+  // Replies go to a private copy of stdout; stdout itself becomes stderr, so whatever providers
+  // and libraries print cannot break the protocol (and ends up in the supervisor's stderr tail).
+  std::fflush(stdout);
+  const int protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (protocol_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::perror("attnprof worker: cannot set up its output");
+    return 1;
+  }
+
+  std::unique_ptr<Engine> cpu = make_cpu_engine(options.threads);
+  std::unique_ptr<Engine> cuda;
+  if (options.device != "cpu") cuda = make_cuda_engine(0);
+
+  protocol::Hello hello;
+  hello.pid = ::getpid();
+  hello.engines.push_back(describe(*cpu));
+  if (cuda) hello.engines.push_back(describe(*cuda));
+  if (!put_line(protocol_fd, protocol::encode_hello(hello))) return 1;
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    protocol::Request request;
+    try {
+      request = protocol::decode_request(line);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "attnprof worker: {}\n", e.what());
+      return 2;
+    }
+    const Result r = serve(request, cpu.get(), cuda.get());
+    if (!put_line(protocol_fd, protocol::encode_reply(r, protocol::poisons_worker(r.reason)))) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,209 @@
+// Findings computed on synthetic rows with known answers: growth exponents of N^2 and N series,
+// the fastest provider and its speedup, GQA expansion cost, grouped unsupported reasons, the
+// kernel a dispatcher ran, and how rows are grouped into series.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report/findings.hpp"
+#include "report/fixtures.hpp"
+#include "report/series.hpp"
+
+namespace attnprof {
+namespace {
+
+Result row(const std::string& provider, int64_t batch, int64_t hq, int64_t hkv, int64_t n,
+           double median_us, int64_t extra_bytes) {
+  Result r;
+  r.provider = provider;
+  r.status = Status::passed;
+  r.spec =
+      test::make_spec(batch, hq, hkv, n, n, 64, DType::fp16, {MaskKind::causal_tl, 0}, Mode::fwd);
+  r.device = "NVIDIA H200";
+  r.timing = test::make_timing("cold", median_us, median_us * 1.02, 50, false);
+  r.memory.analytic_bytes = 1 << 20;
+  r.memory.extra_bytes = extra_bytes;
+  r.memory.peak_bytes = r.memory.analytic_bytes + extra_bytes;
+  r.tflops = 1;
+  r.flops = static_cast<double>(batch * hq * n * n);  // orders shapes by size
+  return r;
+}
+
+bool has_finding(const std::vector<Finding>& f, const std::string& text) {
+  for (const Finding& x : f) {
+    if (x.text == text) return true;
+  }
+  return false;
+}
+
+std::string all_text(const std::vector<Finding>& f) {
+  std::string s;
+  for (const Finding& x : f) s += x.topic + ": " + x.text + "\n";
+  return s;
+}
+
+TEST(Findings, PowerLawFitRecoversExponents) {
+  const std::vector<double> n = {256, 512, 1024, 2048, 4096};
+  std::vector<double> quad, lin;
+  for (double x : n) {
+    quad.push_back(3 * x * x);
+    lin.push_back(40 * x);
+  }
+  const auto q = fit_power_law(n, quad);
+  const auto l = fit_power_law(n, lin);
+  ASSERT_TRUE(q && l);
+  EXPECT_NEAR(q->exponent, 2.0, 1e-12);
+  EXPECT_NEAR(l->exponent, 1.0, 1e-12);
+  EXPECT_NEAR(q->r2, 1.0, 1e-12);
+  EXPECT_EQ(q->points, 5);
+  // Non-positive points are left out; one distinct x fits nothing.
+  EXPECT_EQ(fit_power_law({1, 2, 4, 8}, {0, 4, 16, 64})->points, 3);
+  EXPECT_FALSE(fit_power_law({8, 8, 8}, {1, 2, 3}).has_value());
+  EXPECT_FALSE(fit_power_law({8}, {1}).has_value());
+  // Noise lowers R² below 1.
+  EXPECT_LT(fit_power_law({1, 2, 4, 8}, {1, 8, 4, 64})->r2, 0.9);
+}
+
+std::vector<Result> mha_rows() {
+  std::vector<Result> rows;
+  for (int64_t n : {512, 1024, 2048, 4096}) {
+    const double nn = static_cast<double>(n);
+    rows.push_back(row("cuda.naive", 1, 8, 8, n, nn * nn / 1e4, n * n * 4));
+    rows.push_back(row("cudnn.sdpa", 1, 8, 8, n, nn * nn / 4e4, n * 256));
+    rows.push_back(row("cuda.flash", 1, 8, 8, n, nn * nn / 3e4, 0));
+  }
+  return rows;
+}
+
+TEST(Findings, MemoryGrowthExponentsOnFixedBatchSeries) {
+  const std::vector<Result> rows = mha_rows();
+  const auto growth = memory_growth(group_series(rows));
+  ASSERT_EQ(growth.size(), 3u);
+  EXPECT_EQ(growth[0].provider, "cuda.naive");
+  ASSERT_TRUE(growth[0].fit);
+  EXPECT_NEAR(growth[0].fit->exponent, 2.0, 1e-9);
+  ASSERT_TRUE(growth[1].fit);
+  EXPECT_NEAR(growth[1].fit->exponent, 1.0, 1e-9);
+  EXPECT_TRUE(growth[2].no_extra);
+  EXPECT_EQ(growth[0].n_min, 512);
+  EXPECT_EQ(growth[0].n_max, 4096);
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "`cuda.naive`: extra memory grows as N^2.00 (R² 1.000; H8 D64 fp16 "
+                          "causal fwd, B1, N 512–4096, 4 points)."))
+      << all_text(f);
+  EXPECT_TRUE(has_finding(f,
+                          "`cuda.flash` holds no memory beyond its inputs and outputs (H8 D64 "
+                          "fp16 causal fwd, B1, N 512–4096, 4 points)."))
+      << all_text(f);
+}
+
+TEST(Findings, TokenSeriesAreGroupedButNotFittedAndDecodeStaysApart) {
+  std::vector<Result> rows;
+  for (int64_t n : {512, 1024, 2048})
+    rows.push_back(row("cuda.naive", 4096 / n, 8, 8, n, 10, n * n));
+  Result decode = row("cuda.naive", 1, 8, 8, 1, 5, 1000);
+  decode.spec.kv_len = 4096;
+  rows.push_back(decode);
+  const auto groups = group_series(rows);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_FALSE(groups[0].fixed_batch);
+  EXPECT_EQ(groups[0].title, "H8 D64 fp16 causal fwd, B·N = 4096 tokens");
+  EXPECT_EQ(groups[0].distinct_n(), 3);
+  EXPECT_FALSE(groups[1].self_attention);
+  EXPECT_EQ(groups[1].title, "H8 Nq1 D64 fp16 causal fwd, B1");
+  EXPECT_TRUE(memory_growth(groups).empty());
+}
+
+TEST(Findings, FastestProviderAndItsSpeedupOverTheBaseline) {
+  const std::vector<Result> rows = mha_rows();
+  const auto shapes = fastest_per_shape(rows, "cuda.naive");
+  ASSERT_EQ(shapes.size(), 4u);
+  for (const Fastest& s : shapes) {
+    EXPECT_EQ(s.best->provider, "cudnn.sdpa");
+    EXPECT_EQ(s.runner_up->provider, "cuda.flash");
+    EXPECT_EQ(s.baseline->provider, "cuda.naive");
+  }
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "`cudnn.sdpa` is the fastest at 4 of 4 shapes; there it is 4.00× "
+                          "faster than `cuda.naive` (geomean 4.00×)."))
+      << all_text(f);
+  EXPECT_TRUE(has_finding(
+      f,
+      "Fused against unfused: `cudnn.sdpa` is 4.00× faster than `cuda.naive` (geomean over 4 "
+      "shared shapes); at the largest, B1 H8 N4096 D64 fp16 causal fwd, it holds 1.00 MiB of "
+      "extra memory against 64.0 MiB."))
+      << all_text(f);
+}
+
+TEST(Findings, GqaExpansionCost) {
+  std::vector<Result> rows;
+  for (int64_t n : {1024, 2048}) {
+    rows.push_back(row("cuda.naive", 1, 32, 8, n, 100, n * n));
+    rows.push_back(row("cuda.naive.expand", 1, 32, 8, n, n == 1024 ? 110 : 120, n * n + (8 << 20)));
+  }
+  rows.push_back(row("cuda.naive", 1, 8, 8, 1024, 50, 0));  // MHA: not a GQA shape
+  rows.push_back(row("cuda.naive.expand", 1, 8, 8, 1024, 500, 0));
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "GQA expansion: repeating the K/V heads (`cuda.naive.expand` against "
+                          "`cuda.naive`) changes the time by +14.9% (geomean over 2 GQA shapes, "
+                          "+10.0% to +20.0%) and the peak memory by +8.00 MiB at B1 H32/8 N2048 "
+                          "D64 fp16 causal fwd."))
+      << all_text(f);
+}
+
+TEST(Findings, UnsupportedReasonsKernelsAndFailures) {
+  std::vector<Result> rows = mha_rows();
+  for (int64_t d : {96, 160, 192}) {
+    Result r = row("cudnn.sdpa", 1, 8, 8, 512, 0, 0);
+    r.status = Status::not_supported;
+    r.reason = d == 96 ? "fp32 is not supported" : "head_dim not a multiple of 64";
+    rows.push_back(r);
+  }
+  for (int64_t n : {512, 1024, 2048}) {
+    Result r = row("torch.sdpa.default", 1, 8, 8, n, 10, 0);
+    r.kernels = {
+        {n == 512 ? "fmha_cutlassF_f16_aligned_64x64_rf_sm80" : "flash_fwd_kernel<...>", 1, 9},
+        {"elementwise_kernel", 2, 1}};
+    rows.push_back(r);
+  }
+  Result bad = row("cuda.math", 1, 8, 8, 512, 0, 0);
+  bad.status = Status::incorrect;
+  bad.reason = "verification failed: rel_l2_err 1e-1";
+  rows.push_back(bad);
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "`cudnn.sdpa` was not supported at 3 points: fp32 is not supported "
+                          "(1); head_dim not a multiple of 64 (2)."))
+      << all_text(f);
+  EXPECT_TRUE(
+      has_finding(f,
+                  "`torch.sdpa.default` dispatched to the efficient backend at 1 of 3 shapes "
+                  "(`fmha_cutlassF_f16_aligned_64x64_rf_sm80`); the flash backend at 2 of 3 shapes "
+                  "(`flash_fwd_kernel<...>`)."))
+      << all_text(f);
+  EXPECT_TRUE(has_finding(f,
+                          "1 point did not pass (1 incorrect): `cuda.math` B1 H8 N512 D64 fp16 "
+                          "causal fwd incorrect: verification failed: rel_l2_err 1e-1."))
+      << all_text(f);
+}
+
+TEST(Findings, ClassificationOfKernelsAndProviders) {
+  EXPECT_EQ(sdpa_backend_of_kernel("void pytorch_flash::flash_fwd_kernel<...>"), "flash");
+  EXPECT_EQ(sdpa_backend_of_kernel("fmha_cutlassF_bf16_aligned_64x128_rf_sm80"), "efficient");
+  EXPECT_EQ(sdpa_backend_of_kernel("cudnn_generated_fort_native_sdpa_sm90"), "cudnn");
+  EXPECT_EQ(sdpa_backend_of_kernel("ampere_bf16_s16816gemm_bf16_128x128"), "math");
+  EXPECT_EQ(provider_family("cuda.naive.expand"), "unfused");
+  EXPECT_EQ(provider_family("torch.sdpa.math"), "unfused");
+  EXPECT_EQ(provider_family("cudnn.sdpa"), "fused");
+  EXPECT_EQ(provider_family("torch.sdpa.efficient"), "fused");
+  EXPECT_EQ(provider_family("torch.sdpa.default"), "");
+  EXPECT_EQ(choose_baseline(mha_rows(), ""), "cuda.naive");
+  EXPECT_EQ(choose_baseline(mha_rows(), "cudnn.sdpa"), "cudnn.sdpa");
+  EXPECT_EQ(choose_baseline({mha_rows()[1]}, ""), "");
+}
+
+}  // namespace
+}  // namespace attnprof

@@ -1,0 +1,209 @@
+// Report generation: golden Markdown from a fixed journal; HTML that is well formed (tags
+// balance, ids unique) and holds one inline SVG per figure, drawn by gnuplot; a report without
+// gnuplot still has its tables and says why it has no plots; bad input is one clear error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "attnprof/report.hpp"
+#include "attnprof/sink.hpp"
+#include "report/fixtures.hpp"
+#include "report/plots.hpp"
+#include "report/report_model.hpp"
+
+namespace attnprof {
+namespace {
+
+std::vector<Result> golden_rows() {
+  return read_journal(test::golden_path("report_input.jsonl"));
+}
+
+ReportOptions golden_options() {
+  ReportOptions o;
+  o.source = "report_input.jsonl";
+  return o;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Checks that every element is closed in order; returns "" or what is wrong. Knows enough HTML
+// for these pages: void elements, <!DOCTYPE>, comments, raw <style>, quoted attributes.
+std::string tag_balance_error(const std::string& html) {
+  static const std::set<std::string> kVoid = {"meta", "br", "img", "hr", "link", "input"};
+  std::vector<std::string> open;
+  std::size_t at = 0;
+  while ((at = html.find('<', at)) != std::string::npos) {
+    if (html.compare(at, 4, "<!--") == 0) {
+      at = html.find("-->", at);
+      if (at == std::string::npos) return "unclosed comment";
+      continue;
+    }
+    std::size_t end = at + 1;
+    char quote = 0;
+    for (; end < html.size(); ++end) {
+      const char c = html[end];
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '>') {
+        break;
+      }
+    }
+    if (end >= html.size()) return "unterminated tag at " + std::to_string(at);
+    const std::string tag = html.substr(at + 1, end - at - 1);
+    at = end + 1;
+    if (tag.empty() || tag[0] == '!' || tag[0] == '?') continue;
+    const bool closing = tag[0] == '/';
+    const std::size_t name_start = closing ? 1 : 0;
+    const std::size_t name_end = tag.find_first_of(" \t\n/", name_start);
+    const std::string name = tag.substr(name_start, name_end - name_start);
+    if (closing) {
+      if (open.empty() || open.back() != name) {
+        return "</" + name + "> closes <" + (open.empty() ? "nothing" : open.back()) + ">";
+      }
+      open.pop_back();
+    } else if (tag.back() != '/' && !kVoid.contains(name)) {
+      open.push_back(name);
+      if (name == "style") {  // raw text up to </style>
+        at = html.find("</style>", at);
+        if (at == std::string::npos) return "unclosed <style>";
+      }
+    }
+  }
+  return open.empty() ? "" : "unclosed <" + open.back() + ">";
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("attnprof_report_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(Report, MarkdownMatchesGoldenFile) {
+  MarkdownPlots plots;
+  plots.drawn = true;
+  plots.plots_dir = "report-plots";
+  test::expect_golden("report.md", markdown_report(golden_rows(), golden_options(), plots));
+}
+
+TEST(Report, HtmlIsWellFormedAndHoldsEveryPlot) {
+  if (!find_plotter().available) GTEST_SKIP() << find_plotter().reason;
+  const auto dir = temp_dir("html");
+  const auto warnings =
+      write_report(golden_rows(), golden_options(), {dir / "r.html", dir / "r.md"});
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  const std::string html = test::read_text(dir / "r.html");
+  EXPECT_EQ(tag_balance_error(html), "");
+  const auto model = build_report_model(golden_rows(), golden_options());
+  const std::size_t figures = model.figures().size();
+  EXPECT_EQ(figures, 9u);  // 5 for the MHA series (with % of peak), 4 for the GQA series
+  EXPECT_EQ(count(html, "<svg"), figures);
+  EXPECT_EQ(count(html, "</svg>"), figures);
+  EXPECT_EQ(count(html, "<?xml"), 0u);
+  EXPECT_EQ(count(html, "<table>"), model.tables.size());
+  EXPECT_NE(html.find("<h2>Key Findings</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<code>cudnn.sdpa</code> is the fastest at 6 of 6 shapes"),
+            std::string::npos);
+  EXPECT_EQ(count(html, "http://") - count(html, "http://www.w3.org/"), 0u)
+      << "the page must not load anything";
+  // Every id on the page is unique (each plot's gnuplot ids are prefixed).
+  std::set<std::string> ids;
+  for (std::size_t at = html.find(" id="); at != std::string::npos;
+       at = html.find(" id=", at + 1)) {
+    const char q = html[at + 4];
+    const std::string id = html.substr(at + 5, html.find(q, at + 5) - at - 5);
+    EXPECT_TRUE(ids.insert(id).second) << "duplicate id " << id;
+  }
+  // Markdown links its plots as SVG files next to it.
+  for (const Figure* f : model.figures()) {
+    EXPECT_TRUE(std::filesystem::exists(dir / "r-plots" / (f->id + ".svg"))) << f->id;
+  }
+  EXPECT_NE(test::read_text(dir / "r.md").find("](r-plots/fig01-latency.svg)"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Report, WithoutGnuplotTheTablesAreStillWrittenAndTheReportSaysWhy) {
+  const auto dir = temp_dir("nognuplot");
+  setenv("ATTNPROF_GNUPLOT", "/nonexistent/gnuplot", 1);
+  const auto warnings =
+      write_report(golden_rows(), golden_options(), {dir / "r.html", dir / "r.md"});
+  unsetenv("ATTNPROF_GNUPLOT");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("/nonexistent/gnuplot could not be run"), std::string::npos)
+      << warnings[0];
+  const std::string html = test::read_text(dir / "r.html");
+  EXPECT_EQ(tag_balance_error(html), "");
+  EXPECT_EQ(count(html, "<svg"), 0u);
+  EXPECT_NE(html.find("Plots omitted: /nonexistent/gnuplot could not be run"), std::string::npos);
+  EXPECT_GE(count(html, "<table>"), 4u);
+  const std::string md = test::read_text(dir / "r.md");
+  EXPECT_NE(md.find("Plots omitted: /nonexistent/gnuplot could not be run"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "r-plots"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Report, NoPassedRowsAndUnknownBaselineAreOneLineErrors) {
+  std::vector<Result> broken = test::sample_results();
+  std::erase_if(broken, [](const Result& r) { return r.status == Status::passed; });
+  try {
+    markdown_report(broken, golden_options(), {});
+    FAIL() << "reported on rows that all failed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no passed rows to report on (6 rows: 1 incorrect, 1 not_supported, 1 oom, 1 "
+              "failed, 1 timeout, 1 skipped)");
+  }
+  EXPECT_THROW(markdown_report({}, golden_options(), {}), std::runtime_error);
+  ReportOptions o = golden_options();
+  o.baseline = "cuda.flash9";
+  try {
+    markdown_report(golden_rows(), o, {});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--baseline: 'cuda.flash9' has no passed rows here"),
+              std::string::npos);
+  }
+  o.baseline = "cuda.math";  // any provider with passed rows may be the baseline
+  EXPECT_NE(markdown_report(golden_rows(), o, {}).find("Baseline for speedups: cuda.math"),
+            std::string::npos);
+}
+
+TEST(Plots, ScriptDrawsLogAxesFromDatablocksAndQuotesText) {
+  PlotSpec p;
+  p.title = "it's a title";
+  p.x_label = "N";
+  p.y_label = "ms";
+  p.series = {{"a", {{256, 1.5}, {512, 0}, {1024, -1}}, 0}, {"none", {{64, 0}}, 1}};
+  const std::string s = gnuplot_script(p, "/tmp/x.svg");
+  EXPECT_NE(s.find("set terminal svg"), std::string::npos);
+  EXPECT_NE(s.find("set title 'it''s a title'"), std::string::npos) << s;
+  EXPECT_NE(s.find("set logscale x 2"), std::string::npos);
+  EXPECT_NE(s.find("$d0 << EOD\n256 1.5\nEOD\n"), std::string::npos) << s;  // y <= 0 left out
+  EXPECT_EQ(s.find("$d1"), std::string::npos) << s;  // a series with nothing to show
+  EXPECT_NE(s.find("title 'a'"), std::string::npos);
+}
+
+TEST(Plots, InlineSvgDropsThePrologAndPrefixesIds) {
+  const std::string svg =
+      "<?xml version=\"1.0\"?>\n<svg viewBox=\"0 0 1 1\">\n<title>Gnuplot</title>\n"
+      "<g id=\"gnuplot_canvas\"><path id='gpPt1'/><use xlink:href='#gpPt1'/></g></svg>\n";
+  const std::string out = inline_svg(svg, "fig01-", "Latency <ms>");
+  EXPECT_EQ(out.rfind("<svg", 0), 0u);
+  EXPECT_NE(out.find("id=\"fig01-gnuplot_canvas\""), std::string::npos) << out;
+  EXPECT_NE(out.find("id='fig01-gpPt1'"), std::string::npos);
+  EXPECT_NE(out.find("href='#fig01-gpPt1'"), std::string::npos);
+  EXPECT_NE(out.find("<title>Latency &lt;ms&gt;</title>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnprof

@@ -1,0 +1,231 @@
+// The tuner against a synthetic provider whose peak memory is exactly a known function of the
+// batch (or length) and whose launch sleeps a known time: it must find the exact boundary, honour
+// the p95 limit, treat an OOM as a boundary and report "no batch fits" as a result.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "attnprof/registry.hpp"
+#include "attnprof/tune.hpp"
+
+namespace attnprof {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// cpu.naive's correct run (untracked), plus exactly `bytes` reported to the tracker and a sleep
+// of `sleep` in every launch.
+class SyntheticRun final : public Run {
+ public:
+  SyntheticRun(std::unique_ptr<Run> inner, MemoryTracker* tracker, int64_t bytes,
+               std::chrono::microseconds sleep)
+      : inner_(std::move(inner)), tracker_(tracker), bytes_(bytes), sleep_(sleep) {
+    if (tracker_) tracker_->on_alloc(bytes_);
+  }
+  ~SyntheticRun() override {
+    if (tracker_) tracker_->on_free(bytes_);
+  }
+  void poison_outputs() override { inner_->poison_outputs(); }
+  void launch(Stream& s) override {
+    inner_->launch(s);
+    if (sleep_.count() > 0) std::this_thread::sleep_for(sleep_);
+  }
+  HostOutputs read_outputs() override { return inner_->read_outputs(); }
+  int64_t allocated_bytes() const override { return bytes_; }
+
+ private:
+  std::unique_ptr<Run> inner_;
+  MemoryTracker* tracker_;
+  int64_t bytes_;
+  std::chrono::microseconds sleep_;
+};
+
+// Memory and sleep as functions of the tuned value (the batch, or the KV length).
+struct Curve {
+  std::function<int64_t(int64_t)> bytes = [](int64_t) { return kMiB; };
+  std::function<int64_t(int64_t)> sleep_us = [](int64_t) { return int64_t{0}; };
+  int64_t oom_above = INT64_MAX;  // prepare() throws OutOfMemory above this value
+  bool supported = true;
+};
+
+class SyntheticProvider final : public Provider {
+ public:
+  SyntheticProvider(Curve c, TuneAxis axis)
+      : curve_(std::move(c)), axis_(axis), naive_(find_provider("cpu.naive")) {}
+  std::string name() const override { return "test.synthetic"; }
+  std::string description() const override { return "known memory and latency curves"; }
+  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+  Support supports(const Spec&, const Device&) const override {
+    return curve_.supported ? Support::yes() : Support::no("synthetic: never supported");
+  }
+  int64_t estimate_bytes(const Spec&) const override { return 0; }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
+                               const PrepareContext& ctx) override {
+    const int64_t v = axis_ == TuneAxis::batch ? spec.batch : spec.kv_len;
+    if (v > curve_.oom_above) throw OutOfMemory("synthetic: out of memory");
+    PrepareContext untracked = ctx;
+    untracked.tracker = nullptr;
+    return std::make_unique<SyntheticRun>(naive_->prepare(spec, device, untracked), ctx.tracker,
+                                          curve_.bytes(v),
+                                          std::chrono::microseconds(curve_.sleep_us(v)));
+  }
+
+ private:
+  Curve curve_;
+  TuneAxis axis_;
+  Provider* naive_;
+};
+
+Spec tiny() {
+  Spec s;
+  s.q_heads = s.kv_heads = 1;
+  s.q_len = s.kv_len = 8;
+  s.head_dim = 8;
+  s.dtype = DType::fp32;
+  return s;
+}
+
+TuneOptions quick(TuneLimits limits) {
+  TuneOptions o;
+  o.limits = limits;
+  o.run.measure.rule.min_time_s = 0.001;
+  o.run.measure.rule.timeout_s = 0.05;
+  o.run.measure.rule.min_samples = 3;
+  o.run.trace_kernels = false;
+  return o;
+}
+
+TuneResult run_tune(const Curve& c, const TuneOptions& o, const Spec& spec = tiny()) {
+  SyntheticProvider p(c, o.axis);
+  auto engine = make_cpu_engine(1);
+  return tune(spec, p, *engine, o);
+}
+
+std::vector<int64_t> values(const TuneResult& r) {
+  std::vector<int64_t> v;
+  for (const TunePoint& p : r.curve) v.push_back(p.value);
+  return v;
+}
+
+TEST(Tuner, FindsTheExactMemoryBoundary) {
+  Curve c;
+  c.bytes = [](int64_t b) { return 3 * kMiB + b * kMiB; };  // 20 MiB at batch 17
+  const TuneResult r = run_tune(c, quick({20 * kMiB, std::nullopt}));
+  ASSERT_TRUE(r.largest.has_value()) << r.boundary;
+  EXPECT_EQ(*r.largest, 17);
+  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 4, 8, 16, 17, 18, 20, 24, 32}));
+  EXPECT_EQ(r.at(17)->result.memory.peak_bytes, 20 * kMiB);
+  EXPECT_TRUE(r.at(17)->fits);
+  EXPECT_FALSE(r.at(18)->fits);
+  EXPECT_EQ(r.boundary, "batch 18: peak memory 21.0 MiB > limit 20.0 MiB");
+  for (const TunePoint& p : r.curve) EXPECT_EQ(p.result.spec.batch, p.value);
+}
+
+TEST(Tuner, HonoursTheP95Limit) {
+  Curve c;
+  c.sleep_us = [](int64_t b) { return b * 10000; };  // 10 ms per batch element
+  // 5 sleeps 50 ms (9.5 ms of slack for a busy machine); 6 sleeps 60 ms, never under 59.5 ms.
+  const TuneResult r = run_tune(c, quick({std::nullopt, 59500.0}));
+  ASSERT_TRUE(r.largest.has_value()) << r.boundary;
+  EXPECT_EQ(*r.largest, 5);
+  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 4, 5, 6, 8}));
+  EXPECT_LE(r.at(5)->result.timing.p95_us, 59500.0);
+  EXPECT_NE(r.boundary.find("batch 6: p95 "), std::string::npos) << r.boundary;
+}
+
+TEST(Tuner, OptimalBatchIsTheBestThroughputAmongThoseThatFit) {
+  Curve c;
+  c.bytes = [](int64_t b) { return (b + 1) * kMiB; };  // batch 5 is the largest under 6 MiB
+  // 10 ms up to batch 2, then 10 ms more per element: tokens/s peaks at batch 2.
+  c.sleep_us = [](int64_t b) { return b <= 2 ? 10000 : 10000 + (b - 2) * 10000; };
+  const TuneResult r = run_tune(c, quick({6 * kMiB, std::nullopt}));
+  ASSERT_TRUE(r.largest && r.optimal) << r.boundary;
+  EXPECT_EQ(*r.largest, 5);
+  EXPECT_EQ(*r.optimal, 2);
+  const std::string summary = format_tune_summary({r}, TuneAxis::batch);
+  EXPECT_NE(summary.find("optimal batch"), std::string::npos) << summary;
+  EXPECT_NE(format_tune_curve(r).find("yes (optimal)"), std::string::npos);
+}
+
+TEST(Tuner, OutOfMemoryIsABoundaryNotACrash) {
+  Curve c;
+  c.oom_above = 12;
+  const TuneResult r = run_tune(c, quick({int64_t{1} << 40, std::nullopt}));
+  ASSERT_TRUE(r.largest.has_value());
+  EXPECT_EQ(*r.largest, 12);
+  EXPECT_EQ(r.at(13)->result.status, Status::oom);
+  EXPECT_EQ(r.boundary, "batch 13: oom: synthetic: out of memory");
+}
+
+TEST(Tuner, NoBatchFitsIsAClearResult) {
+  Curve c;
+  c.bytes = [](int64_t b) { return (4 + b) * kMiB; };
+  const TuneResult r = run_tune(c, quick({2 * kMiB, std::nullopt}));
+  EXPECT_FALSE(r.largest.has_value());
+  EXPECT_FALSE(r.optimal.has_value());
+  EXPECT_EQ(values(r), std::vector<int64_t>{1});
+  EXPECT_EQ(r.boundary, "batch 1: peak memory 5.00 MiB > limit 2.00 MiB");
+  const std::string summary = format_tune_summary({r}, TuneAxis::batch);
+  EXPECT_NE(summary.find("no batch fits: batch 1: peak memory"), std::string::npos) << summary;
+  const auto json = nlohmann::json::parse(tune_summary_json({r}, {2 * kMiB, std::nullopt}));
+  EXPECT_FALSE(json["results"][0]["fits"].get<bool>());
+  EXPECT_TRUE(json["results"][0]["largest"].is_null());
+}
+
+TEST(Tuner, UnsupportedProviderFitsNothingWithItsReason) {
+  Curve c;
+  c.supported = false;
+  const TuneResult r = run_tune(c, quick({kMiB, std::nullopt}));
+  EXPECT_FALSE(r.largest.has_value());
+  EXPECT_EQ(r.boundary, "batch 1: not_supported: synthetic: never supported");
+}
+
+TEST(Tuner, StopsAtTheSearchCap) {
+  TuneOptions o = quick({int64_t{1} << 40, std::nullopt});
+  o.max_value = 6;
+  const TuneResult r = run_tune(Curve{}, o);
+  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 4, 6}));
+  EXPECT_EQ(r.largest, 6);
+  EXPECT_EQ(r.boundary, "reached the search cap (batch 6)");
+}
+
+TEST(Tuner, MaxSeqFindsTheLongestSequenceBeforeOom) {
+  Curve c;
+  c.oom_above = 300;
+  c.bytes = [](int64_t n) { return n * 1024; };
+  TuneOptions o = quick({});
+  o.axis = TuneAxis::seq;
+  o.start = 8;
+  const TuneResult r = run_tune(c, o);
+  ASSERT_TRUE(r.largest.has_value()) << r.boundary;
+  EXPECT_EQ(*r.largest, 300);
+  EXPECT_EQ(r.boundary.rfind("seq 301: oom", 0), 0u) << r.boundary;
+  for (const TunePoint& p : r.curve) {
+    EXPECT_EQ(p.result.spec.q_len, p.value);
+    EXPECT_EQ(p.result.spec.kv_len, p.value);
+    EXPECT_EQ(p.result.spec.batch, 1);
+  }
+  // A resolution stops the search at a multiple of it above the last doubling.
+  o.resolution = 32;
+  const TuneResult coarse = run_tune(c, o);
+  EXPECT_EQ(coarse.largest, 288);  // 256 + 32; 320 is out of memory
+}
+
+TEST(Tuner, DecodeGrowsOnlyTheKvLength) {
+  Spec decode = tiny();
+  decode.q_len = 1;
+  Curve c;
+  c.oom_above = 64;
+  TuneOptions o = quick({});
+  o.axis = TuneAxis::seq;
+  o.start = 16;
+  const TuneResult r = run_tune(c, o, decode);
+  EXPECT_EQ(r.largest, 64);
+  for (const TunePoint& p : r.curve) EXPECT_EQ(p.result.spec.q_len, 1);
+}
+
+}  // namespace
+}  // namespace attnprof
