@@ -21,6 +21,7 @@ Command add_tune_command(CLI::App& app);     // cmd_tune.cpp
 Command add_report_command(CLI::App& app);   // cmd_report.cpp
 Command add_compare_command(CLI::App& app);  // cmd_compare.cpp
 Command add_history_command(CLI::App& app);  // cmd_history.cpp
+Command add_trace_command(CLI::App& app);    // cmd_trace.cpp
 
 // One line on stderr, "attnprof: error: <message>", and the usage exit code.
 int usage_error(const std::string& message);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_report_command(app));
   commands.push_back(add_compare_command(app));
   commands.push_back(add_history_command(app));
+  commands.push_back(add_trace_command(app));
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -128,6 +128,41 @@ TEST(CudaProviderPieces, RowMaskIsMaskVisible) {
   }
 }
 
+// softmax_plan() (the softmax kernel's dispatch) must cover every key of a row with whole packs,
+// in the shapes its kernels assume.
+TEST(CudaProviderPieces, SoftmaxPlanCoversRows) {
+  for (DType t : {DType::fp32, DType::fp16, DType::bf16}) {
+    const int pack = static_cast<int>(16 / dtype_bytes(t));
+    for (bool aligned : {true, false}) {
+      for (int64_t nk = 1; nk <= 70000; nk += nk < 4200 ? 1 : 97) {
+        const cuda::SoftmaxPlan p = cuda::softmax_plan(t, nk, aligned);
+        const bool packed = aligned && nk % pack == 0;
+        ASSERT_EQ(p.elems, packed ? pack : 1) << nk;
+        ASSERT_GE(p.packs_per_thread, 1);
+        const int64_t packs = nk / p.elems;
+        if (p.warp) {
+          ASSERT_TRUE(packed);
+          ASSERT_LE(packs, cuda::kWarpRowPacks);
+          ASSERT_TRUE(p.row_threads >= 1 && p.row_threads <= 32 &&
+                      (p.row_threads & (p.row_threads - 1)) == 0);
+          ASSERT_TRUE(p.row_threads == 32 || p.packs_per_thread == 1) << nk;
+          ASSERT_GE(int64_t{p.row_threads} * p.packs_per_thread, packs) << nk;
+          ASSERT_EQ(p.block_threads, cuda::kWarpBlockThreads);
+          ASSERT_EQ(p.rows_per_block * p.row_threads, p.block_threads);
+        } else {
+          ASSERT_EQ(p.block_threads % 32, 0);
+          ASSERT_TRUE(p.block_threads >= 32 && p.block_threads <= 1024);
+          ASSERT_EQ(p.rows_per_block, 1);
+          // Every row up to 32K keys (16K scalar) is held whole in registers.
+          if (nk <= (packed ? 32768 : 16384)) {
+            ASSERT_GE(int64_t{p.block_threads} * p.packs_per_thread, packs) << nk;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CudaProviderPieces, SupportsSaysWhyNot) {
   Device gpu;
   gpu.kind = DeviceKind::cuda;

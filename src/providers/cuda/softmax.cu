@@ -2,17 +2,26 @@
 // src/core/reference.cpp, applied by verify_outputs() to every run of cuda.naive, cuda.naive.expand
 // and cuda.math.
 //
-// One block per row (grid-stride over rows). Pass 1 reads only the 16-byte packs that hold a
-// visible key and keeps up to kCachedPacks of them per thread in registers while it builds the
-// row's (max, sum of exp) online; pass 2 writes every pack of P: zeros outside the visible keys
-// without reading S, exp(s - max) / sum inside, from the registers. Each score is therefore read
-// once from memory (rows up to 4 * 1024 packs: 32K keys in fp16/bf16, 16K in fp32; longer rows
-// re-read the rest, from L2) and each probability written once.
+// Memory-bound: each score is read once (only the 16-byte packs that hold a visible key) and each
+// probability written once, with 16-byte accesses coalesced across the warp. Two kernels
+// (softmax_plan() picks; SoftmaxPlan in softmax.cuh describes them):
+//   * warp kernel, rows of up to kWarpRowPacks packs: a power-of-two group of lanes per row (up
+//     to a warp), several rows per block, the row in fp32 registers; max and sum by shuffles;
+//     one expf per key (its value is kept and scaled).
+//   * block kernel, longer rows (and rows that are not whole aligned packs, with scalar access):
+//     a block per row, 32 keys per thread cached raw in registers (32K keys at 1024 threads;
+//     16 scalar keys, 16K, when not whole packs; longer rows re-read the rest); per-thread (max,
+//     sum) merged in one block reduction; the sum uses __expf, each written probability expf.
+// Every written probability is expf(s - max) * (1 / sum) rounded to the dtype, 0 outside the
+// visible keys and on rows with no visible finite score.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "measure/cuda/cuda_check.hpp"
 #include "providers/cuda/softmax.cuh"
@@ -29,8 +38,12 @@ RowMask row_mask(const Mask& mask, int64_t q_len, int64_t kv_len) {
 
 namespace {
 
-constexpr int kCachedPacks = 4;  // packs of 16 bytes each thread holds between the two passes
 constexpr int kMaxThreads = 1024;
+// Keys per thread cached by the block kernel: 32 in 16-byte packs (1024 threads hold a row of 32K
+// keys), 16 as scalars when the rows are not whole aligned packs.
+constexpr int kBlockKeys = 32;
+constexpr int kBlockScalars = 16;
+constexpr int64_t kMaxKvLen = 1 << 30;  // keeps key and pack indices in int
 
 __device__ __forceinline__ float to_float(float x) {
   return x;
@@ -50,12 +63,96 @@ __device__ __forceinline__ void store(__half& d, float x) {
 __device__ __forceinline__ void store(__nv_bfloat16& d, float x) {
   d = __float2bfloat16_rn(x);
 }
+template <class T>
+__device__ __forceinline__ T neg_inf();
+template <>
+__device__ __forceinline__ float neg_inf<float>() {
+  return -INFINITY;
+}
+template <>
+__device__ __forceinline__ __half neg_inf<__half>() {
+  return __ushort_as_half(static_cast<unsigned short>(0xfc00u));
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 neg_inf<__nv_bfloat16>() {
+  return __ushort_as_bfloat16(static_cast<unsigned short>(0xff80u));
+}
 
 // N consecutive elements moved as one load or store (16 bytes when N * sizeof(T) == 16).
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
+
+// A row's visible keys [first, last] (empty: first > last) and the packs of N keys that hold
+// at least one of them, [pb, pe) (empty: 0, 0).
+template <int N>
+struct Visible {
+  int first = 0, last = -1, pb = 0, pe = 0;
+
+  Visible() = default;  // no visible key
+  __device__ __forceinline__ Visible(const RowMask& mask, int64_t row, int64_t rows, int64_t q_len,
+                                     int kv_len) {
+    // row % q_len, in 32 bits when the row index fits (a 64-bit remainder is a long call).
+    const int64_t i =
+        rows <= int64_t{0xffffffff}
+            ? static_cast<int64_t>(static_cast<uint32_t>(row) % static_cast<uint32_t>(q_len))
+            : row % q_len;
+    const int64_t f = mask.first(i), l = mask.last(i, kv_len);
+    if (f <= l && f < kv_len && l >= 0) {  // f >= 0 and l < kv_len always
+      first = static_cast<int>(f);
+      last = static_cast<int>(l);
+      pb = first / N;
+      pe = last / N + 1;
+    }
+  }
+  // Key j visible (given that its pack is in [pb, pe), so first <= last).
+  __device__ __forceinline__ bool operator()(int j) const {
+    return static_cast<unsigned>(j - first) <= static_cast<unsigned>(last - first);
+  }
+};
+
+// Pack k of the row with every hidden key (and every key of a pack outside [pb, pe), which is
+// not read) as -inf.
+template <class T, int N>
+__device__ __forceinline__ Pack<T, N> load_masked(const Pack<T, N>* src, int k,
+                                                  const Visible<N>& vis) {
+  Pack<T, N> x;
+  if (k >= vis.pb && k < vis.pe) {
+    x = src[k];
+#pragma unroll
+    for (int e = 0; e < N; ++e)
+      if (!vis(k * N + e)) x.v[e] = neg_inf<T>();
+  } else {
+#pragma unroll
+    for (int e = 0; e < N; ++e) x.v[e] = neg_inf<T>();
+  }
+  return x;
+}
+
+template <class T, int N>
+__device__ __forceinline__ float pack_max(float m, const Pack<T, N>& x) {
+#pragma unroll
+  for (int e = 0; e < N; ++e) m = fmaxf(m, to_float(x.v[e]));
+  return m;
+}
+
+// Sum of exp(x - m) over the pack; m finite. -inf keys add 0.
+template <class T, int N>
+__device__ __forceinline__ float pack_sum(float l, const Pack<T, N>& x, float m) {
+#pragma unroll
+  for (int e = 0; e < N; ++e) l += __expf(to_float(x.v[e]) - m);
+  return l;
+}
+
+// exp(x - m) * inv_sum in the dtype; m finite (0 for a row with no finite key, inv_sum 0 then).
+template <class T, int N>
+__device__ __forceinline__ Pack<T, N> normalize(const Pack<T, N>& x, float m, float inv_sum) {
+  Pack<T, N> out;
+#pragma unroll
+  for (int e = 0; e < N; ++e) store(out.v[e], expf(to_float(x.v[e]) - m) * inv_sum);
+  return out;
+}
 
 // Running maximum and sum of exp(x - m) of a set of scores; empty: m = -inf, l = 0.
 struct MaxSum {
@@ -67,38 +164,6 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   const float m = fmaxf(a.m, b.m);
   if (m == -INFINITY) return {m, 0.f};
   return {m, a.l * expf(a.m - m) + b.l * expf(b.m - m)};
-}
-
-__device__ __forceinline__ void add(MaxSum& a, float x) {
-  if (x > a.m) {
-    a.l = a.l * expf(a.m - x) + 1.f;
-    a.m = x;
-  } else if (x > -INFINITY) {  // a -inf score (masked by the math provider) adds nothing
-    a.l += expf(x - a.m);
-  }
-}
-
-template <class T, int N>
-__device__ __forceinline__ void add_pack(MaxSum& a, const Pack<T, N>& x, int64_t j0, int64_t first,
-                                         int64_t last) {
-#pragma unroll
-  for (int e = 0; e < N; ++e) {
-    const int64_t j = j0 + e;
-    if (j >= first && j <= last) add(a, to_float(x.v[e]));
-  }
-}
-
-template <class T, int N>
-__device__ __forceinline__ Pack<T, N> normalize(const Pack<T, N>& x, int64_t j0, int64_t first,
-                                                int64_t last, float m, float inv_sum) {
-  Pack<T, N> out;
-#pragma unroll
-  for (int e = 0; e < N; ++e) {
-    const int64_t j = j0 + e;
-    const bool visible = j >= first && j <= last && inv_sum > 0.f;
-    store(out.v[e], visible ? expf(to_float(x.v[e]) - m) * inv_sum : 0.f);
-  }
-  return out;
 }
 
 // (max, sum) of the whole block, returned to every thread. blockDim.x is a multiple of 32.
@@ -128,99 +193,194 @@ __device__ MaxSum block_reduce(MaxSum v, MaxSum* smem) {
   return r;
 }
 
-// Requires kv_len % N == 0 (so every row starts on a pack boundary) and 16-byte aligned s, p.
-template <class T, int N>
-__global__ void __launch_bounds__(kMaxThreads)
-    masked_softmax_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
-                          int64_t kv_len, RowMask mask) {
+// Warp kernel: groups of 2^group_log2 lanes (<= 32; VPT == 1 unless a whole warp) per row, pack
+// k of the row at lane k % group, slot k / group. Requires kv_len % N == 0, 16-byte aligned s,
+// p, and kv_len <= group * VPT * N.
+template <class T, int N, int VPT>
+__global__ void __launch_bounds__(kWarpBlockThreads)
+    softmax_warp_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
+                        int kv_len, RowMask mask, int group_log2) {
   using P = Pack<T, N>;
-  __shared__ MaxSum smem[32];
-  const int64_t packs = kv_len / N;
-  const int64_t stride = blockDim.x;
-  P zero;
-#pragma unroll
-  for (int e = 0; e < N; ++e) store(zero.v[e], 0.f);
-
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const int64_t i = row % q_len;
-    const int64_t first = mask.first(i), last = mask.last(i, kv_len);
-    int64_t pb = 0, pe = 0;  // packs holding at least one visible key: [pb, pe)
-    if (first <= last) {
-      pb = first / N;
-      pe = last / N + 1;
-    }
+  const int group = 1 << group_log2;
+  const int lane = static_cast<int>(threadIdx.x) & (group - 1);
+  const int64_t rows_per_block = static_cast<int64_t>(blockDim.x) >> group_log2;
+  const int packs = kv_len / N;
+  // The loop bound depends on the block only, so every lane of a warp takes part in the
+  // shuffles; lanes past the last row compute on -inf and store nothing.
+  for (int64_t base = blockIdx.x * rows_per_block; base < rows;
+       base += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+    const int64_t row = base + (static_cast<int>(threadIdx.x) >> group_log2);
+    const bool valid = row < rows;
+    Visible<N> vis = valid ? Visible<N>(mask, row, rows, q_len, kv_len) : Visible<N>{};
     const P* src = reinterpret_cast<const P*>(s + row * kv_len);
     P* dst = reinterpret_cast<P*>(p + row * kv_len);
 
-    MaxSum acc{-INFINITY, 0.f};
-    P cache[kCachedPacks];
+    float x[VPT][N];
 #pragma unroll
-    for (int c = 0; c < kCachedPacks; ++c) {
-      const int64_t k = pb + threadIdx.x + c * stride;
-      if (k < pe) {
-        cache[c] = src[k];
-        add_pack(acc, cache[c], k * N, first, last);
+    for (int c = 0; c < VPT; ++c) {
+      const P v = load_masked(src, lane + c * group, vis);
+#pragma unroll
+      for (int e = 0; e < N; ++e) x[c][e] = to_float(v.v[e]);
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < VPT; ++c)
+#pragma unroll
+      for (int e = 0; e < N; ++e) m = fmaxf(m, x[c][e]);
+    for (int o = group >> 1; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (m == -INFINITY) m = 0.f;  // no finite visible score: every x is -inf, every exp 0
+    float l = 0.f;
+#pragma unroll
+    for (int c = 0; c < VPT; ++c)
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        x[c][e] = expf(x[c][e] - m);
+        l += x[c][e];
+      }
+    for (int o = group >> 1; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
+    const float inv_sum = l > 0.f ? 1.f / l : 0.f;
+    if (!valid) continue;
+#pragma unroll
+    for (int c = 0; c < VPT; ++c) {
+      const int k = lane + c * group;
+      if (k < packs) {
+        P out;
+#pragma unroll
+        for (int e = 0; e < N; ++e) store(out.v[e], x[c][e] * inv_sum);
+        dst[k] = out;
       }
     }
-    for (int64_t k = pb + threadIdx.x + kCachedPacks * stride; k < pe; k += stride)
-      add_pack(acc, src[k], k * N, first, last);
-
-    acc = block_reduce(acc, smem);
-    const float inv_sum = acc.l > 0.f ? 1.f / acc.l : 0.f;  // 0: no visible finite score
-
-    for (int64_t k = threadIdx.x; k < pb; k += stride) dst[k] = zero;
-    for (int64_t k = pe + threadIdx.x; k < packs; k += stride) dst[k] = zero;
-#pragma unroll
-    for (int c = 0; c < kCachedPacks; ++c) {
-      const int64_t k = pb + threadIdx.x + c * stride;
-      if (k < pe) dst[k] = normalize(cache[c], k * N, first, last, acc.m, inv_sum);
-    }
-    for (int64_t k = pb + threadIdx.x + kCachedPacks * stride; k < pe; k += stride)
-      dst[k] = normalize(src[k], k * N, first, last, acc.m, inv_sum);
   }
 }
 
-// Threads per block: enough that a row's packs fit twice over in the register cache, a whole
-// number of warps, at most kMaxThreads.
-unsigned threads_for(int64_t packs) {
-  const int64_t want = (packs + 1) / 2;
-  unsigned t = 32;
-  while (t < want && t < kMaxThreads) t *= 2;
-  return t;
+// Block kernel: one block per row (grid-stride over rows), pack k at thread k % blockDim, the
+// first K * blockDim packs cached. Requires kv_len % N == 0 and, for N > 1, 16-byte aligned s, p.
+template <class T, int N, int K>
+__global__ void __launch_bounds__(kMaxThreads)
+    softmax_block_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
+                         int kv_len, RowMask mask) {
+  using P = Pack<T, N>;
+  __shared__ MaxSum smem[32];
+  const int packs = kv_len / N;
+  const int stride = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+  const int uncached = t + K * stride;  // first pack of this thread not cached
+
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const Visible<N> vis(mask, row, rows, q_len, kv_len);
+    const P* src = reinterpret_cast<const P*>(s + row * kv_len);
+    P* dst = reinterpret_cast<P*>(p + row * kv_len);
+
+    P cache[K];
+#pragma unroll
+    for (int c = 0; c < K; ++c) cache[c] = load_masked(src, t + c * stride, vis);
+    float m = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < K; ++c) m = pack_max(m, cache[c]);
+    for (int k = uncached; k < vis.pe; k += stride) m = pack_max(m, load_masked(src, k, vis));
+    float l = 0.f;
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int c = 0; c < K; ++c) l = pack_sum(l, cache[c], m);
+      for (int k = uncached; k < vis.pe; k += stride) l = pack_sum(l, load_masked(src, k, vis), m);
+    }
+
+    const MaxSum r = block_reduce({m, l}, smem);
+    const float inv_sum = r.l > 0.f ? 1.f / r.l : 0.f;  // 0: no visible finite score
+    const float mr = r.m == -INFINITY ? 0.f : r.m;      // then every key is -inf: exp 0
+
+#pragma unroll
+    for (int c = 0; c < K; ++c) {
+      const int k = t + c * stride;
+      if (k < packs) dst[k] = normalize(cache[c], mr, inv_sum);
+    }
+    for (int k = uncached; k < packs; k += stride)
+      dst[k] = normalize(load_masked(src, k, vis), mr, inv_sum);
+  }
 }
 
-template <class T, int N>
-void launch_packed(const SoftmaxArgs& a, cudaStream_t stream) {
-  const unsigned threads = threads_for(a.kv_len / N);
-  // Rows beyond the grid limit are covered by the kernel's grid-stride loop.
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(a.rows, 0x7fffffff));
-  masked_softmax_kernel<T, N><<<blocks, threads, 0, stream>>>(
-      static_cast<const T*>(a.s), static_cast<T*>(a.p), a.rows, a.q_len, a.kv_len, a.mask);
-  ATTNPROF_CUDA(cudaGetLastError());
+// Rows beyond the grid limit are covered by the kernels' grid-stride loops.
+unsigned grid_for(int64_t blocks) {
+  return static_cast<unsigned>(std::min<int64_t>(blocks, 0x7fffffff));
+}
+
+template <class T, int N, int VPT>
+void launch_warp(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t stream) {
+  int group_log2 = 0;
+  while ((1 << group_log2) < plan.row_threads) ++group_log2;
+  softmax_warp_kernel<T, N, VPT>
+      <<<grid_for((a.rows + plan.rows_per_block - 1) / plan.rows_per_block), plan.block_threads, 0,
+         stream>>>(static_cast<const T*>(a.s), static_cast<T*>(a.p), a.rows, a.q_len,
+                   static_cast<int>(a.kv_len), a.mask, group_log2);
+}
+
+template <class T, int N, int K>
+void launch_block(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t stream) {
+  softmax_block_kernel<T, N, K><<<grid_for(a.rows), plan.block_threads, 0, stream>>>(
+      static_cast<const T*>(a.s), static_cast<T*>(a.p), a.rows, a.q_len, static_cast<int>(a.kv_len),
+      a.mask);
 }
 
 template <class T>
-void launch_typed(const SoftmaxArgs& a, cudaStream_t stream) {
+void launch_typed(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t stream) {
   constexpr int kPack = 16 / sizeof(T);
-  if (a.kv_len % kPack == 0) {
-    launch_packed<T, kPack>(a, stream);
-  } else {
-    launch_packed<T, 1>(a, stream);  // rows do not start on 16-byte boundaries
+  if (plan.elems == 1) return launch_block<T, 1, kBlockScalars>(a, plan, stream);
+  if (!plan.warp) return launch_block<T, kPack, kBlockKeys / kPack>(a, plan, stream);
+  switch (plan.packs_per_thread) {
+    case 1:
+      return launch_warp<T, kPack, 1>(a, plan, stream);
+    case 2:
+      return launch_warp<T, kPack, 2>(a, plan, stream);
+    default:
+      return launch_warp<T, kPack, 4>(a, plan, stream);
   }
+}
+
+bool aligned16(const void* ptr) {
+  return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
 }
 
 }  // namespace
 
+SoftmaxPlan softmax_plan(DType dtype, int64_t kv_len, bool aligned) {
+  SoftmaxPlan plan;
+  const int pack = static_cast<int>(16 / dtype_bytes(dtype));
+  plan.elems = aligned && kv_len % pack == 0 ? pack : 1;
+  const int64_t packs = kv_len / plan.elems;
+  if (plan.elems > 1 && packs <= kWarpRowPacks) {
+    plan.warp = true;
+    plan.packs_per_thread = packs <= 32 ? 1 : packs <= 64 ? 2 : 4;
+    plan.row_threads = 1;
+    while (plan.row_threads < packs && plan.row_threads < 32) plan.row_threads *= 2;
+    plan.block_threads = kWarpBlockThreads;
+    plan.rows_per_block = kWarpBlockThreads / plan.row_threads;
+    return plan;
+  }
+  plan.packs_per_thread = plan.elems == 1 ? kBlockScalars : kBlockKeys / plan.elems;
+  const int64_t want = (packs + plan.packs_per_thread - 1) / plan.packs_per_thread;
+  plan.block_threads = static_cast<int>(std::min<int64_t>((want + 31) / 32 * 32, kMaxThreads));
+  plan.row_threads = plan.block_threads;
+  plan.rows_per_block = 1;
+  return plan;
+}
+
 void launch_masked_softmax(const SoftmaxArgs& a, cudaStream_t stream) {
   if (a.rows <= 0 || a.kv_len <= 0) return;
+  if (a.kv_len >= kMaxKvLen)
+    throw std::invalid_argument("masked softmax: kv_len " + std::to_string(a.kv_len) +
+                                " is not below 2^30");
+  const SoftmaxPlan plan = softmax_plan(a.dtype, a.kv_len, aligned16(a.s) && aligned16(a.p));
   switch (a.dtype) {
     case DType::fp32:
-      return launch_typed<float>(a, stream);
+      launch_typed<float>(a, plan, stream);
+      break;
     case DType::fp16:
-      return launch_typed<__half>(a, stream);
+      launch_typed<__half>(a, plan, stream);
+      break;
     case DType::bf16:
-      return launch_typed<__nv_bfloat16>(a, stream);
+      launch_typed<__nv_bfloat16>(a, plan, stream);
+      break;
   }
+  ATTNPROF_CUDA(cudaGetLastError());
 }
 
 }  // namespace attnprof::cuda

@@ -50,7 +50,28 @@ struct SoftmaxArgs {
   RowMask mask{};
 };
 
-// Enqueues the softmax on `stream`; throws CudaError if the launch fails.
+// How launch_masked_softmax covers a row (host only; exposed for
+// tests/gpu/test_cuda_providers.cpp).
+//   Warp kernel (rows of at most kWarpRowPacks 16-byte packs): `row_threads` lanes (a power of
+//   two <= 32) per row, `packs_per_thread` packs each, the row held in fp32 registers;
+//   kWarpBlockThreads / row_threads rows per block.
+//   Block kernel (longer rows, or rows not made of whole aligned packs: `elems` == 1): one block
+//   of `block_threads` threads per row, `packs_per_thread` packs of `elems` keys cached in
+//   registers per thread; keys beyond block_threads * packs_per_thread * elems are re-read.
+struct SoftmaxPlan {
+  bool warp = false;         // warp kernel, else block kernel
+  int elems = 1;             // keys per load/store: 16 / sizeof(dtype), or 1 (scalar)
+  int packs_per_thread = 1;  // compile-time per kernel instantiation
+  int row_threads = 32;      // threads per row (warp kernel), = block_threads (block kernel)
+  int block_threads = 32;
+  int64_t rows_per_block = 1;
+};
+inline constexpr int kWarpBlockThreads = 256;
+inline constexpr int kWarpRowPacks = 128;  // 1024 keys in fp16/bf16, 512 in fp32
+SoftmaxPlan softmax_plan(DType dtype, int64_t kv_len, bool aligned);
+
+// Enqueues the softmax on `stream`; throws CudaError if the launch fails, std::invalid_argument
+// if kv_len >= 2^30.
 void launch_masked_softmax(const SoftmaxArgs& args, cudaStream_t stream);
 
 }  // namespace attnprof::cuda

@@ -73,6 +73,12 @@ bool parse(const CUpti_Activity* rec, TraceActivity& out) {
       out.device_id = k->deviceId;
       out.stream_id = k->streamId;
       out.correlation_id = k->correlationId;
+      out.grid[0] = static_cast<uint32_t>(k->gridX);
+      out.grid[1] = static_cast<uint32_t>(k->gridY);
+      out.grid[2] = static_cast<uint32_t>(k->gridZ);
+      out.block[0] = static_cast<uint32_t>(k->blockX);
+      out.block[1] = static_cast<uint32_t>(k->blockY);
+      out.block[2] = static_cast<uint32_t>(k->blockZ);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {

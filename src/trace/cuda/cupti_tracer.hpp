@@ -27,6 +27,9 @@ struct TraceActivity {
   uint32_t stream_id = 0;  // CUPTI's stream id; compare with TraceCapture::stream_id
   uint32_t correlation_id = 0;
   uint64_t bytes = 0;  // memcpy / memset only
+  // Kernels only: launch geometry (all zero for memcpy / memset records).
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
 };
 
 struct TraceCapture {

@@ -1,0 +1,228 @@
+// `attnprof trace`: one point per provider, run once through its phases under the kernel
+// tracer; a Chrome/Perfetto trace (one process per provider), the kernel breakdown, the roofline
+// placement and, with --ncu, Nsight Compute's DRAM and tensor-pipe figures (docs/tracing.md).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "attnprof/engine.hpp"
+#include "attnprof/ncu.hpp"
+#include "attnprof/registry.hpp"
+#include "attnprof/trace.hpp"
+#include "cli.hpp"
+#include "grid_options.hpp"
+
+#if defined(ATTNPROF_WITH_CUDA)
+#include "attnprof/peaks.hpp"
+#endif
+
+namespace attnprof::cli {
+
+namespace {
+
+struct TraceCliOptions {
+  GridCliOptions grid;
+  std::string providers;
+  std::string chrome;     // trace file
+  std::string breakdown;  // Markdown file
+  bool ncu = false;
+  bool ncu_target = false;  // hidden: the child ncu profiles
+  int device = 0;
+  int threads = 0;
+  uint64_t seed = 20261129;
+  int warmup = 1;
+  int launches = 3;
+};
+
+// The device's ceilings for `dtype`: measured by `attnprof peaks` where cached, else the
+// datasheet (said so), else none.
+std::optional<Ceilings> ceilings_for(const Engine& engine, DType dtype) {
+#if defined(ATTNPROF_WITH_CUDA)
+  if (engine.kind() != DeviceKind::cuda) return std::nullopt;
+  if (auto p = load_cached_peaks(engine.device())) {
+    return Ceilings{p->tflops_for(dtype), p->best_tbps(),
+                    fmt::format("measured by attnprof peaks {}", p->measured_at)};
+  }
+  const Datasheet d = datasheet_for(engine.device().name);
+  if (!d.known) return std::nullopt;
+  const double tf = dtype == DType::fp32 ? d.tf32_tflops
+                    : dtype == DType::bf16 ? d.bf16_tflops
+                                           : d.fp16_tflops;
+  return Ceilings{tf, d.hbm_tbps,
+                  fmt::format("{}: not measured here (run attnprof peaks)", d.source)};
+#else
+  (void)engine, (void)dtype;
+  return std::nullopt;
+#endif
+}
+
+// This executable's path (ncu starts it again).
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("attnprof");
+}
+
+// The child's command line: this binary, `trace`, the point and the provider, --ncu-target.
+std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s,
+                                         const std::string& provider) {
+  return {self_exe(),
+          "trace",
+          "--batch", std::to_string(s.batch),
+          "--heads", std::to_string(s.q_heads),
+          "--kv-heads", std::to_string(s.kv_heads),
+          "--seq", std::to_string(s.q_len),
+          "--kv-seq", std::to_string(s.kv_len),
+          "--head-dim", std::to_string(s.head_dim),
+          "--dtype", std::string(to_string(s.dtype)),
+          "--mask", to_string(s.mask),
+          "--mode", std::string(to_string(s.mode)),
+          "--providers", provider,
+          "--device", std::to_string(o.device),
+          "--seed", std::to_string(o.seed),
+          "--warmup", std::to_string(o.warmup),
+          "--ncu-target"};
+}
+
+std::string phases_line(const ProviderTrace& t) {
+  std::string line;
+  for (const TraceEvent& r : t.ranges) {
+    line += fmt::format("{}{} {:.3f} ms", line.empty() ? "" : ", ", r.name,
+                        r.duration_us() * 1e-3);
+    if (r.name == kPhaseTimed) line += fmt::format(" ({} launches)", t.timed_launches);
+  }
+  return line.empty() ? "none ran" : line;
+}
+
+struct Engines {
+  std::unique_ptr<Engine> cpu, cuda;
+  Engine& for_provider(const Provider& p) { return p.device_kind() == DeviceKind::cuda ? *cuda : *cpu; }
+};
+
+// Engines for the providers' devices; the reason in one line when a CUDA one cannot run here.
+std::optional<std::string> open_engines(Engines& e, const std::vector<Provider*>& providers,
+                                        const TraceCliOptions& o) {
+  for (const Provider* p : providers) {
+    if (p->device_kind() == DeviceKind::cuda && !e.cuda) {
+      e.cuda = make_cuda_engine(o.device);
+      if (!e.cuda) return "CUDA is not built into this binary";
+      if (Availability a = e.cuda->availability(); !a.available) return a.reason;
+    }
+    if (p->device_kind() == DeviceKind::cpu && !e.cpu) e.cpu = make_cpu_engine(o.threads);
+  }
+  return std::nullopt;
+}
+
+void write_file(const std::string& path, const std::string& text, const char* option) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write {}", option, path));
+}
+
+int trace_command(const TraceCliOptions& o) {
+  const std::vector<Spec> specs = grid_specs(o.grid);
+  if (specs.size() != 1) {
+    throw std::invalid_argument(fmt::format(
+        "trace takes one shape per provider; the grid options give {} points", specs.size()));
+  }
+  const Spec& spec = specs.front();
+  if (o.providers.empty()) throw std::invalid_argument("--providers: name at least one provider");
+  const std::vector<Provider*> providers = select_providers(o.providers);
+  if (o.ncu_target && providers.size() != 1) {
+    throw std::invalid_argument("--ncu-target takes exactly one provider");
+  }
+  Engines engines;
+  if (auto why = open_engines(engines, providers, o)) {
+    fmt::print(stderr, "attnprof trace: {}\n", *why);
+    return 1;
+  }
+  TraceOptions to;
+  to.seed = o.seed;
+  to.warmup_launches = o.warmup;
+  to.timed_launches = o.launches;
+  if (o.ncu_target) {
+    run_profiled_launch(spec, *providers.front(), engines.for_provider(*providers.front()), to);
+    return 0;
+  }
+  std::string ncu;
+  if (o.ncu) {
+    ncu = find_on_path("ncu");
+    if (ncu.empty()) fmt::print(stderr, "--ncu: ncu not found on PATH\n");
+  }
+
+  std::vector<ProviderTrace> traces;
+  std::string markdown = fmt::format("# attnprof trace: {}\n", spec.label());
+  bool all_passed = true;
+  for (Provider* p : providers) {
+    Engine& engine = engines.for_provider(*p);
+    fmt::print("== {} · {} · {}\n", p->name(), spec.label(), engine.device().name);
+    std::cout.flush();
+    ProviderTrace t = trace_point(spec, *p, engine, to);
+    all_passed = all_passed && t.status == Status::passed;
+    fmt::print("status: {}{}\n", to_string(t.status), t.reason.empty() ? "" : ": " + t.reason);
+    fmt::print("phases: {}\n", phases_line(t));
+    markdown += fmt::format("\n## {}\n\nstatus: {}{}; phases: {}\n\n", p->name(),
+                            to_string(t.status), t.reason.empty() ? "" : ": " + t.reason,
+                            phases_line(t));
+    if (t.status == Status::passed) {
+      const Breakdown b = make_breakdown(t);
+      const std::optional<Ceilings> c = ceilings_for(engine, spec.dtype);
+      const Roofline r = place_on_roofline(t, b, c);
+      fmt::print("\n{}\n{}", render_breakdown(t, b, false), render_roofline(r, c, false));
+      markdown += render_breakdown(t, b, true) + "\n" + render_roofline(r, c, true);
+      if (!ncu.empty() && p->device_kind() == DeviceKind::cuda) {
+        const NcuReport rep = run_ncu(ncu_command(ncu, ncu_target_argv(o, spec, p->name())));
+        fmt::print("\n{}", render_ncu(rep, false));
+        markdown += "\n" + render_ncu(rep, true);
+      }
+    }
+    fmt::print("\n");
+    traces.push_back(std::move(t));
+  }
+  if (!o.chrome.empty()) {
+    write_file(o.chrome, chrome_trace_json(traces), "--chrome");
+    fmt::print("chrome trace: {} ({} provider(s); open in ui.perfetto.dev or chrome://tracing)\n",
+               o.chrome, traces.size());
+  }
+  if (!o.breakdown.empty()) {
+    write_file(o.breakdown, markdown, "--breakdown");
+    fmt::print("breakdown: {}\n", o.breakdown);
+  }
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_trace_command(CLI::App& app) {
+  auto o = std::make_shared<TraceCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "trace",
+      "Trace one point per provider: Chrome/Perfetto trace, kernel breakdown by category, "
+      "roofline placement, optional Nsight Compute metrics (docs/tracing.md)");
+  add_grid_options(sub, o->grid, /*with_batch=*/true);
+  sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")
+      ->required();
+  sub->add_option("--chrome", o->chrome,
+                  "Write the Chrome trace JSON here (one process per provider)");
+  sub->add_option("--breakdown", o->breakdown, "Write the breakdown tables as Markdown here");
+  sub->add_flag("--ncu", o->ncu,
+                "Also run the point once under Nsight Compute (ncu on PATH): DRAM throughput "
+                "and tensor-pipe utilization per kernel");
+  sub->add_option("--device", o->device, "CUDA device index")->capture_default_str();
+  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--seed", o->seed, "Seed of the random inputs");
+  sub->add_option("--warmup", o->warmup, "Untimed launches before the timed range (1)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--launches", o->launches, "Launches in the timed range (3)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--ncu-target", o->ncu_target, "(internal) the launch ncu profiles")->group("");
+  return {sub, [o] { return trace_command(*o); }};
+}
+
+}  // namespace attnprof::cli
