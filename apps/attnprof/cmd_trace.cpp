@@ -50,7 +50,7 @@ std::optional<Ceilings> ceilings_for(const Engine& engine, DType dtype) {
   }
   const Datasheet d = datasheet_for(engine.device().name);
   if (!d.known) return std::nullopt;
-  const double tf = dtype == DType::fp32 ? d.tf32_tflops
+  const double tf = dtype == DType::fp32   ? d.tf32_tflops
                     : dtype == DType::bf16 ? d.bf16_tflops
                                            : d.fp16_tflops;
   return Ceilings{tf, d.hbm_tbps,
@@ -71,29 +71,27 @@ std::string self_exe() {
 // The child's command line: this binary, `trace`, the point and the provider, --ncu-target.
 std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s,
                                          const std::string& provider) {
-  return {self_exe(),
-          "trace",
-          "--batch", std::to_string(s.batch),
-          "--heads", std::to_string(s.q_heads),
-          "--kv-heads", std::to_string(s.kv_heads),
-          "--seq", std::to_string(s.q_len),
-          "--kv-seq", std::to_string(s.kv_len),
-          "--head-dim", std::to_string(s.head_dim),
-          "--dtype", std::string(to_string(s.dtype)),
-          "--mask", to_string(s.mask),
-          "--mode", std::string(to_string(s.mode)),
+  return {self_exe(),    "trace",
+          "--batch",     std::to_string(s.batch),
+          "--heads",     std::to_string(s.q_heads),
+          "--kv-heads",  std::to_string(s.kv_heads),
+          "--seq",       std::to_string(s.q_len),
+          "--kv-seq",    std::to_string(s.kv_len),
+          "--head-dim",  std::to_string(s.head_dim),
+          "--dtype",     std::string(to_string(s.dtype)),
+          "--mask",      to_string(s.mask),
+          "--mode",      std::string(to_string(s.mode)),
           "--providers", provider,
-          "--device", std::to_string(o.device),
-          "--seed", std::to_string(o.seed),
-          "--warmup", std::to_string(o.warmup),
+          "--device",    std::to_string(o.device),
+          "--seed",      std::to_string(o.seed),
+          "--warmup",    std::to_string(o.warmup),
           "--ncu-target"};
 }
 
 std::string phases_line(const ProviderTrace& t) {
   std::string line;
   for (const TraceEvent& r : t.ranges) {
-    line += fmt::format("{}{} {:.3f} ms", line.empty() ? "" : ", ", r.name,
-                        r.duration_us() * 1e-3);
+    line += fmt::format("{}{} {:.3f} ms", line.empty() ? "" : ", ", r.name, r.duration_us() * 1e-3);
     if (r.name == kPhaseTimed) line += fmt::format(" ({} launches)", t.timed_launches);
   }
   return line.empty() ? "none ran" : line;
@@ -101,7 +99,9 @@ std::string phases_line(const ProviderTrace& t) {
 
 struct Engines {
   std::unique_ptr<Engine> cpu, cuda;
-  Engine& for_provider(const Provider& p) { return p.device_kind() == DeviceKind::cuda ? *cuda : *cpu; }
+  Engine& for_provider(const Provider& p) {
+    return p.device_kind() == DeviceKind::cuda ? *cuda : *cpu;
+  }
 };
 
 // Engines for the providers' devices; the reason in one line when a CUDA one cannot run here.
@@ -164,21 +164,23 @@ int trace_command(const TraceCliOptions& o) {
     std::cout.flush();
     ProviderTrace t = trace_point(spec, *p, engine, to);
     all_passed = all_passed && t.status == Status::passed;
-    fmt::print("status: {}{}\n", to_string(t.status), t.reason.empty() ? "" : ": " + t.reason);
+    const std::string status = t.reason.empty()
+                                   ? std::string(to_string(t.status))
+                                   : fmt::format("{}: {}", to_string(t.status), t.reason);
+    fmt::print("status: {}\n", status);
     fmt::print("phases: {}\n", phases_line(t));
-    markdown += fmt::format("\n## {}\n\nstatus: {}{}; phases: {}\n\n", p->name(),
-                            to_string(t.status), t.reason.empty() ? "" : ": " + t.reason,
-                            phases_line(t));
+    markdown +=
+        fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", p->name(), status, phases_line(t));
     if (t.status == Status::passed) {
       const Breakdown b = make_breakdown(t);
       const std::optional<Ceilings> c = ceilings_for(engine, spec.dtype);
       const Roofline r = place_on_roofline(t, b, c);
       fmt::print("\n{}\n{}", render_breakdown(t, b, false), render_roofline(r, c, false));
-      markdown += render_breakdown(t, b, true) + "\n" + render_roofline(r, c, true);
+      markdown += fmt::format("{}\n{}", render_breakdown(t, b, true), render_roofline(r, c, true));
       if (!ncu.empty() && p->device_kind() == DeviceKind::cuda) {
         const NcuReport rep = run_ncu(ncu_command(ncu, ncu_target_argv(o, spec, p->name())));
         fmt::print("\n{}", render_ncu(rep, false));
-        markdown += "\n" + render_ncu(rep, true);
+        markdown += fmt::format("\n{}", render_ncu(rep, true));
       }
     }
     fmt::print("\n");

@@ -40,7 +40,8 @@ std::string find_on_path(std::string_view name);
 std::vector<NcuKernel> parse_ncu_csv(std::string_view text);
 
 // ncu's command line around `target` (the child's argv, target[0] the executable).
-std::vector<std::string> ncu_command(const std::string& ncu, const std::vector<std::string>& target);
+std::vector<std::string> ncu_command(const std::string& ncu,
+                                     const std::vector<std::string>& target);
 
 // Runs the command, reads its output and parses it; error names ncu's last "==ERROR==" line
 // or the exit status when no kernel came back.

@@ -42,7 +42,7 @@ struct TraceEvent {
   std::string name;  // kernel name (demangled), "memcpy DtoD", "memset", or the phase name
   KernelCategory category = KernelCategory::other;  // memcpy/memset: elementwise_copy
   TraceKind kind = TraceKind::kernel;
-  uint32_t stream = 0;               // CUPTI stream id (device events); 0 for ranges
+  uint32_t stream = 0;                // CUPTI stream id (device events); 0 for ranges
   uint64_t start_ns = 0, end_ns = 0;  // one clock per ProviderTrace (trace_point says which)
   std::optional<Dim3> grid, block;    // kernels, where the tracer read them
   uint64_t bytes = 0;                 // memcpy / memset
@@ -62,9 +62,9 @@ struct ProviderTrace {
   std::string device;  // "NVIDIA H200", "host CPU ..."
   int device_index = 0;
   Spec spec;
-  Status status = Status::skipped;  // passed, incorrect, not_supported, oom or failed
-  std::string reason;               // why, when not passed
-  std::vector<TraceEvent> ranges;   // the phases, host timestamps
+  Status status = Status::skipped;        // passed, incorrect, not_supported, oom or failed
+  std::string reason;                     // why, when not passed
+  std::vector<TraceEvent> ranges;         // the phases, host timestamps
   std::vector<TraceEvent> device_events;  // kernels, memcpy, memset, by start time
   uint32_t timed_stream = 0;              // the engine's stream (CUPTI id)
   int timed_launches = 0;                 // launches inside the "timed" range
@@ -95,9 +95,9 @@ void run_profiled_launch(const Spec& spec, Provider& provider, Engine& engine,
 // ---- breakdown ---------------------------------------------------------------------------
 struct CategoryRow {
   KernelCategory category = KernelCategory::other;
-  int64_t count = 0;     // events in the timed range
-  double total_us = 0;   // their summed device time
-  double share = 0;      // total_us / Breakdown::total_us (0 when nothing ran)
+  int64_t count = 0;    // events in the timed range
+  double total_us = 0;  // their summed device time
+  double share = 0;     // total_us / Breakdown::total_us (0 when nothing ran)
 };
 
 struct KernelRow {
@@ -116,8 +116,8 @@ struct Breakdown {
   std::vector<KernelRow> kernels;       // by name, most time first
   double total_us = 0;                  // summed device time of the timed range's events
   int launches = 0;
-  bool fused_path = false;          // the provider is a fused one or a fused kernel ran
-  std::vector<std::string> flags;   // findings in words (docs/tracing.md: "Flags")
+  bool fused_path = false;         // the provider is a fused one or a fused kernel ran
+  std::vector<std::string> flags;  // findings in words (docs/tracing.md: "Flags")
 
   const CategoryRow& row(KernelCategory c) const;
 };
@@ -144,7 +144,7 @@ struct Ceilings {
 };
 
 struct RooflinePlacement {
-  std::string what;  // "point", "fused attention kernels"
+  std::string what;                          // "point", "fused attention kernels"
   double flops = 0, bytes = 0, time_us = 0;  // per launch
   double intensity = 0;                      // flops / bytes
   double tflops = 0, tbps = 0;               // achieved

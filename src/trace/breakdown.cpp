@@ -47,7 +47,8 @@ void add_flags(Breakdown& b, const ProviderTrace& t, const std::vector<TraceEven
   if (is_fused_provider(t.provider) && b.row(KernelCategory::fused_attention).count == 0 &&
       b.total_us > 0) {
     b.flags.push_back(fmt::format(
-        "{} is a fused provider but no fused-attention kernel ran in the timed launches", t.provider));
+        "{} is a fused provider but no fused-attention kernel ran in the timed launches",
+        t.provider));
   }
   int64_t host_copies = 0;
   for (const TraceEvent& e : events) {
@@ -110,8 +111,7 @@ Breakdown make_breakdown(const ProviderTrace& t) {
   }
   for (CategoryRow& r : b.categories) r.share = b.total_us > 0 ? r.total_us / b.total_us : 0.0;
   b.kernels = by_name(events);
-  b.fused_path =
-      is_fused_provider(t.provider) || b.row(KernelCategory::fused_attention).count > 0;
+  b.fused_path = is_fused_provider(t.provider) || b.row(KernelCategory::fused_attention).count > 0;
   add_flags(b, t, events);
   return b;
 }

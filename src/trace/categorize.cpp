@@ -29,8 +29,8 @@ constexpr Patterns kPatterns[] = {
     {KernelCategory::gemm,
      {"nvjet", "gemm", "gemv", "xmma", "cublaslt", "cutlass", "wgmma", "hmma", "matmul"}},
     {KernelCategory::elementwise_copy,
-     {"elementwise", "cast", "convert", "copy", "fill", "repeat", "transpose", "mask",
-      "memcpy", "memset"}},
+     {"elementwise", "cast", "convert", "copy", "fill", "repeat", "transpose", "mask", "memcpy",
+      "memset"}},
 };
 
 // `name` without a trailing parameter list "(...)" (parentheses balanced from the end).

@@ -43,8 +43,8 @@ json complete_event(const TraceEvent& e, int64_t pid, int64_t tid, uint64_t orig
   if (e.bytes > 0) args["bytes"] = e.bytes;
   return {{"ph", "X"},
           {"name", e.name},
-          {"cat", e.kind == TraceKind::range ? std::string("phase")
-                                             : std::string(to_string(e.category))},
+          {"cat",
+           e.kind == TraceKind::range ? std::string("phase") : std::string(to_string(e.category))},
           {"pid", pid},
           {"tid", tid},
           {"ts", us_since(e.start_ns, origin)},
@@ -63,7 +63,8 @@ void add_provider(json& events, const ProviderTrace& t, int64_t pid) {
   const int64_t phases = phases_tid(streams);
 
   std::string process = fmt::format("{} · {} · {}", t.provider, t.spec.label(), t.device);
-  if (t.status != Status::passed) process += fmt::format(" · {}: {}", to_string(t.status), t.reason);
+  if (t.status != Status::passed)
+    process += fmt::format(" · {}: {}", to_string(t.status), t.reason);
   events.push_back(metadata("process_name", pid, std::nullopt, {{"name", process}}));
   events.push_back(metadata("process_sort_index", pid, std::nullopt, {{"sort_index", pid}}));
   events.push_back(metadata("thread_name", pid, phases, {{"name", "phases (host)"}}));
@@ -92,8 +93,9 @@ std::string chrome_trace_json(const std::vector<ProviderTrace>& traces) {
               {"displayTimeUnit", "ns"},
               {"otherData",
                {{"tool", "attnprof trace"},
-                {"clock", "CUPTI timestamps (CUDA) or the host steady clock (CPU); each process "
-                          "starts at its own first event"}}}};
+                {"clock",
+                 "CUPTI timestamps (CUDA) or the host steady clock (CPU); each process "
+                 "starts at its own first event"}}}};
   return doc.dump(1) + "\n";
 }
 

@@ -76,7 +76,7 @@ std::string find_on_path(std::string_view name) {
   while (true) {
     const size_t colon = rest.find(':');
     std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
+    if (dir.empty()) dir.push_back('.');
     const std::string candidate = dir + "/" + std::string(name);
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     if (colon == std::string_view::npos) return "";
@@ -127,22 +127,25 @@ std::vector<NcuKernel> parse_ncu_csv(std::string_view text) {
 
 std::vector<std::string> ncu_command(const std::string& ncu,
                                      const std::vector<std::string>& target) {
-  std::vector<std::string> cmd = {ncu,
-                                  "--clock-control",
-                                  "none",
-                                  "--profile-from-start",
-                                  "off",
-                                  "--metrics",
-                                  fmt::format("{},{},{}", kNcuDramMetric, kNcuTensorMetric,
-                                              kNcuTimeMetric),
-                                  "--csv"};
+  std::vector<std::string> cmd = {
+      ncu,
+      "--clock-control",
+      "none",
+      "--profile-from-start",
+      "off",
+      "--metrics",
+      fmt::format("{},{},{}", kNcuDramMetric, kNcuTensorMetric, kNcuTimeMetric),
+      "--csv"};
   cmd.insert(cmd.end(), target.begin(), target.end());
   return cmd;
 }
 
 NcuReport run_ncu(const std::vector<std::string>& command) {
   std::string line;
-  for (const std::string& a : command) line += (line.empty() ? "" : " ") + shell_quote(a);
+  for (const std::string& a : command) {
+    if (!line.empty()) line += ' ';
+    line += shell_quote(a);
+  }
   line += " 2>&1";
   NcuReport report;
   FILE* pipe = ::popen(line.c_str(), "r");
@@ -163,10 +166,9 @@ NcuReport run_ncu(const std::vector<std::string>& command) {
       last_error = output.substr(pos, end == std::string::npos ? end : end - pos);
       pos = end == std::string::npos ? output.size() : end;
     }
-    report.error = !last_error.empty()
-                       ? one_line(last_error)
-                       : fmt::format("ncu profiled no kernel (exit status {})",
-                                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    report.error = !last_error.empty() ? one_line(last_error)
+                                       : fmt::format("ncu profiled no kernel (exit status {})",
+                                                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
   return report;
 }
@@ -182,7 +184,7 @@ std::string render_ncu(const NcuReport& report, bool markdown) {
   };
   for (const NcuKernel& k : report.kernels) {
     const std::string name = truncate_to_width(k.name, 96);
-    t.add({markdown ? "`" + name + "`" : name, std::string(to_string(k.category)),
+    t.add({markdown ? fmt::format("`{}`", name) : name, std::string(to_string(k.category)),
            format_duration_us(k.duration_us), pct(k.dram_pct), pct(k.tensor_pct)});
     total += k.duration_us;
     if (k.dram_pct) {

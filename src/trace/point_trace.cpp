@@ -25,9 +25,9 @@ std::optional<std::pair<Status, std::string>> cannot_run(const Spec& spec, Provi
   using R = std::pair<Status, std::string>;
   if (auto errors = spec.validate(); !errors.empty()) return R{Status::failed, errors.front()};
   if (provider.device_kind() != engine.kind()) {
-    return R{Status::not_supported, fmt::format("runs on {}, this engine is {}",
-                                                to_string(provider.device_kind()),
-                                                to_string(engine.kind()))};
+    return R{Status::not_supported,
+             fmt::format("runs on {}, this engine is {}", to_string(provider.device_kind()),
+                         to_string(engine.kind()))};
   }
   if (Availability a = provider.availability(); !a.available)
     return R{Status::not_supported, a.reason};
@@ -136,8 +136,8 @@ void run_profiled_launch(const Spec& spec, Provider& provider, Engine& engine,
     cuda::run_profiled_launch_cuda(spec, provider, engine, options);
     return;
   }
-  throw std::runtime_error(fmt::format("{} is not a CUDA provider; ncu profiles CUDA kernels",
-                                       provider.name()));
+  throw std::runtime_error(
+      fmt::format("{} is not a CUDA provider; ncu profiles CUDA kernels", provider.name()));
 #else
   (void)spec, (void)provider, (void)engine, (void)options;
   throw std::runtime_error("built without CUDA: nothing for ncu to profile");

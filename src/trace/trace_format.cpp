@@ -23,13 +23,16 @@ std::string per_launch(int64_t count, int launches) {
 }
 
 std::string code(const std::string& s, bool markdown) {
-  return markdown ? "`" + s + "`" : s;
+  return markdown ? fmt::format("`{}`", s) : s;
 }
 
 }  // namespace
 
 std::string render_breakdown(const ProviderTrace& t, const Breakdown& b, bool markdown) {
   std::string out;
+  if (t.device_events.empty()) {  // a CPU provider, or CUPTI was busy: nothing to break down
+    return fmt::format("kernels: {}\n", t.kernels_note.empty() ? "none traced" : t.kernels_note);
+  }
   Table cats;
   cats.header = {"category", "events", "per launch", "total", "share"};
   cats.right = {false, true, true, true, true};
@@ -54,7 +57,8 @@ std::string render_breakdown(const ProviderTrace& t, const Breakdown& b, bool ma
               format_duration_us(k.total_us),
               fmt::format("{:.1f}%", b.total_us > 0 ? 100.0 * k.total_us / b.total_us : 0.0)});
     }
-    out += "\n" + render(ks, markdown);
+    out += '\n';
+    out += render(ks, markdown);
   }
   if (!t.kernels_note.empty()) out += fmt::format("\nkernels: {}\n", t.kernels_note);
   for (const std::string& f : b.flags) out += fmt::format("{}flag: {}\n", markdown ? "- " : "", f);
@@ -72,8 +76,8 @@ std::string render_roofline(const Roofline& r, const std::optional<Ceilings>& ce
   }
   if (!r.placements.empty()) {
     Table t;
-    t.header = {"placed", "GFLOP", "MB (min)", "FLOP/byte", "time", "TFLOP/s", "TB/s",
-                "% peak FLOP/s", "% peak BW", "bound"};
+    t.header = {"placed",  "GFLOP", "MB (min)",      "FLOP/byte", "time",
+                "TFLOP/s", "TB/s",  "% peak FLOP/s", "% peak BW", "bound"};
     t.right = {false, true, true, true, true, true, true, true, true, false};
     for (const RooflinePlacement& p : r.placements) {
       const bool known = !p.bound.empty();

@@ -139,6 +139,30 @@ TEST(Verify, OneWrongElementFailsAndNamesItsRow) {
   EXPECT_NE(rb.detail.find("dk row (b=0, kv_head=1, j=3)"), std::string::npos) << rb.detail;
 }
 
+// Gradient rows are judged against max(own norm, RMS row norm of the tensor's checked rows):
+// an error of a tenth of a typical row still fails, named; an error of a thousandth of a typical
+// row on a row that nearly cancels (its own norm far smaller) passes.
+TEST(Verify, GradientRowsAreJudgedAgainstTheTypicalRowNorm) {
+  const PrepareContext ctx{.seed = 11};
+  const Spec s = make_spec(1, 2, 1, 16, 16, 8, DType::bf16, {MaskKind::causal_tl, 0}, Mode::bwd);
+  HostOutputs out = full_reference(s, ctx);
+  double sum2 = 0;
+  for (float x : out.dq) sum2 += double(x) * x;
+  const double rms_row = std::sqrt(sum2 / double(s.q_heads * s.q_len));
+  // Row (0, 1, 1) sees two keys; find its norm.
+  auto row_at = [&](int64_t h, int64_t i, int64_t c) {
+    return size_t(flat_index(s, 0, h, i, c, s.q_heads, s.q_len, s.head_dim));
+  };
+  HostOutputs small = out;
+  small.dq[row_at(1, 1, 0)] += float(1e-3 * rms_row);
+  EXPECT_TRUE(verify_passed(verify_outputs(s, ctx, small)));
+  HostOutputs big = out;
+  big.dq[row_at(1, 9, 3)] += float(0.2 * rms_row);
+  const VerifyResult r = verify_outputs(s, ctx, big);
+  EXPECT_FALSE(verify_passed(r));
+  EXPECT_NE(r.detail.find("dq row (b=0, h=1, i=9)"), std::string::npos) << r.detail;
+}
+
 TEST(Verify, WrongLseFailsEvenWithCorrectOutput) {
   const PrepareContext ctx{.seed = 2};
   const Spec s = make_spec(1, 2, 2, 16, 16, 8, DType::fp32);

@@ -1,9 +1,9 @@
 // `attnprof trace` end to end on the CPU: a CPU provider's phases to a Chrome trace, the
 // one-line refusal where a CUDA provider cannot run, --ncu without ncu, and bad options.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
@@ -19,8 +19,8 @@ struct Outcome {
 };
 
 Outcome run_cli(const std::string& args, const std::string& env = "") {
-  const auto err_path = std::filesystem::temp_directory_path() /
-                        ("attnprof_trace_err_" + std::to_string(::getpid()));
+  const auto err_path =
+      std::filesystem::temp_directory_path() / ("attnprof_trace_err_" + std::to_string(::getpid()));
   const std::string cmd =
       env + " " + std::string(ATTNPROF_TEST_BINARY) + " " + args + " 2>" + err_path.string();
   Outcome o;
@@ -41,8 +41,8 @@ Outcome run_cli(const std::string& args, const std::string& env = "") {
 const std::string kPoint = " --batch 1 --heads 2 --seq 32 --head-dim 16 --dtype fp32 --threads 1 ";
 
 TEST(TraceCli, CpuProvidersGivePhasesOnlyTraces) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("attnprof_trace_cli_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("attnprof_trace_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto chrome = dir / "trace.json";
   const auto md = dir / "breakdown.md";

@@ -64,8 +64,9 @@ void trace_point_cuda(ProviderTrace& t, Provider& provider, Engine& engine,
   // The range clock is chosen once CUPTI answered: its timestamps when it traces, the host's
   // steady clock when it is busy (then there are no records to line up with).
   bool use_cupti_clock = true;
-  const PhaseClock clock{[&] { return use_cupti_clock ? cupti_now_ns() : host_phase_clock().now_ns(); },
-                         [] { ATTNPROF_CUDA(cudaDeviceSynchronize()); }};
+  const PhaseClock clock{
+      [&] { return use_cupti_clock ? cupti_now_ns() : host_phase_clock().now_ns(); },
+      [] { ATTNPROF_CUDA(cudaDeviceSynchronize()); }};
   bool ran = false;
   const TraceCapture cap = trace_activities(
       [&] {
