@@ -16,7 +16,7 @@ struct Command {
 
 Command add_list_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
-Command add_worker_command(CLI::App& app);  // hidden: the supervisor's worker process
+Command add_worker_command(CLI::App& app);   // hidden: the supervisor's worker process
 Command add_tune_command(CLI::App& app);     // cmd_tune.cpp
 Command add_report_command(CLI::App& app);   // cmd_report.cpp
 Command add_compare_command(CLI::App& app);  // cmd_compare.cpp

@@ -19,6 +19,7 @@
 #include "attnprof/registry.hpp"
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
+#include "grid_options.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -29,9 +30,7 @@ struct RunCliOptions {
   std::string device = "auto";
   std::string providers;
   std::string preset;
-  std::string model;
-  std::string batch, heads, kv_heads, seq, kv_seq, head_dim, tokens, model_dim;
-  std::string dtype, mask, mode;
+  GridCliOptions grid;
   std::string out, csv, markdown;
   uint64_t seed = 20261129;
   std::string timing = "cold";
@@ -50,86 +49,6 @@ struct RunCliOptions {
   std::string hang_timeout;   // empty: default_hang_timeout_s(point timeout)
   double hang_timeout_s = 0;  // parsed
 };
-
-template <class T, class Parse>
-std::vector<T> parse_list(const std::string& text, const char* option, Parse parse,
-                          std::string_view choices) {
-  std::vector<T> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    auto v = parse(item);
-    if (!v)
-      throw std::invalid_argument(fmt::format("{}: '{}' is not one of {}", option, item, choices));
-    out.push_back(*v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::vector<int64_t> int_option(const std::string& text, const char* option) {
-  try {
-    return parse_int_list(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
-  }
-}
-
-// Explicit options replace that axis in every series of the preset.
-void apply_overrides(GridAxes& ax, const RunCliOptions& o) {
-  if (!o.model.empty()) {
-    const ModelShape m = find_model(o.model);
-    ax.heads = {m.heads};
-    ax.kv_heads = {m.kv_heads};
-    ax.head_dim = {m.head_dim};
-    ax.model_dim.reset();
-  }
-  if (!o.batch.empty()) {
-    ax.batch = int_option(o.batch, "--batch");
-    ax.tokens.reset();
-  }
-  if (!o.heads.empty()) {
-    ax.heads = int_option(o.heads, "--heads");
-    ax.model_dim.reset();
-  }
-  if (!o.kv_heads.empty()) ax.kv_heads = int_option(o.kv_heads, "--kv-heads");
-  if (!o.seq.empty()) ax.seq = int_option(o.seq, "--seq");
-  if (!o.kv_seq.empty()) ax.kv_seq = int_option(o.kv_seq, "--kv-seq");
-  if (!o.head_dim.empty()) ax.head_dim = int_option(o.head_dim, "--head-dim");
-  if (!o.tokens.empty()) ax.tokens = int_option(o.tokens, "--tokens").at(0);
-  if (!o.model_dim.empty()) ax.model_dim = int_option(o.model_dim, "--model-dim").at(0);
-  if (!o.dtype.empty())
-    ax.dtype = parse_list<DType>(o.dtype, "--dtype", parse_dtype, kDTypeChoices);
-  if (!o.mask.empty()) ax.mask = parse_list<Mask>(o.mask, "--mask", parse_mask, kMaskChoices);
-  if (!o.mode.empty()) ax.mode = parse_list<Mode>(o.mode, "--mode", parse_mode, kModeChoices);
-}
-
-bool any_grid_option(const RunCliOptions& o) {
-  return !(o.model.empty() && o.batch.empty() && o.heads.empty() && o.kv_heads.empty() &&
-           o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.tokens.empty() &&
-           o.model_dim.empty() && o.dtype.empty() && o.mask.empty() && o.mode.empty());
-}
-
-double parse_fraction(const std::string& text, const char* option) {
-  std::string s = text;
-  double scale = 1;
-  if (!s.empty() && s.back() == '%') {
-    s.pop_back();
-    scale = 0.01;
-  }
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(s, &used) * scale;
-    if (used != s.size() || !(v > 0) || v >= 1) throw std::invalid_argument("range");
-    return v;
-  } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format(
-        "{}: '{}' must be a fraction in (0, 1) or a percentage like 0.5%", option, text));
-  }
-}
 
 double positive_seconds(const std::string& text, const char* option) {
   double s = 0;
@@ -155,14 +74,15 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
   Plan plan;
   std::vector<GridAxes> series;
   plan.preset = o.preset;
-  if (plan.preset.empty() && !any_grid_option(o)) plan.preset = on_cuda ? "fa-bench" : "cpu-small";
+  if (plan.preset.empty() && !any_grid_option(o.grid))
+    plan.preset = on_cuda ? "fa-bench" : "cpu-small";
   if (!plan.preset.empty()) {
     series = load_preset(plan.preset).series;
   } else {
     series.emplace_back();
   }
   for (GridAxes& ax : series) {
-    apply_overrides(ax, o);
+    apply_grid_overrides(ax, o.grid);
     for (const Spec& s : expand(ax)) plan.specs.push_back(s);
   }
   for (const Spec& s : plan.specs) {
@@ -187,7 +107,7 @@ RunOptions parse_run_options(RunCliOptions& o) {
   RunOptions ro;
   ro.seed = o.seed;
   ro.measure.mode = o.timing;
-  ro.measure.rule.max_noise = parse_fraction(o.max_noise, "--max-noise");
+  ro.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
   ro.measure.rule.min_time_s = positive_seconds(o.min_time, "--min-time");
   ro.measure.rule.timeout_s = positive_seconds(o.point_timeout, "--point-timeout");
   ro.measure.rule.min_samples = o.min_samples;
@@ -320,22 +240,7 @@ Command add_run_command(CLI::App& app) {
                   "Provider names or globs, comma-separated (see `attnprof list`)");
   sub->add_option("--preset", o->preset,
                   "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
-  sub->add_option("--model", o->model,
-                  "Model shape: heads, KV heads and head dim from presets/models.toml");
-  sub->add_option("--batch", o->batch, "Batch sizes: 1,8 or 1:64:*2 or 16:128:16");
-  sub->add_option("--heads", o->heads, "Query heads");
-  sub->add_option("--kv-heads", o->kv_heads, "KV heads (must divide query heads; default: same)");
-  sub->add_option("--seq", o->seq, "Query lengths (and KV lengths unless --kv-seq): 64:2048:*2");
-  sub->add_option("--kv-seq", o->kv_seq,
-                  "KV lengths, crossed with --seq (decode: --seq 1 --kv-seq 1k:32k:*2)");
-  sub->add_option("--head-dim", o->head_dim, "Head dims: 64,128");
-  sub->add_option("--tokens", o->tokens,
-                  "Tokens per batch: batch = tokens / seq (replaces --batch)");
-  sub->add_option("--model-dim", o->model_dim,
-                  "Model dim: heads = model_dim / head_dim (replaces --heads)");
-  sub->add_option("--dtype", o->dtype, "fp32, fp16, bf16 (comma list)");
-  sub->add_option("--mask", o->mask, "none, causal, causal-br, window:W (comma list)");
-  sub->add_option("--mode", o->mode, "fwd, bwd, fwd_bwd (comma list)");
+  add_grid_options(sub, o->grid, /*with_batch=*/true);
   sub->add_option("--out", o->out, "JSONL journal, one row per point, flushed per point");
   sub->add_option("--csv", o->csv, "CSV file");
   sub->add_option("--markdown", o->markdown, "Markdown summary file");

@@ -42,7 +42,13 @@ std::vector<int64_t> int_option(const std::string& text, const char* option) {
 void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--model", o.model,
                   "Model shape: heads, KV heads and head dim from presets/models.toml");
-  if (with_batch) sub->add_option("--batch", o.batch, "Batch sizes: 1,8 or 1:64:*2");
+  if (with_batch) {
+    sub->add_option("--batch", o.batch, "Batch sizes: 1,8 or 1:64:*2 or 16:128:16");
+    sub->add_option("--tokens", o.tokens,
+                    "Tokens per batch: batch = tokens / seq (replaces --batch)");
+    sub->add_option("--model-dim", o.model_dim,
+                    "Model dim: heads = model_dim / head_dim (replaces --heads)");
+  }
   sub->add_option("--heads", o.heads, "Query heads (default 8)");
   sub->add_option("--kv-heads", o.kv_heads, "KV heads (must divide query heads; default: same)");
   sub->add_option("--seq", o.seq, "Query lengths (and KV lengths unless --kv-seq; default 1024)");
@@ -53,24 +59,43 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--mode", o.mode, "fwd, bwd, fwd_bwd (comma list)");
 }
 
-std::vector<Spec> grid_specs(const GridCliOptions& o) {
-  GridAxes ax;
+void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
   if (!o.model.empty()) {
     const ModelShape m = find_model(o.model);
     ax.heads = {m.heads};
     ax.kv_heads = {m.kv_heads};
     ax.head_dim = {m.head_dim};
+    ax.model_dim.reset();
   }
-  if (!o.batch.empty()) ax.batch = int_option(o.batch, "--batch");
-  if (!o.heads.empty()) ax.heads = int_option(o.heads, "--heads");
+  if (!o.batch.empty()) {
+    ax.batch = int_option(o.batch, "--batch");
+    ax.tokens.reset();
+  }
+  if (!o.heads.empty()) {
+    ax.heads = int_option(o.heads, "--heads");
+    ax.model_dim.reset();
+  }
   if (!o.kv_heads.empty()) ax.kv_heads = int_option(o.kv_heads, "--kv-heads");
   if (!o.seq.empty()) ax.seq = int_option(o.seq, "--seq");
   if (!o.kv_seq.empty()) ax.kv_seq = int_option(o.kv_seq, "--kv-seq");
   if (!o.head_dim.empty()) ax.head_dim = int_option(o.head_dim, "--head-dim");
+  if (!o.tokens.empty()) ax.tokens = int_option(o.tokens, "--tokens").at(0);
+  if (!o.model_dim.empty()) ax.model_dim = int_option(o.model_dim, "--model-dim").at(0);
   if (!o.dtype.empty())
     ax.dtype = parse_list<DType>(o.dtype, "--dtype", parse_dtype, kDTypeChoices);
   if (!o.mask.empty()) ax.mask = parse_list<Mask>(o.mask, "--mask", parse_mask, kMaskChoices);
   if (!o.mode.empty()) ax.mode = parse_list<Mode>(o.mode, "--mode", parse_mode, kModeChoices);
+}
+
+bool any_grid_option(const GridCliOptions& o) {
+  return !(o.model.empty() && o.batch.empty() && o.heads.empty() && o.kv_heads.empty() &&
+           o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.tokens.empty() &&
+           o.model_dim.empty() && o.dtype.empty() && o.mask.empty() && o.mode.empty());
+}
+
+std::vector<Spec> grid_specs(const GridCliOptions& o) {
+  GridAxes ax;
+  apply_grid_overrides(ax, o);
   std::vector<Spec> specs = expand(ax);
   for (const Spec& s : specs) {
     if (auto errors = s.validate(); !errors.empty()) {
@@ -93,8 +118,8 @@ double parse_fraction_option(const std::string& text, const char* option) {
     if (used != s.size() || !(v > 0) || v >= 1) throw std::invalid_argument("range");
     return v;
   } catch (const std::exception&) {
-    throw std::invalid_argument(
-        fmt::format("{}: '{}' must be a fraction in (0, 1) or a percentage like 5%", option, text));
+    throw std::invalid_argument(fmt::format(
+        "{}: '{}' must be a fraction in (0, 1) or a percentage like 0.5%", option, text));
   }
 }
 

@@ -1,5 +1,5 @@
-// Grid options shared by subcommands that take one shape family (tune): the axes of `run`
-// (--model, --heads, --seq, ...) parsed into Specs. Lists and ranges as in `run`.
+// Grid options shared by the subcommands that take shapes (run, tune, trace): --model, --batch,
+// --heads, --seq, ... parsed into Specs. Lists and ranges as parse_int_list accepts them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,19 +7,25 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/grid.hpp"
 #include "attnprof/spec.hpp"
 
 namespace attnprof::cli {
 
 struct GridCliOptions {
   std::string model;
-  std::string batch, heads, kv_heads, seq, kv_seq, head_dim;
+  std::string batch, heads, kv_heads, seq, kv_seq, head_dim, tokens, model_dim;
   std::string dtype, mask, mode;
 };
 
 // Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --dtype, --mask, --mode
-// and, when `with_batch`, --batch.
+// and, when `with_batch`, --batch, --tokens and --model-dim.
 void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch);
+
+// Replaces each axis the options give (a preset's series keeps the others). --batch clears a
+// tokens-per-batch rule, --heads a model-dim rule, --model sets heads, KV heads and head dim.
+void apply_grid_overrides(GridAxes& axes, const GridCliOptions& o);
+bool any_grid_option(const GridCliOptions& o);
 
 // The specs of the grid: the defaults of GridAxes with the given options replacing their axes.
 // Throws std::invalid_argument naming the option (or the first invalid point) and what is allowed.

@@ -63,7 +63,9 @@ ATTNPROF_HD uint16_t float_to_bf16_bits(float f) {
   u += 0x7FFFu + lsb;
   return uint16_t(u >> 16);
 }
-ATTNPROF_HD float bf16_bits_to_float(uint16_t h) { return bits_to_float(uint32_t(h) << 16); }
+ATTNPROF_HD float bf16_bits_to_float(uint16_t h) {
+  return bits_to_float(uint32_t(h) << 16);
+}
 
 // Round-to-nearest-even float -> IEEE half bits, with subnormals, overflow to inf, NaN kept.
 ATTNPROF_HD uint16_t float_to_fp16_bits(float f) {
@@ -72,8 +74,8 @@ ATTNPROF_HD uint16_t float_to_fp16_bits(float f) {
   uint32_t abs = u & 0x7FFFFFFFu;
   if (abs >= 0x7F800000u) return uint16_t(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
   if (abs >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // rounds past 65504: inf
-  if (abs < 0x38800000u) {                                    // below 2^-14: subnormal or zero
-    if (abs < 0x33000000u) return uint16_t(sign);             // below half the smallest subnormal
+  if (abs < 0x38800000u) {                                  // below 2^-14: subnormal or zero
+    if (abs < 0x33000000u) return uint16_t(sign);           // below half the smallest subnormal
     uint32_t mant = (abs & 0x007FFFFFu) | 0x00800000u;
     // value = mant * 2^(exp - 150) and a half subnormal counts units of 2^-24, so the half's
     // bits are mant >> (126 - exp), rounded to nearest even.

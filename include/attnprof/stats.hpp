@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/result.hpp"
+
 namespace attnprof {
 
 struct SampleStats {
@@ -42,5 +44,9 @@ struct StopDecision {
 // time spent measuring this point so far.
 StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
                          double measured_s, double elapsed_s);
+
+// The timing of a row from its samples' statistics (seconds) and the stop decision; times in
+// microseconds. Engine-specific fields (launches per sample, clocks) are the caller's.
+TimingResult to_timing(std::string mode, const SampleStats& stats, const StopDecision& decision);
 
 }  // namespace attnprof

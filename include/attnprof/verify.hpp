@@ -40,8 +40,7 @@ struct RowIndex {
 // The rows to check: all, or the stratified sample (first and last rows, tile edges at
 // multiples of 64 and 128 +-1, the last batch / head / KV group, rows at the mask's diagonal
 // edge, plus seeded random rows). Sorted and unique.
-std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& options,
-                                    uint64_t seed);
+std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& options, uint64_t seed);
 
 // The full check: NaN scan of every element, then per-row relative L2 errors on the chosen
 // rows (and gradient rows for bwd modes), gated on tolerance_for(spec.dtype).

@@ -44,20 +44,7 @@ class CpuEngine final : public Engine {
       d = should_stop(rule, samples, measured, seconds_since(start));
       if (d.stop) break;
     }
-    const SampleStats st = summarize(samples);
-    TimingResult t;
-    t.mode = "cpu-wall";
-    t.median_us = st.median * 1e6;
-    t.mean_us = st.mean * 1e6;
-    t.min_us = st.min * 1e6;
-    t.p5_us = st.p5 * 1e6;
-    t.p95_us = st.p95 * 1e6;
-    t.cv = st.cv;
-    t.rel_noise = st.rel_noise;
-    t.samples = st.samples;
-    t.noisy = d.noisy;
-    t.stop_reason = d.why;
-    return t;
+    return to_timing("cpu-wall", summarize(samples), d);
   }
 
   std::vector<KernelRecord> trace_kernels(Run&, std::string& note) override {

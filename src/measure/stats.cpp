@@ -63,4 +63,20 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
   return {false, false, ""};
 }
 
+TimingResult to_timing(std::string mode, const SampleStats& st, const StopDecision& decision) {
+  TimingResult t;
+  t.mode = std::move(mode);
+  t.median_us = st.median * 1e6;
+  t.mean_us = st.mean * 1e6;
+  t.min_us = st.min * 1e6;
+  t.p5_us = st.p5 * 1e6;
+  t.p95_us = st.p95 * 1e6;
+  t.cv = st.cv;
+  t.rel_noise = st.rel_noise;
+  t.samples = st.samples;
+  t.noisy = decision.noisy;
+  t.stop_reason = decision.why;
+  return t;
+}
+
 }  // namespace attnprof

@@ -33,7 +33,7 @@ std::unique_ptr<Provider> make_test_sticky();
 std::unique_ptr<Provider> make_test_illegal_address();  // built with ATTNPROF_WITH_CUDA
 
 // A provider this build does not contain: listed, never available, with the reason.
-std::unique_ptr<Provider> make_unbuilt(std::string name, std::string description,
-                                       DeviceKind kind, std::string reason);
+std::unique_ptr<Provider> make_unbuilt(std::string name, std::string description, DeviceKind kind,
+                                       std::string reason);
 
 }  // namespace attnprof

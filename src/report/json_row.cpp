@@ -373,4 +373,18 @@ std::vector<Result> read_journal(const std::filesystem::path& path) {
   return results;
 }
 
+std::string spec_to_json(const Spec& spec) {
+  return spec_json(spec).dump();
+}
+
+Spec spec_from_json(const std::string& json_object) {
+  Json j;
+  try {
+    j = Json::parse(json_object);
+  } catch (const Json::exception& e) {
+    malformed(fmt::format("spec is not valid JSON: {}", e.what()));
+  }
+  return read_spec(Reader(j, "spec"));
+}
+
 }  // namespace attnprof

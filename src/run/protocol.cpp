@@ -42,21 +42,6 @@ T field(const Json& j, const char* key) {
   }
 }
 
-Json spec_json(const Spec& s) {
-  return {{"batch", s.batch},
-          {"q_heads", s.q_heads},
-          {"kv_heads", s.kv_heads},
-          {"q_len", s.q_len},
-          {"kv_len", s.kv_len},
-          {"head_dim", s.head_dim},
-          {"v_head_dim", s.v_head_dim},
-          {"dtype", to_string(s.dtype)},
-          {"mask", to_string(s.mask)},
-          {"mode", to_string(s.mode)},
-          {"layout", to_string(s.layout)},
-          {"scale", s.scale}};
-}
-
 template <class T, class Parse>
 T choice(const Json& j, const char* key, Parse parse) {
   const auto text = field<std::string>(j, key);
@@ -65,21 +50,13 @@ T choice(const Json& j, const char* key, Parse parse) {
   return *v;
 }
 
+// Specs travel in the journal's own form (json_row.cpp), so the two never drift apart.
 Spec read_spec(const Json& j) {
-  Spec s;
-  s.batch = field<int64_t>(j, "batch");
-  s.q_heads = field<int64_t>(j, "q_heads");
-  s.kv_heads = field<int64_t>(j, "kv_heads");
-  s.q_len = field<int64_t>(j, "q_len");
-  s.kv_len = field<int64_t>(j, "kv_len");
-  s.head_dim = field<int64_t>(j, "head_dim");
-  s.v_head_dim = field<int64_t>(j, "v_head_dim");
-  s.dtype = choice<DType>(j, "dtype", parse_dtype);
-  s.mask = choice<Mask>(j, "mask", parse_mask);
-  s.mode = choice<Mode>(j, "mode", parse_mode);
-  s.layout = choice<Layout>(j, "layout", parse_layout);
-  s.scale = field<double>(j, "scale");
-  return s;
+  try {
+    return spec_from_json(j.dump());
+  } catch (const std::runtime_error& e) {
+    bad(e.what());
+  }
 }
 
 Json options_json(const RunOptions& o) {
@@ -171,7 +148,7 @@ Hello decode_hello(const std::string& line) {
 std::string encode_request(const Request& request) {
   const Json j = {{"point",
                    {{"provider", request.provider},
-                    {"spec", spec_json(request.spec)},
+                    {"spec", Json::parse(spec_to_json(request.spec))},
                     {"options", options_json(request.options)}}}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

@@ -1,11 +1,11 @@
 // The CLI end to end: a tiny grid runs and its journal parses; every bad input exits 2 with one
 // line naming the option and what is allowed.
 #include <fcntl.h>
-#include <cstdlib>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <cstdlib>
 
 #include <chrono>
 #include <csignal>
@@ -20,37 +20,15 @@
 
 #include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
+#include "cli_runner.hpp"
 
 extern char** environ;
 
 namespace attnprof {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-// `env`: assignments for the command's environment, e.g. "ATTNPROF_TEST_PROVIDERS=1".
-Outcome run_cli(const std::string& args, const std::string& env = "") {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto err_path = dir / ("attnprof_cli_err_" + std::to_string(::getpid()));
-  const std::string cmd =
-      env + " " + std::string(ATTNPROF_TEST_BINARY) + " " + args + " 2>" + err_path.string();
-  Outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  o.err = ss.str();
-  std::filesystem::remove(err_path);
-  return o;
-}
+using testing_cli::Outcome;
+using testing_cli::run_cli;
 
 const std::string kQuick = " --min-time 1ms --point-timeout 50ms --min-samples 3 ";
 

@@ -14,14 +14,13 @@
 #include <sstream>
 
 #include "attnprof/sink.hpp"
+#include "cli_runner.hpp"
 
 namespace attnprof {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
+using testing_cli::Outcome;
+using testing_cli::run_cli;
 
 class AnalysisCli : public ::testing::Test {
  protected:
@@ -36,21 +35,7 @@ class AnalysisCli : public ::testing::Test {
 
   // Runs attnprof with ATTNPROF_HISTORY in this test's directory.
   Outcome cli(const std::string& args, const std::string& env = "") {
-    const auto err_path = dir_ / "stderr.txt";
-    const std::string cmd = fmt::format("ATTNPROF_HISTORY={} {} {} {} 2>{}", db().string(), env,
-                                        ATTNPROF_TEST_BINARY, args, err_path.string());
-    Outcome o;
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-    const int status = pclose(p);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream e(err_path);
-    std::stringstream ss;
-    ss << e.rdbuf();
-    o.err = ss.str();
-    return o;
+    return run_cli(args, fmt::format("ATTNPROF_HISTORY={} {}", db().string(), env));
   }
 
   std::filesystem::path db() const { return dir_ / "history.sqlite"; }
@@ -134,7 +119,8 @@ TEST_F(AnalysisCli, RunIsRecordedAndReportAndCompareTakeRunIds) {
   EXPECT_EQ(c.code, 2) << c.err;  // a threshold must be a fraction under 1
   // Run 1 recorded a.jsonl's rows: the same data through a file and a run id compares SAME
   // everywhere (two real timing runs on a busy machine could differ either way).
-  const Outcome same = cli("compare " + path("a.jsonl") + " 1 --threshold 90% --fail-on-regression");
+  const Outcome same =
+      cli("compare " + path("a.jsonl") + " 1 --threshold 90% --fail-on-regression");
   EXPECT_EQ(same.code, 0) << same.err << same.out;
   EXPECT_NE(same.out.find("6 points compared"), std::string::npos) << same.out;
 }

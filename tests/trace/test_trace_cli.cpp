@@ -10,33 +10,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_runner.hpp"
+
 namespace attnprof {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-Outcome run_cli(const std::string& args, const std::string& env = "") {
-  const auto err_path =
-      std::filesystem::temp_directory_path() / ("attnprof_trace_err_" + std::to_string(::getpid()));
-  const std::string cmd =
-      env + " " + std::string(ATTNPROF_TEST_BINARY) + " " + args + " 2>" + err_path.string();
-  Outcome o;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  const int status = ::pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  o.err = ss.str();
-  std::filesystem::remove(err_path);
-  return o;
-}
+using testing_cli::Outcome;
+using testing_cli::run_cli;
 
 const std::string kPoint = " --batch 1 --heads 2 --seq 32 --head-dim 16 --dtype fp32 --threads 1 ";
 

@@ -251,20 +251,8 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, const MeasureOptions
     if (decision.stop) break;
   }
 
-  const SampleStats st = summarize(samples);
-  TimingResult t;
-  t.mode = options.mode;
-  t.median_us = st.median * 1e6;
-  t.mean_us = st.mean * 1e6;
-  t.min_us = st.min * 1e6;
-  t.p5_us = st.p5 * 1e6;
-  t.p95_us = st.p95 * 1e6;
-  t.cv = st.cv;
-  t.rel_noise = st.rel_noise;
-  t.samples = st.samples;
+  TimingResult t = to_timing(options.mode, summarize(samples), decision);
   t.launches_per_sample = n;
-  t.noisy = decision.noisy;
-  t.stop_reason = decision.why;
   t.dropped_throttled = dropped;
   t.clock_mhz = median_of(clocks);
   return t;
