@@ -4,6 +4,7 @@
 # and a Markdown summary under results/. Extra arguments go to `attnprof run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/env.sh
 bash scripts/install-deps.sh >/dev/null
 cmake --preset default >/dev/null
 cmake --build --preset default --target attnprof

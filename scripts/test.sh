@@ -3,6 +3,7 @@
 # skip cleanly where no CUDA device answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/env.sh
 bash scripts/install-deps.sh >/dev/null
 cmake --preset default
 cmake --build --preset default
