@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
     std::string known;
     bool found = false;
     for (const Command& c : commands) {
-      known += (known.empty() ? "" : ", ") + c.app->get_name();
       found = found || c.app->get_name() == argv[1];
+      if (c.app->get_group().empty()) continue;  // hidden (the supervisor's worker)
+      known += (known.empty() ? "" : ", ") + c.app->get_name();
     }
     if (!found)
       return usage_error(fmt::format("unknown subcommand '{}' (known: {})", argv[1], known));
