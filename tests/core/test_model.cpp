@@ -29,13 +29,7 @@ TEST(Model, CausalIsAboutHalfNotExactlyHalf) {
 }
 
 TEST(Model, FlopsFollowTheConvention) {
-  Spec s;
-  s.batch = 2;
-  s.q_heads = 4;
-  s.kv_heads = 1;
-  s.q_len = 128;
-  s.kv_len = 128;
-  s.head_dim = 64;
+  Spec s{.batch = 2, .q_heads = 4, .kv_heads = 1, .q_len = 128, .kv_len = 128, .head_dim = 64};
   EXPECT_DOUBLE_EQ(forward_flops(s), 4.0 * 64 * 128 * 128 * 2 * 4);
   s.mode = Mode::bwd;
   EXPECT_DOUBLE_EQ(flops(s), 2.5 * forward_flops(s));
@@ -47,14 +41,13 @@ TEST(Model, FlopsFollowTheConvention) {
 }
 
 TEST(Model, BytesCountKvOncePerKvHead) {
-  Spec s;
-  s.batch = 1;
-  s.q_heads = 32;
-  s.kv_heads = 8;
-  s.q_len = 1;
-  s.kv_len = 8192;
-  s.head_dim = 128;
-  s.dtype = DType::bf16;
+  Spec s{.batch = 1,
+         .q_heads = 32,
+         .kv_heads = 8,
+         .q_len = 1,
+         .kv_len = 8192,
+         .head_dim = 128,
+         .dtype = DType::bf16};
   const double kv = 2.0 * 8 * 8192 * 128 * 2;  // K and V, 8 heads
   const double qo = 2.0 * 32 * 1 * 128 * 2;    // Q and O, 32 heads
   EXPECT_DOUBLE_EQ(min_bytes(s), kv + qo);

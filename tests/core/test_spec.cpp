@@ -8,14 +8,7 @@ namespace attnprof {
 namespace {
 
 Spec valid() {
-  Spec s;
-  s.batch = 2;
-  s.q_heads = 8;
-  s.kv_heads = 2;
-  s.q_len = 128;
-  s.kv_len = 256;
-  s.head_dim = 64;
-  return s;
+  return {.batch = 2, .q_heads = 8, .kv_heads = 2, .q_len = 128, .kv_len = 256, .head_dim = 64};
 }
 
 TEST(Spec, ValidSpecHasNoErrors) {

@@ -83,14 +83,13 @@ void expect_fill_matches_host(const Spec& spec, TensorId tensor, InputPattern pa
 }
 
 TEST_F(CudaEngineTest, DeviceFillEqualsHostInputValueBitForBit) {
-  Spec spec;
-  spec.batch = 2;
-  spec.q_heads = 4;
-  spec.kv_heads = 2;
-  spec.q_len = 33;
-  spec.kv_len = 47;
-  spec.head_dim = 24;
-  spec.v_head_dim = 40;
+  Spec spec{.batch = 2,
+            .q_heads = 4,
+            .kv_heads = 2,
+            .q_len = 33,
+            .kv_len = 47,
+            .head_dim = 24,
+            .v_head_dim = 40};
   for (DType dtype : {DType::fp32, DType::fp16, DType::bf16}) {
     for (Layout layout : {Layout::bhsd, Layout::bshd}) {
       for (InputPattern pattern : {InputPattern::random, InputPattern::mask_coverage}) {

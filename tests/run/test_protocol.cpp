@@ -10,20 +10,18 @@ namespace attnprof::protocol {
 namespace {
 
 Spec odd_spec() {
-  Spec s;
-  s.batch = 3;
-  s.q_heads = 8;
-  s.kv_heads = 2;
-  s.q_len = 17;
-  s.kv_len = 129;
-  s.head_dim = 96;
-  s.v_head_dim = 64;
-  s.dtype = DType::bf16;
-  s.mask = {MaskKind::window, 7};
-  s.mode = Mode::fwd_bwd;
-  s.layout = Layout::bshd;
-  s.scale = 0.1;  // not exact in binary: must come back bit for bit
-  return s;
+  return {.batch = 3,
+          .q_heads = 8,
+          .kv_heads = 2,
+          .q_len = 17,
+          .kv_len = 129,
+          .head_dim = 96,
+          .v_head_dim = 64,
+          .dtype = DType::bf16,
+          .mask = {MaskKind::window, 7},
+          .mode = Mode::fwd_bwd,
+          .layout = Layout::bshd,
+          .scale = 0.1};  // not exact in binary: must come back bit for bit
 }
 
 TEST(Protocol, RequestRoundTripsExactly) {

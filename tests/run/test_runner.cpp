@@ -67,16 +67,14 @@ class FaultyProvider final : public Provider {
 };
 
 Spec small() {
-  Spec s;
-  s.batch = 1;
-  s.q_heads = 2;
-  s.kv_heads = 1;
-  s.q_len = 33;
-  s.kv_len = 33;
-  s.head_dim = 16;
-  s.dtype = DType::fp32;
-  s.mask = {MaskKind::causal_tl, 0};
-  return s;
+  return {.batch = 1,
+          .q_heads = 2,
+          .kv_heads = 1,
+          .q_len = 33,
+          .kv_len = 33,
+          .head_dim = 16,
+          .dtype = DType::fp32,
+          .mask = {MaskKind::causal_tl, 0}};
 }
 
 RunOptions quick() {

@@ -59,6 +59,16 @@ const char* memcpy_kind_name(uint8_t kind) {
   }
 }
 
+// The fields kernel, memcpy and memset records share (timestamps, device, stream, correlation).
+template <class Record>
+void copy_common(const Record& r, TraceActivity& out) {
+  out.start_ns = r.start;
+  out.end_ns = r.end;
+  out.device_id = r.deviceId;
+  out.stream_id = r.streamId;
+  out.correlation_id = r.correlationId;
+}
+
 // Reads one record. CUDA 13's CONCURRENT_KERNEL records are CUpti_ActivityKernel10; only the
 // fields every kernel record version shares are read, so a newer CUPTI's record still parses.
 bool parse(const CUpti_Activity* rec, TraceActivity& out) {
@@ -68,11 +78,7 @@ bool parse(const CUpti_Activity* rec, TraceActivity& out) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       out.kind = TraceActivity::Kind::kernel;
       out.name = demangle(k->name);
-      out.start_ns = k->start;
-      out.end_ns = k->end;
-      out.device_id = k->deviceId;
-      out.stream_id = k->streamId;
-      out.correlation_id = k->correlationId;
+      copy_common(*k, out);
       out.grid[0] = static_cast<uint32_t>(k->gridX);
       out.grid[1] = static_cast<uint32_t>(k->gridY);
       out.grid[2] = static_cast<uint32_t>(k->gridZ);
@@ -85,11 +91,7 @@ bool parse(const CUpti_Activity* rec, TraceActivity& out) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       out.kind = TraceActivity::Kind::memcpy;
       out.name = memcpy_kind_name(m->copyKind);
-      out.start_ns = m->start;
-      out.end_ns = m->end;
-      out.device_id = m->deviceId;
-      out.stream_id = m->streamId;
-      out.correlation_id = m->correlationId;
+      copy_common(*m, out);
       out.bytes = m->bytes;
       return true;
     }
@@ -97,11 +99,7 @@ bool parse(const CUpti_Activity* rec, TraceActivity& out) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       out.kind = TraceActivity::Kind::memset;
       out.name = "memset";
-      out.start_ns = m->start;
-      out.end_ns = m->end;
-      out.device_id = m->deviceId;
-      out.stream_id = m->streamId;
-      out.correlation_id = m->correlationId;
+      copy_common(*m, out);
       out.bytes = m->bytes;
       return true;
     }
