@@ -15,11 +15,11 @@
 #include "attnprof/history.hpp"
 #include "attnprof/interrupt.hpp"
 #include "attnprof/journal.hpp"
-#include "attnprof/parse_units.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "measure_options.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -32,16 +32,8 @@ struct RunCliOptions {
   std::string preset;
   GridCliOptions grid;
   std::string out, csv, markdown;
-  uint64_t seed = 20261129;
-  std::string timing = "cold";
-  std::string max_noise = "0.5%";
-  std::string min_time = "0.5s";
-  std::string point_timeout = "2s";
-  int64_t min_samples = 10;
-  int warmup = 1;
-  int threads = 0;
+  MeasureCliOptions measure;
   bool fail_on_error = false;
-  bool no_trace = false;
   bool resume = false;
   bool in_process = false;
   std::string history;  // run history database (empty: the default)
@@ -49,18 +41,6 @@ struct RunCliOptions {
   std::string hang_timeout;   // empty: default_hang_timeout_s(point timeout)
   double hang_timeout_s = 0;  // parsed
 };
-
-double positive_seconds(const std::string& text, const char* option) {
-  double s = 0;
-  try {
-    s = parse_seconds(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
-  }
-  if (!(s > 0))
-    throw std::invalid_argument(fmt::format("{}: must be > 0 (got '{}')", option, text));
-  return s;
-}
 
 struct Plan {
   std::vector<Spec> specs;
@@ -104,17 +84,10 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
 
 // Every option that is only checked, before anything starts or is written.
 RunOptions parse_run_options(RunCliOptions& o) {
-  RunOptions ro;
-  ro.seed = o.seed;
-  ro.measure.mode = o.timing;
-  ro.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
-  ro.measure.rule.min_time_s = positive_seconds(o.min_time, "--min-time");
-  ro.measure.rule.timeout_s = positive_seconds(o.point_timeout, "--point-timeout");
-  ro.measure.rule.min_samples = o.min_samples;
-  ro.warmup_launches = o.warmup;
-  ro.trace_kernels = !o.no_trace;
-  o.hang_timeout_s = o.hang_timeout.empty() ? default_hang_timeout_s(ro.measure.rule.timeout_s)
-                                            : positive_seconds(o.hang_timeout, "--hang-timeout");
+  RunOptions ro = measure_run_options(o.measure);
+  o.hang_timeout_s = o.hang_timeout.empty()
+                         ? default_hang_timeout_s(ro.measure.rule.timeout_s)
+                         : positive_seconds_option(o.hang_timeout, "--hang-timeout");
   if (o.resume && o.out.empty()) {
     throw std::invalid_argument("--resume needs --out FILE, the journal to resume");
   }
@@ -160,7 +133,7 @@ int run_command(RunCliOptions& o) {
 
   StopRequest stop;
   const StopSignals signals(stop, /*second_kills=*/o.in_process);
-  Execution exec({o.in_process, o.device, o.threads, o.hang_timeout_s}, stop);
+  Execution exec({o.in_process, o.device, o.measure.threads, o.hang_timeout_s}, stop);
   // Which device: auto picks CUDA where a device answers, else the CPU. Only the CPU needs no
   // look at the devices, so the grid is checked before a worker starts.
   if (o.device != "cpu") exec.open();
@@ -244,23 +217,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--out", o->out, "JSONL journal, one row per point, flushed per point");
   sub->add_option("--csv", o->csv, "CSV file");
   sub->add_option("--markdown", o->markdown, "Markdown summary file");
-  sub->add_option("--seed", o->seed, "Seed of the random inputs");
-  sub->add_option("--timing", o->timing, "CUDA timing: cold (L2 flushed), hot, graph, wall")
-      ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
-  sub->add_option("--max-noise", o->max_noise,
-                  "Stop once the median's relative noise is below this (0.5%)");
-  sub->add_option("--min-time", o->min_time, "Measured time before stopping may happen (0.5s)");
-  sub->add_option("--point-timeout", o->point_timeout,
-                  "Measurement time limit per point (2s); the row is flagged noisy");
-  sub->add_option("--min-samples", o->min_samples, "Fewest samples per point (10)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--warmup", o->warmup, "Untimed launches before sampling (1)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
-      ->check(CLI::NonNegativeNumber);
+  add_measure_options(sub, o->measure);
   sub->add_flag("--fail-on-error", o->fail_on_error,
                 "Exit 1 when any point is incorrect, failed or timed out");
-  sub->add_flag("--no-trace", o->no_trace, "Do not record which kernels ran");
   sub->add_flag("--resume", o->resume,
                 "Append to the --out journal, running only the points it has no row for "
                 "(same provider, shape, build and device)");

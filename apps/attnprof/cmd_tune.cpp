@@ -14,6 +14,7 @@
 #include "attnprof/tune.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "measure_options.hpp"
 
 namespace attnprof::cli {
 
@@ -28,26 +29,8 @@ struct TuneCliOptions {
   int64_t cap = 0;         // 0: 65536 for the batch, 1M for the sequence
   int64_t resolution = 0;  // 0: 1 for the batch, 64 for the sequence
   std::string out, json;
-  std::string timing = "cold";
-  std::string max_noise = "0.5%";
-  std::string min_time = "0.5s";
-  std::string point_timeout = "2s";
-  int64_t min_samples = 10;
-  int warmup = 1;
-  int threads = 0;
-  uint64_t seed = 20261129;
-  bool no_trace = false;
+  MeasureCliOptions measure;
 };
-
-double seconds_option(const std::string& text, const char* option) {
-  try {
-    const double s = parse_seconds(text);
-    if (!(s > 0)) throw std::invalid_argument("must be > 0");
-    return s;
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
-  }
-}
 
 TuneOptions tune_options(const TuneCliOptions& o) {
   TuneOptions t;
@@ -60,7 +43,7 @@ TuneOptions tune_options(const TuneCliOptions& o) {
     }
     if (*t.limits.max_memory_bytes <= 0) throw std::invalid_argument("--max-memory: must be > 0");
   }
-  if (!o.p95.empty()) t.limits.max_p95_us = seconds_option(o.p95, "--p95") * 1e6;
+  if (!o.p95.empty()) t.limits.max_p95_us = positive_seconds_option(o.p95, "--p95") * 1e6;
   if (t.axis == TuneAxis::batch && !t.limits.max_memory_bytes && !t.limits.max_p95_us) {
     throw std::invalid_argument(
         "tune needs a limit: --max-memory SIZE and/or --p95 TIME (or --max-seq for the longest "
@@ -73,14 +56,7 @@ TuneOptions tune_options(const TuneCliOptions& o) {
   t.max_value =
       o.cap > 0 ? o.cap : (t.axis == TuneAxis::batch ? int64_t{1} << 16 : int64_t{1} << 20);
   t.resolution = o.resolution > 0 ? o.resolution : (t.axis == TuneAxis::batch ? 1 : 64);
-  t.run.seed = o.seed;
-  t.run.measure.mode = o.timing;
-  t.run.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
-  t.run.measure.rule.min_time_s = seconds_option(o.min_time, "--min-time");
-  t.run.measure.rule.timeout_s = seconds_option(o.point_timeout, "--point-timeout");
-  t.run.measure.rule.min_samples = o.min_samples;
-  t.run.warmup_launches = o.warmup;
-  t.run.trace_kernels = !o.no_trace;
+  t.run = measure_run_options(o.measure);
   return t;
 }
 
@@ -88,7 +64,7 @@ int tune_command(const TuneCliOptions& o) {
   TuneOptions t = tune_options(o);
   const std::vector<Spec> specs = grid_specs(o.grid);
 
-  auto cpu = make_cpu_engine(o.threads);
+  auto cpu = make_cpu_engine(o.measure.threads);
   t.run.threads = cpu->device().threads;
   std::unique_ptr<Engine> cuda = o.device == "cpu" ? nullptr : make_cuda_engine(0);
   const bool cuda_ok = cuda && cuda->availability().available;
@@ -176,19 +152,7 @@ Command add_tune_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--out", o->out, "JSONL journal of every measured point");
   sub->add_option("--json", o->json, "The summary (limits, boundaries, curves) as JSON");
-  sub->add_option("--timing", o->timing, "CUDA timing: cold, hot, graph, wall")
-      ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
-  sub->add_option("--max-noise", o->max_noise, "Stop sampling below this relative noise (0.5%)");
-  sub->add_option("--min-time", o->min_time, "Measured time before stopping may happen (0.5s)");
-  sub->add_option("--point-timeout", o->point_timeout, "Measurement time limit per point (2s)");
-  sub->add_option("--min-samples", o->min_samples, "Fewest samples per point (10)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--warmup", o->warmup, "Untimed launches before sampling (1)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--seed", o->seed, "Seed of the random inputs");
-  sub->add_flag("--no-trace", o->no_trace, "Do not record which kernels ran");
+  add_measure_options(sub, o->measure);
   return {sub, [o]() { return tune_command(*o); }};
 }
 

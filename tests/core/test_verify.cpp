@@ -10,25 +10,12 @@
 #include <limits>
 
 #include "attnprof/reference.hpp"
+#include "test_specs.hpp"
 
 namespace attnprof {
 namespace {
 
-Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType t,
-               Mask mask = {}, Mode mode = Mode::fwd, Layout layout = Layout::bhsd) {
-  Spec s;
-  s.batch = b;
-  s.q_heads = hq;
-  s.kv_heads = hkv;
-  s.q_len = nq;
-  s.kv_len = nk;
-  s.head_dim = d;
-  s.dtype = t;
-  s.mask = mask;
-  s.mode = mode;
-  s.layout = layout;
-  return s;
-}
+using testing_specs::make_spec;
 
 // Outputs from the fp64 reference rounded to float, for the given rows only (others stay 0):
 // what a perfect provider would return on those rows.

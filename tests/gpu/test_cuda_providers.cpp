@@ -18,6 +18,7 @@
 #include "attnprof/verify.hpp"
 #include "providers/cuda/softmax.cuh"
 #include "providers/factories.hpp"
+#include "test_specs.hpp"
 
 namespace attnprof {
 namespace {
@@ -76,21 +77,7 @@ struct TestStream {
   Stream handle() const { return Stream{s}; }
 };
 
-Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType t,
-               Mask m, Layout layout = Layout::bhsd, int64_t dv = 0) {
-  Spec s;
-  s.batch = b;
-  s.q_heads = hq;
-  s.kv_heads = hkv;
-  s.q_len = nq;
-  s.kv_len = nk;
-  s.head_dim = d;
-  s.v_head_dim = dv;
-  s.dtype = t;
-  s.mask = m;
-  s.layout = layout;
-  return s;
-}
+using testing_specs::make_spec;
 
 Mask causal() {
   return {MaskKind::causal_tl, 0};
@@ -201,7 +188,8 @@ TEST(CudaProviderPieces, SupportsSaysWhyNot) {
 // estimate_bytes() is the runs' allocation, counted here from the recipe independently.
 TEST(CudaProviderPieces, EstimatesCountEveryBuffer) {
   const int64_t b = 2, hq = 8, hkv = 2, nq = 300, nk = 500, d = 64, dv = 32;
-  const Spec s = make_spec(b, hq, hkv, nq, nk, d, DType::fp16, causal(), Layout::bhsd, dv);
+  const Spec s =
+      make_spec(b, hq, hkv, nq, nk, d, DType::fp16, causal(), Mode::fwd, Layout::bhsd, dv);
   const int64_t io =
       2 * (b * hq * nq * d + b * hkv * nk * d + b * hkv * nk * dv + b * hq * nq * dv);
   const int64_t scores = b * hq * nq * nk;  // elements, of S and of P
@@ -266,7 +254,7 @@ std::vector<Case> reference_cases() {
         // causal-br is the bottom-right alignment of a shorter query block against its keys
         const int64_t nq = m == 2 ? std::max<int64_t>(1, n / 3) : n;
         out.push_back({kProviders[p], make_spec(batch, kv_heads * g, kv_heads, nq, n, dims[idx % 3],
-                                                dtypes[t], masks[m], layout)});
+                                                dtypes[t], masks[m], Mode::fwd, layout)});
       }
     }
   }
@@ -275,18 +263,20 @@ std::vector<Case> reference_cases() {
     // decode: one query token against a long GQA cache
     out.push_back({name, make_spec(2, 16, 2, 1, 4097, 128, DType::bf16, causal_br())});
     // chunked prefill: a query block at the end of a longer cache
-    out.push_back(
-        {name, make_spec(1, 8, 2, 129, 1000, 64, DType::fp16, causal_br(), Layout::bshd)});
+    out.push_back({name, make_spec(1, 8, 2, 129, 1000, 64, DType::fp16, causal_br(), Mode::fwd,
+                                   Layout::bshd)});
     // more queries than keys (top-left causal: the last rows see every key), and a window
     // over a short query block at the end of its keys
     out.push_back({name, make_spec(1, 4, 1, 129, 17, 64, DType::fp32, causal())});
-    out.push_back({name, make_spec(2, 4, 4, 17, 129, 64, DType::fp16, window(5), Layout::bshd)});
+    out.push_back(
+        {name, make_spec(2, 4, 4, 17, 129, 64, DType::fp16, window(5), Mode::fwd, Layout::bshd)});
     // Dv != D, window wider than the keys, a head size that is no multiple of 16 bytes' worth
+    out.push_back({name, make_spec(2, 8, 1, 17, 129, 64, DType::bf16, window(1000), Mode::fwd,
+                                   Layout::bhsd, 32)});
     out.push_back(
-        {name, make_spec(2, 8, 1, 17, 129, 64, DType::bf16, window(1000), Layout::bhsd, 32)});
-    out.push_back({name, make_spec(1, 8, 2, 129, 129, 36, DType::fp16, window(1), Layout::bshd)});
-    out.push_back(
-        {name, make_spec(1, 4, 4, 1000, 1000, 128, DType::fp32, Mask{}, Layout::bshd, 64)});
+        {name, make_spec(1, 8, 2, 129, 129, 36, DType::fp16, window(1), Mode::fwd, Layout::bshd)});
+    out.push_back({name, make_spec(1, 4, 4, 1000, 1000, 128, DType::fp32, Mask{}, Mode::fwd,
+                                   Layout::bshd, 64)});
   }
   return out;
 }
@@ -365,9 +355,11 @@ std::vector<Case> coverage_cases() {
     }
     out.push_back({name, make_spec(1, 4, 2, 37, 200, 64, DType::fp32, causal_br())});
     out.push_back({name, make_spec(1, 4, 2, 200, 37, 64, DType::fp32, causal())});
-    out.push_back({name, make_spec(2, 8, 1, 300, 300, 64, DType::fp16, causal(), Layout::bshd)});
+    out.push_back(
+        {name, make_spec(2, 8, 1, 300, 300, 64, DType::fp16, causal(), Mode::fwd, Layout::bshd)});
     out.push_back({name, make_spec(1, 8, 2, 100, 257, 32, DType::fp16, window(17))});
-    out.push_back({name, make_spec(1, 4, 4, 65, 1000, 64, DType::bf16, causal_br(), Layout::bshd)});
+    out.push_back({name, make_spec(1, 4, 4, 65, 1000, 64, DType::bf16, causal_br(), Mode::fwd,
+                                   Layout::bshd)});
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "attnprof/verify.hpp"
 #include "providers/cudnn/cudnn_version.hpp"
 #include "providers/factories.hpp"
+#include "test_specs.hpp"
 
 namespace attnprof {
 
@@ -107,21 +108,8 @@ class CudnnSdpa : public ::testing::Test {
   MemoryTracker tracker_;
 };
 
-Spec make(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, DType t, Mask m,
-          Mode mode = Mode::fwd, Layout layout = Layout::bhsd) {
-  Spec s;
-  s.batch = b;
-  s.q_heads = hq;
-  s.kv_heads = hkv;
-  s.q_len = nq;
-  s.kv_len = nk;
-  s.head_dim = d;
-  s.dtype = t;
-  s.mask = m;
-  s.mode = mode;
-  s.layout = layout;
-  return s;
-}
+using testing_specs::coverage_means;
+using testing_specs::make_spec;
 
 const Mask kNone{MaskKind::none, 0};
 const Mask kCausal{MaskKind::causal_tl, 0};
@@ -162,62 +150,54 @@ std::string spec_name(const ::testing::TestParamInfo<Spec>& info) {
 // Lengths 1, 17, 129, 1000, 4097; GQA ratios 1, 4, 8; every mask; bf16 and fp16; both layouts.
 INSTANTIATE_TEST_SUITE_P(
     Forward, CudnnSdpaRandom,
-    ::testing::Values(make(2, 4, 4, 17, 17, 64, bf16, kNone),
-                      make(1, 8, 2, 129, 129, 128, fp16, kCausal, Mode::fwd, bshd),
-                      make(1, 8, 1, 1000, 1000, 128, bf16, kCausalBr),
-                      make(1, 4, 4, 4097, 4097, 64, fp16, window(256)),
-                      make(1, 8, 2, 129, 1000, 128, bf16, kCausalBr, Mode::fwd, bshd),
-                      make(2, 8, 8, 17, 4097, 128, fp16, kCausal),
-                      make(3, 2, 2, 1000, 129, 64, fp16, kCausal),
-                      make(1, 8, 1, 1, 1000, 64, bf16, kNone),
-                      make(1, 4, 1, 1, 4097, 128, fp16, window(128), Mode::fwd, bshd),
-                      make(1, 16, 4, 4097, 4097, 128, bf16, kCausal, Mode::fwd, bshd),
-                      make(1, 2, 2, 1000, 1000, 256, bf16, kNone),
-                      make(1, 8, 2, 1000, 1000, 64, fp16, window(17), Mode::fwd, bshd)),
+    ::testing::Values(make_spec(2, 4, 4, 17, 17, 64, bf16, kNone),
+                      make_spec(1, 8, 2, 129, 129, 128, fp16, kCausal, Mode::fwd, bshd),
+                      make_spec(1, 8, 1, 1000, 1000, 128, bf16, kCausalBr),
+                      make_spec(1, 4, 4, 4097, 4097, 64, fp16, window(256)),
+                      make_spec(1, 8, 2, 129, 1000, 128, bf16, kCausalBr, Mode::fwd, bshd),
+                      make_spec(2, 8, 8, 17, 4097, 128, fp16, kCausal),
+                      make_spec(3, 2, 2, 1000, 129, 64, fp16, kCausal),
+                      make_spec(1, 8, 1, 1, 1000, 64, bf16, kNone),
+                      make_spec(1, 4, 1, 1, 4097, 128, fp16, window(128), Mode::fwd, bshd),
+                      make_spec(1, 16, 4, 4097, 4097, 128, bf16, kCausal, Mode::fwd, bshd),
+                      make_spec(1, 2, 2, 1000, 1000, 256, bf16, kNone),
+                      make_spec(1, 8, 2, 1000, 1000, 64, fp16, window(17), Mode::fwd, bshd)),
     spec_name);
 
 INSTANTIATE_TEST_SUITE_P(
     Backward, CudnnSdpaRandom,
-    ::testing::Values(make(1, 4, 4, 17, 17, 64, bf16, kNone, Mode::bwd),
-                      make(1, 8, 2, 129, 129, 128, fp16, kCausal, Mode::bwd, bshd),
-                      make(1, 8, 1, 1000, 1000, 64, bf16, kCausalBr, Mode::fwd_bwd),
-                      make(1, 4, 4, 129, 1000, 128, fp16, window(64), Mode::fwd_bwd),
-                      make(2, 4, 1, 1000, 1000, 128, bf16, window(256), Mode::bwd, bshd),
-                      make(1, 8, 8, 1, 1000, 64, fp16, kNone, Mode::fwd_bwd),
-                      make(1, 2, 2, 4097, 4097, 64, bf16, kCausal, Mode::bwd),
-                      make(1, 4, 2, 1000, 1000, 256, bf16, kCausal, Mode::fwd_bwd, bshd)),
+    ::testing::Values(make_spec(1, 4, 4, 17, 17, 64, bf16, kNone, Mode::bwd),
+                      make_spec(1, 8, 2, 129, 129, 128, fp16, kCausal, Mode::bwd, bshd),
+                      make_spec(1, 8, 1, 1000, 1000, 64, bf16, kCausalBr, Mode::fwd_bwd),
+                      make_spec(1, 4, 4, 129, 1000, 128, fp16, window(64), Mode::fwd_bwd),
+                      make_spec(2, 4, 1, 1000, 1000, 128, bf16, window(256), Mode::bwd, bshd),
+                      make_spec(1, 8, 8, 1, 1000, 64, fp16, kNone, Mode::fwd_bwd),
+                      make_spec(1, 2, 2, 4097, 4097, 64, bf16, kCausal, Mode::bwd),
+                      make_spec(1, 4, 2, 1000, 1000, 256, bf16, kCausal, Mode::fwd_bwd, bshd)),
     spec_name);
 
 // One query token over a long KV cache: B 2, 32 query / 8 KV heads, D 128, KV 8192.
 INSTANTIATE_TEST_SUITE_P(Decode, CudnnSdpaRandom,
-                         ::testing::Values(make(2, 32, 8, 1, 8192, 128, bf16, kNone),
-                                           make(2, 32, 8, 1, 8192, 128, fp16, kCausalBr, Mode::fwd,
-                                                bshd),
-                                           make(1, 32, 8, 1, 8192, 128, bf16, window(4096))),
+                         ::testing::Values(make_spec(2, 32, 8, 1, 8192, 128, bf16, kNone),
+                                           make_spec(2, 32, 8, 1, 8192, 128, fp16, kCausalBr,
+                                                     Mode::fwd, bshd),
+                                           make_spec(1, 32, 8, 1, 8192, 128, bf16, window(4096))),
                          spec_name);
 
 // --- mask coverage: Q = 0, V encodes the key index -------------------------------------------
 
-// With Q = 0 every visible key gets the same weight, so O's dims 0, 1 and 2 are the means of
-// j % 64, j / 64 % 256 and j % 7 over the visible keys j (inputs.hpp). Checked directly against
-// Mask::visible, so a mask off by one key shows as a shifted mean.
+// O's dims 0..2 against the mean of the mask-coverage encoding over the visible keys
+// (testing_specs::coverage_means).
 void expect_visible_means(const Spec& s, const std::vector<float>& o) {
   const int64_t dv = s.dv();
   int64_t bad = 0;
   for (int64_t h = 0; h < s.q_heads; ++h) {
     for (int64_t i = 0; i < s.q_len; ++i) {
-      double sum[3] = {0, 0, 0};
-      int64_t n = 0;
-      for (int64_t j = 0; j < s.kv_len; ++j) {
-        if (!s.mask.visible(i, j, s.q_len, s.kv_len)) continue;
-        sum[0] += double(j % 64);
-        sum[1] += double(j / 64 % 256);
-        sum[2] += double(j % 7);
-        ++n;
-      }
+      const testing_specs::CoverageMeans cov = coverage_means(s, i);
+      const int64_t n = cov.visible;
       ASSERT_GT(n, 0);
       for (int64_t c = 0; c < 3; ++c) {
-        const double want = sum[c] / double(n);
+        const double want = cov.mean[c];
         const double got =
             o[static_cast<size_t>(flat_index(s, 0, h, i, c, s.q_heads, s.q_len, dv))];
         // fp16 holds values below 64 to 1/32; the mean of n values is rounded once more.
@@ -243,21 +223,21 @@ TEST_P(CudnnSdpaMaskCoverage, OutputIsMeanVisibleKeyIndex) {
 
 INSTANTIATE_TEST_SUITE_P(
     Masks, CudnnSdpaMaskCoverage,
-    ::testing::Values(make(1, 2, 1, 130, 130, 64, fp16, kNone),
-                      make(1, 2, 1, 130, 130, 64, fp16, kCausal),
-                      make(1, 2, 1, 70, 150, 64, fp16, kCausal, Mode::fwd, bshd),
-                      make(1, 2, 1, 70, 150, 64, fp16, kCausalBr),
-                      make(1, 2, 1, 150, 70, 64, fp16, kCausal),
-                      make(1, 2, 1, 130, 130, 64, fp16, window(5)),
-                      make(1, 2, 1, 70, 150, 64, fp16, window(33), Mode::fwd, bshd),
-                      make(1, 2, 2, 1, 300, 64, fp16, window(7))),
+    ::testing::Values(make_spec(1, 2, 1, 130, 130, 64, fp16, kNone),
+                      make_spec(1, 2, 1, 130, 130, 64, fp16, kCausal),
+                      make_spec(1, 2, 1, 70, 150, 64, fp16, kCausal, Mode::fwd, bshd),
+                      make_spec(1, 2, 1, 70, 150, 64, fp16, kCausalBr),
+                      make_spec(1, 2, 1, 150, 70, 64, fp16, kCausal),
+                      make_spec(1, 2, 1, 130, 130, 64, fp16, window(5)),
+                      make_spec(1, 2, 1, 70, 150, 64, fp16, window(33), Mode::fwd, bshd),
+                      make_spec(1, 2, 2, 1, 300, 64, fp16, window(7))),
     spec_name);
 
 // --- what the runner relies on -----------------------------------------------------------
 
 // The last timed launch is verified too: a relaunch after poisoning must rewrite every output.
 TEST_F(CudnnSdpa, RelaunchRewritesEveryOutput) {
-  const Spec spec = make(1, 8, 2, 257, 257, 128, bf16, kCausal, Mode::fwd_bwd);
+  const Spec spec = make_spec(1, 8, 2, 257, 257, 128, bf16, kCausal, Mode::fwd_bwd);
   PrepareContext ctx;
   ctx.seed = kSeed;
   ctx.tracker = &tracker_;
@@ -289,14 +269,14 @@ TEST_F(CudnnSdpa, DescriptionNamesTheCudnnVersion) {
 // --- not supported: a result with a reason, never a crash ------------------------------------
 
 TEST_F(CudnnSdpa, Fp32IsNotSupported) {
-  Support s = provider_->supports(make(1, 2, 2, 64, 64, 64, DType::fp32, kNone), device_);
+  Support s = provider_->supports(make_spec(1, 2, 2, 64, 64, 64, DType::fp32, kNone), device_);
   EXPECT_FALSE(s.ok);
   EXPECT_EQ(s.reason, "cuDNN SDPA needs fp16 or bf16");
 }
 
 TEST_F(CudnnSdpa, UnsupportedHeadDimIsNotSupportedWithAReason) {
   for (int64_t d : {int64_t{4}, int64_t{264}}) {
-    const Spec spec = make(1, 2, 2, 64, 64, d, bf16, kNone);
+    const Spec spec = make_spec(1, 2, 2, 64, 64, d, bf16, kNone);
     Support s = provider_->supports(spec, device_);
     EXPECT_FALSE(s.ok) << d;
     EXPECT_NE(s.reason.find("head dim"), std::string::npos) << s.reason;

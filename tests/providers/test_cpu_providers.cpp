@@ -10,6 +10,7 @@
 
 #include "attnprof/verify.hpp"
 #include "providers/factories.hpp"
+#include "test_specs.hpp"
 
 namespace attnprof {
 namespace {
@@ -143,18 +144,8 @@ TEST(CpuProviders, ForwardOnlyAndHonestBytes) {
 std::vector<double> expected_coverage(const Spec& s) {
   std::vector<double> want(size_t(s.q_len * 4), 0.0);
   for (int64_t i = 0; i < s.q_len; ++i) {
-    double sum[3] = {0, 0, 0};
-    int64_t n = 0;
-    for (int64_t j = 0; j < s.kv_len; ++j) {
-      if (!s.mask.visible(i, j, s.q_len, s.kv_len)) continue;
-      sum[0] += double(j % 64);
-      sum[1] += double(j / 64 % 256);
-      sum[2] += double(j % 7);
-      ++n;
-    }
-    if (n == 0) continue;
-    for (int64_t c = 0; c < 4; ++c)
-      want[size_t(i * 4 + c)] = sum[std::min<int64_t>(c, 2)] / double(n);
+    const testing_specs::CoverageMeans cov = testing_specs::coverage_means(s, i);
+    for (int64_t c = 0; c < 4; ++c) want[size_t(i * 4 + c)] = cov.mean[std::min<int64_t>(c, 2)];
   }
   return want;
 }

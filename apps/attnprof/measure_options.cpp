@@ -1,0 +1,56 @@
+#include "measure_options.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "attnprof/parse_units.hpp"
+#include "grid_options.hpp"
+
+namespace attnprof::cli {
+
+void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
+  sub->add_option("--seed", o.seed, "Seed of the random inputs");
+  sub->add_option("--timing", o.timing, "CUDA timing: cold (L2 flushed), hot, graph, wall")
+      ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
+  sub->add_option("--max-noise", o.max_noise,
+                  "Stop once the median's relative noise is below this (0.5%)");
+  sub->add_option("--min-time", o.min_time, "Measured time before stopping may happen (0.5s)");
+  sub->add_option("--point-timeout", o.point_timeout,
+                  "Measurement time limit per point (2s); the row is flagged noisy");
+  sub->add_option("--min-samples", o.min_samples, "Fewest samples per point (10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--warmup", o.warmup, "Untimed launches before sampling (1)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", o.threads, "CPU threads for CPU providers (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--no-trace", o.no_trace, "Do not record which kernels ran");
+}
+
+RunOptions measure_run_options(const MeasureCliOptions& o) {
+  RunOptions ro;
+  ro.seed = o.seed;
+  ro.measure.mode = o.timing;
+  ro.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
+  ro.measure.rule.min_time_s = positive_seconds_option(o.min_time, "--min-time");
+  ro.measure.rule.timeout_s = positive_seconds_option(o.point_timeout, "--point-timeout");
+  ro.measure.rule.min_samples = o.min_samples;
+  ro.warmup_launches = o.warmup;
+  ro.trace_kernels = !o.no_trace;
+  return ro;
+}
+
+double positive_seconds_option(const std::string& text, const char* option) {
+  double s = 0;
+  try {
+    s = parse_seconds(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
+  }
+  if (!(s > 0)) {
+    throw std::invalid_argument(fmt::format("{}: must be > 0 (got '{}')", option, text));
+  }
+  return s;
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,37 @@
+// Measurement options shared by the subcommands that measure points (run, tune): seed, timing
+// mode, stopping rule, warm-up, CPU threads and kernel tracing, registered and checked once.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "attnprof/runner.hpp"
+
+namespace attnprof::cli {
+
+struct MeasureCliOptions {
+  uint64_t seed = 20261129;
+  std::string timing = "cold";
+  std::string max_noise = "0.5%";
+  std::string min_time = "0.5s";
+  std::string point_timeout = "2s";
+  int64_t min_samples = 10;
+  int warmup = 1;
+  int threads = 0;  // 0: every hardware thread
+  bool no_trace = false;
+};
+
+// Registers --seed, --timing, --max-noise, --min-time, --point-timeout, --min-samples, --warmup,
+// --threads and --no-trace.
+void add_measure_options(CLI::App* sub, MeasureCliOptions& o);
+
+// The run options they give (threads are the engine's to resolve); throws std::invalid_argument
+// naming the option and what is allowed.
+RunOptions measure_run_options(const MeasureCliOptions& o);
+
+// A duration with units that must be > 0 ("250us", "2s"); throws naming `option`.
+double positive_seconds_option(const std::string& text, const char* option);
+
+}  // namespace attnprof::cli

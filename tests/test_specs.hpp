@@ -1,0 +1,52 @@
+// Helpers the test files share: the usual way to write a Spec, and what the mask-coverage
+// pattern (include/attnprof/inputs.hpp) must produce for a query row.
+#pragma once
+
+#include <cstdint>
+
+#include "attnprof/spec.hpp"
+
+namespace attnprof::testing_specs {
+
+// Shape, dtype and mask, then optionally mode, layout and Dv (0: same as D).
+inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,
+                      DType t, Mask mask = {}, Mode mode = Mode::fwd, Layout layout = Layout::bhsd,
+                      int64_t dv = 0) {
+  return {.batch = b,
+          .q_heads = hq,
+          .kv_heads = hkv,
+          .q_len = nq,
+          .kv_len = nk,
+          .head_dim = d,
+          .v_head_dim = dv,
+          .dtype = t,
+          .mask = mask,
+          .mode = mode,
+          .layout = layout};
+}
+
+// With Q = 0 every visible key gets the same weight, so O's dims 0, 1 and 2 are the means of
+// j % 64, j / 64 % 256 and j % 7 over the keys j that Mask::visible lets query i see; computed
+// here from the mask definition alone, so a mask off by one key shows as a shifted mean.
+struct CoverageMeans {
+  double mean[3] = {0, 0, 0};
+  int64_t visible = 0;  // 0: the row sees no key (means stay 0)
+};
+
+inline CoverageMeans coverage_means(const Spec& s, int64_t i) {
+  CoverageMeans c;
+  double sum[3] = {0, 0, 0};
+  for (int64_t j = 0; j < s.kv_len; ++j) {
+    if (!s.mask.visible(i, j, s.q_len, s.kv_len)) continue;
+    sum[0] += double(j % 64);
+    sum[1] += double(j / 64 % 256);
+    sum[2] += double(j % 7);
+    ++c.visible;
+  }
+  if (c.visible > 0) {
+    for (int k = 0; k < 3; ++k) c.mean[k] = sum[k] / double(c.visible);
+  }
+  return c;
+}
+
+}  // namespace attnprof::testing_specs
