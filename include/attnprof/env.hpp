@@ -14,6 +14,9 @@ using Fingerprint = std::map<std::string, std::string>;
 // count, driver, CUDA runtime, cuBLAS, cuDNN versions, power limit, ECC).
 Fingerprint environment_fingerprint(const Device& device);
 
+// The current time as ISO-8601 UTC, "2026-11-29T15:22:43Z" (rows, runs, peaks record it).
+std::string utc_now_iso8601();
+
 // The subset of the fingerprint that identifies "the same build on the same device", used in
 // resume and compare keys (no timestamps, no host load).
 std::string fingerprint_key(const Fingerprint& env);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <thread>
 
 #ifndef ATTNPROF_GIT_COMMIT
@@ -37,6 +38,15 @@ Fingerprint environment_fingerprint(const Device& device) {
   // (OPENBLAS_CORETYPE overrides), which moves every CPU figure.
   f["blas"] = fmt::format("{} (core {})", openblas_get_config(), openblas_get_corename());
   return f;
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::string fingerprint_key(const Fingerprint& env) {

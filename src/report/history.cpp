@@ -37,15 +37,6 @@ CREATE TABLE rows (
   PRIMARY KEY (run_id, seq));
 )sql";
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // A prepared statement; steps and reads columns, throwing HistoryError with the database's words.
 class Statement {
  public:
@@ -213,7 +204,7 @@ const std::filesystem::path& History::path() const {
 int64_t History::begin_run(const RunMeta& meta) {
   Statement s(impl_->db, impl_->path,
               "INSERT INTO runs (started_at, command, journal, device) VALUES (?, ?, ?, ?)");
-  s.bind(1, now_iso8601()).bind(2, meta.command).bind(3, meta.journal).bind(4, meta.device);
+  s.bind(1, utc_now_iso8601()).bind(2, meta.command).bind(3, meta.journal).bind(4, meta.device);
   s.step();
   return sqlite3_last_insert_rowid(impl_->db);
 }
@@ -240,7 +231,7 @@ void History::add_row(int64_t run_id, const Result& row) {
 
 void History::finish_run(int64_t run_id) {
   Statement s(impl_->db, impl_->path, "UPDATE runs SET finished_at = ? WHERE id = ?");
-  s.bind(1, now_iso8601()).bind(2, run_id);
+  s.bind(1, utc_now_iso8601()).bind(2, run_id);
   s.step();
 }
 

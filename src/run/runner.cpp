@@ -1,4 +1,5 @@
 #include "attnprof/runner.hpp"
+#include "attnprof/env.hpp"
 
 #include <fmt/format.h>
 
@@ -16,15 +17,6 @@
 namespace attnprof {
 
 namespace {
-
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // VmHWM of /proc/self/status in bytes (0 where unreadable).
 int64_t process_hwm_bytes() {
@@ -121,7 +113,7 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
   r.provider = provider.name();
   r.spec = spec;
   r.device = engine.device().name;
-  r.started_at = now_iso8601();
+  r.started_at = utc_now_iso8601();
   r.flop_convention = std::string(kFlopConvention);
 
   if (auto errors = spec.validate(); !errors.empty()) {

@@ -1,4 +1,5 @@
 #include "attnprof/supervisor.hpp"
+#include "attnprof/env.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,15 +24,6 @@ using std::chrono::milliseconds;
 
 // A worker that is told to exit gets this long before it is killed.
 constexpr milliseconds kExitGrace{2000};
-
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Clock::time_point after(double seconds) {
   return Clock::now() +
@@ -209,7 +201,7 @@ Result Supervisor::lost_point(const Point& point, bool hung, int64_t oom_kills_b
 }
 
 std::optional<Result> Supervisor::run(const Point& point) {
-  const std::string started_at = now_iso8601();
+  const std::string started_at = utc_now_iso8601();
   const auto stop_now = [this] { return options_.stop && options_.stop->stop_now(); };
   const std::string unsent =
       send(protocol::encode_request({point.provider->name(), point.spec, run_}));

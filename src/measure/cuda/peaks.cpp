@@ -1,4 +1,5 @@
 #include "attnprof/peaks.hpp"
+#include "attnprof/env.hpp"
 
 #include <cublas_v2.h>
 #include <fmt/format.h>
@@ -150,15 +151,6 @@ std::string timing_note(const TimingResult& t) {
                      t.clock_mhz, t.noisy ? ", noisy" : "");
 }
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace
 
 Peaks measure_peaks(Engine& engine, const std::function<void(const std::string&)>& progress) {
@@ -196,7 +188,7 @@ Peaks measure_peaks(Engine& engine, const std::function<void(const std::string&)
     progress(fmt::format("read-only stream {} MiB: {:.3f} TB/s ({})", run.bytes() >> 20,
                          p.read_tbps, timing_note(t)));
   }
-  p.measured_at = now_iso8601();
+  p.measured_at = utc_now_iso8601();
   return p;
 }
 
