@@ -25,6 +25,11 @@ inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk
           .layout = layout};
 }
 
+// B 1, 2 heads, D 16, fp32 at length n: the tests' smallest real point.
+inline Spec sized(int64_t n) {
+  return make_spec(1, 2, 2, n, n, 16, DType::fp32);
+}
+
 // With Q = 0 every visible key gets the same weight, so O's dims 0, 1 and 2 are the means of
 // j % 64, j / 64 % 256 and j % 7 over the keys j that Mask::visible lets query i see; computed
 // here from the mask definition alone, so a mask off by one key shows as a shifted mean.

@@ -10,6 +10,7 @@
 #include "attnprof/registry.hpp"
 #include "attnprof/supervisor.hpp"
 #include "providers/factories.hpp"
+#include "test_specs.hpp"
 
 namespace attnprof {
 namespace {
@@ -20,14 +21,7 @@ class Collect final : public Sink {
   std::vector<Result> rows;
 };
 
-Spec sized(int64_t n) {
-  Spec s;
-  s.q_heads = s.kv_heads = 2;
-  s.head_dim = 16;
-  s.dtype = DType::fp32;
-  s.q_len = s.kv_len = n;
-  return s;
-}
+using testing_specs::sized;
 
 RunOptions quick() {
   RunOptions o;

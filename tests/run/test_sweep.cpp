@@ -10,6 +10,7 @@
 #include "attnprof/registry.hpp"
 #include "attnprof/sweep.hpp"
 #include "providers/factories.hpp"
+#include "test_specs.hpp"
 
 namespace attnprof {
 namespace {
@@ -42,14 +43,7 @@ class Collect final : public Sink {
   bool ended = false;
 };
 
-Spec sized(int64_t n) {
-  Spec s;
-  s.q_heads = s.kv_heads = 2;
-  s.head_dim = 16;
-  s.dtype = DType::fp32;
-  s.q_len = s.kv_len = n;
-  return s;
-}
+using testing_specs::sized;
 
 Result journal_row(const Provider& p, int64_t n, Status status, const Fingerprint& env) {
   Result r;
