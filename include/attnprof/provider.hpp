@@ -70,8 +70,16 @@ class Run {
   virtual HostOutputs read_outputs() = 0;
   // Bytes this run holds beyond inputs and outputs (scores, workspace, temporaries).
   virtual int64_t workspace_bytes() const { return 0; }
-  // Bytes of all buffers this run allocated (inputs, outputs, workspace): its peak footprint.
+  // Bytes of all buffers this run allocated (inputs, outputs, workspace): its peak footprint,
+  // untracked_peak_bytes() included.
   virtual int64_t allocated_bytes() const = 0;
+  // Peak bytes the run held outside the MemoryTracker (a framework's own allocator, such as
+  // PyTorch's caching allocator) over everything it launched so far; the runner adds them to
+  // the tracker's peak.
+  virtual int64_t untracked_peak_bytes() const { return 0; }
+  // What the provider wants said about this point beside the numbers, in words: for example
+  // which backend a dispatcher chose and why it rejected the others. "" for nothing.
+  virtual std::string note() const { return {}; }
 
   // Optional, for cold timing of short launches (the CUDA engine times launches under ~100 us
   // in batches): hold `copies` copies of the inputs and outputs, with the same values, so that
@@ -102,6 +110,16 @@ class NotSupported : public std::runtime_error {
   std::string reason_;
 };
 
+// Where a provider's points run under the supervisor. Providers that bring their own copies of
+// libraries others also load (LibTorch ships its own cuBLAS and cuDNN) run in a worker process
+// of their own group, started with `library_path` first on LD_LIBRARY_PATH, so that one process
+// never mixes two versions of a library. The default group ("") is the worker every other
+// provider shares.
+struct WorkerGroup {
+  std::string name;
+  std::string library_path;  // ':'-separated folders to put first; "" leaves the path as it is
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -109,6 +127,7 @@ class Provider {
   virtual std::string description() const = 0;  // which upstream kernel or algorithm runs
   virtual DeviceKind device_kind() const = 0;
   virtual Availability availability() const { return {}; }
+  virtual WorkerGroup worker_group() const { return {}; }
   // Width of the provider's element indexing: a tensor with more elements than 2^index_bits()
   // is not_supported. 63 for 64-bit indexing.
   virtual int index_bits() const { return 63; }

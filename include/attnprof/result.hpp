@@ -78,6 +78,7 @@ struct Result {
   VerifyResult verify;
   std::vector<KernelRecord> kernels;
   std::string kernels_note;                // e.g. "unavailable (CUPTI busy)"
+  std::string provider_note;               // Run::note(): e.g. the backend a dispatcher chose
   std::map<std::string, std::string> env;  // the environment fingerprint
   std::string started_at;                  // ISO-8601 UTC
 };

@@ -6,10 +6,14 @@
 //   - gives no answer within the hang limit: it is killed, the point is `timeout`;
 //   - answers that it is poisoned (a sticky CUDA error, protocol::poisons_worker): the row is
 //     kept, the worker is replaced before the next point.
+// Providers of a worker group of their own (Provider::worker_group(): LibTorch's) run in a
+// separate worker of that group, started with the group's library path first; each group's
+// worker is replaced on its own.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,27 +55,37 @@ class Supervisor final : public Executor {
   void set_run_options(const RunOptions& options) { run_ = options; }
 
   bool has_engine(DeviceKind kind) const override;
+  using Executor::fingerprint;
   const Fingerprint& fingerprint(DeviceKind kind) override;
+  // A group's rows carry its worker's fingerprint (started here if none runs yet; the default
+  // worker's where it cannot start).
+  const Fingerprint& fingerprint(const Provider& provider) override;
   std::optional<Result> run(const Point& point) override;
 
   // Workers started so far (the first one included).
   int64_t workers_started() const { return workers_started_; }
 
  private:
-  void spawn();  // a new worker, hello read; throws on failure
-  void retire(bool kill);
-  // Hands `request` to a live worker, starting one where needed; "" once sent, else why not.
-  std::string send(const std::string& request);
+  void spawn(const WorkerGroup& group);  // a new worker of `group`, hello read; throws on failure
+  void retire(const std::string& group, bool kill);
+  ChildProcess* worker(const std::string& group) const;  // null when none runs
+  // The environment a group's worker is started with on top of this process's.
+  static std::vector<std::string> group_environment(const WorkerGroup& group);
+  // Hands `request` to a live worker of `group`, starting one where needed; "" once sent,
+  // else why not.
+  std::string send(const WorkerGroup& group, const std::string& request);
   // The row of a point whose worker gave no reply: it died, or it `hung` (killed here). The
   // worker is retired.
-  Result lost_point(const Point& point, bool hung, int64_t oom_kills_before);
+  Result lost_point(const Point& point, const std::string& group, bool hung,
+                    int64_t oom_kills_before);
   const WorkerEngine* engine(DeviceKind kind) const;
   Result fault_row(const Point& point, Status status, std::string reason) const;
 
   SupervisorOptions options_;
   RunOptions run_;
-  std::unique_ptr<ChildProcess> worker_;
-  std::vector<WorkerEngine> engines_;
+  std::map<std::string, std::unique_ptr<ChildProcess>> workers_;    // by group name
+  std::vector<WorkerEngine> engines_;                               // the default group's
+  std::map<std::string, std::vector<WorkerEngine>> group_engines_;  // other groups', by name
   int64_t workers_started_ = 0;
 };
 

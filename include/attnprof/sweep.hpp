@@ -65,6 +65,11 @@ class Executor {
   // The environment fingerprint rows of this kind carry; part of their resume key. Kinds without
   // an engine carry the CPU's (the build's identity on this host).
   virtual const Fingerprint& fingerprint(DeviceKind kind) = 0;
+  // The fingerprint of the rows of `provider`: that of its kind, unless the provider runs where
+  // other library versions load (a worker group of its own, Provider::worker_group()).
+  virtual const Fingerprint& fingerprint(const Provider& provider) {
+    return fingerprint(provider.device_kind());
+  }
   // Runs one point of a kind that has an engine. Never throws. nullopt only when a stop was
   // requested at once (StopRequest::stop_now) and the point was abandoned without a row.
   virtual std::optional<Result> run(const Point& point) = 0;

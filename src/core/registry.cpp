@@ -40,7 +40,14 @@ std::vector<std::unique_ptr<Provider>> build_table() {
                            "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers "
                            "(scripts/install-deps.sh fetches them)"));
 #endif
-#if !defined(ATTNPROF_WITH_TORCH)
+#if defined(ATTNPROF_WITH_TORCH)
+  t.push_back(make_torch_sdpa_default());
+  t.push_back(make_torch_sdpa_flash());
+  t.push_back(make_torch_sdpa_efficient());
+  t.push_back(make_torch_sdpa_cudnn());
+  t.push_back(make_torch_sdpa_math());
+  t.push_back(make_torch_naive());
+#else
   const std::string no_torch =
       "not built: LibTorch not found (configure with -DATTNPROF_WITH_TORCH=ON and Torch_DIR)";
   for (const char* backend : {"default", "flash", "efficient", "cudnn", "math"}) {
@@ -64,6 +71,8 @@ std::vector<std::unique_ptr<Provider>> build_table() {
     t.push_back(make_test_hang());
     t.push_back(make_test_oom());
     t.push_back(make_test_sticky());
+    t.push_back(make_test_group());
+    t.push_back(make_test_pid());
 #if defined(ATTNPROF_WITH_CUDA)
     t.push_back(make_test_illegal_address());
 #endif

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "attnprof/provider.hpp"
 
@@ -22,6 +23,14 @@ std::unique_ptr<Provider> make_cuda_math();
 // cuDNN (src/providers/cudnn/), built with ATTNPROF_WITH_CUDNN
 std::unique_ptr<Provider> make_cudnn_sdpa();
 
+// LibTorch (src/providers/torch/), built with ATTNPROF_WITH_TORCH
+std::unique_ptr<Provider> make_torch_sdpa_default();
+std::unique_ptr<Provider> make_torch_sdpa_flash();
+std::unique_ptr<Provider> make_torch_sdpa_efficient();
+std::unique_ptr<Provider> make_torch_sdpa_cudnn();
+std::unique_ptr<Provider> make_torch_sdpa_math();
+std::unique_ptr<Provider> make_torch_naive();
+
 // Fault injection (src/providers/test/), in the table only when test_providers_enabled():
 // the environment has ATTNPROF_TEST_PROVIDERS=1.
 bool test_providers_enabled();
@@ -31,6 +40,11 @@ std::unique_ptr<Provider> make_test_hang();
 std::unique_ptr<Provider> make_test_oom();
 std::unique_ptr<Provider> make_test_sticky();
 std::unique_ptr<Provider> make_test_illegal_address();  // built with ATTNPROF_WITH_CUDA
+// test.group runs in worker group "test" with this library path first; test.pid in the default
+// group. Both are cpu.reference noting their pid and LD_LIBRARY_PATH (src/providers/test/).
+inline constexpr std::string_view kTestGroupLibraryPath = "/attnprof-test-group/lib";
+std::unique_ptr<Provider> make_test_group();
+std::unique_ptr<Provider> make_test_pid();
 
 // A provider this build does not contain: listed, never available, with the reason.
 std::unique_ptr<Provider> make_unbuilt(std::string name, std::string description, DeviceKind kind,

@@ -126,6 +126,10 @@ class Reader {
     if (!v.is_string()) wrong_type(key, "a string");
     return v.get<std::string>();
   }
+  // A string field that rows written before it existed lack: "" when absent.
+  std::string string_or_empty(const char* key) const {
+    return object_.contains(key) ? string(key) : std::string();
+  }
   bool boolean(const char* key) const {
     const Json& v = get(key);
     if (!v.is_boolean()) wrong_type(key, "true or false");
@@ -300,6 +304,7 @@ std::string to_json_line(const Result& r) {
   j["verify"] = verify_json(r.verify);
   j["kernels"] = kernels_json(r.kernels);
   j["kernels_note"] = r.kernels_note;
+  if (!r.provider_note.empty()) j["provider_note"] = r.provider_note;
   j["env"] = r.env;
   j["started_at"] = r.started_at;
   // Invalid UTF-8 (e.g. raw bytes in an exception message) becomes U+FFFD instead of throwing:
@@ -342,6 +347,7 @@ Result from_json_line(const std::string& line) {
   r.verify = read_verify(in.object("verify"));
   r.kernels = read_kernels(in);
   r.kernels_note = in.string("kernels_note");
+  r.provider_note = in.string_or_empty("provider_note");
   r.env = read_env(in);
   r.started_at = in.string("started_at");
   return r;

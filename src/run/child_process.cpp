@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -52,9 +53,25 @@ struct SpawnSetup {
   SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
+// This process's environment with `overrides` ("NAME=value") replacing or adding entries.
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  const auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    const std::string name = name_of(entry);
+    const bool replaced = std::any_of(overrides.begin(), overrides.end(),
+                                      [&](const std::string& o) { return name_of(o) == name; });
+    if (!replaced) env.push_back(std::move(entry));
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& env) {
   int in[2], out[2], err[2];
   make_pipe(in);
   make_pipe(out);
@@ -80,7 +97,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, args[0], &s.actions, &s.attr, args.data(), environ);
+  const std::vector<std::string> environment = child_environment(env);
+  std::vector<char*> envp;
+  for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const int rc = ::posix_spawn(&pid_, args[0], &s.actions, &s.attr, args.data(), envp.data());
   if (rc != 0) {
     close_all();
     throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));

@@ -19,8 +19,11 @@ class ChildProcess {
 
   // Spawns argv[0] with `argv`, in a process group of its own: Ctrl-C at a terminal goes to the
   // supervisor only, which decides what becomes of the point in flight. SIGINT, SIGTERM and
-  // SIGPIPE are reset to their default actions in the child. Throws std::runtime_error.
-  explicit ChildProcess(const std::vector<std::string>& argv);
+  // SIGPIPE are reset to their default actions in the child. `env` holds "NAME=value" entries
+  // that replace (or add to) this process's environment in the child. Throws
+  // std::runtime_error.
+  explicit ChildProcess(const std::vector<std::string>& argv,
+                        const std::vector<std::string>& env = {});
   // Kills the child if it still runs, and reaps it.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;

@@ -85,7 +85,9 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   if (options.trace_kernels) r.kernels = engine.trace_kernels(*run, r.kernels_note);
 
   r.memory.workspace_bytes = run->workspace_bytes();
-  r.memory.peak_bytes = tracker ? tracker->peak() - base : run->allocated_bytes();
+  r.memory.peak_bytes =
+      tracker ? tracker->peak() - base + run->untracked_peak_bytes() : run->allocated_bytes();
+  r.provider_note = run->note();
   r.memory.extra_bytes = r.memory.peak_bytes - r.memory.analytic_bytes;
   r.memory.process_hwm_bytes = process_hwm_bytes();
   r.status = Status::passed;

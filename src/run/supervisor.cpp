@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
@@ -60,25 +61,35 @@ double default_hang_timeout_s(double point_timeout_s) {
 Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}
 
 Supervisor::~Supervisor() {
-  retire(false);
+  while (!workers_.empty()) retire(workers_.begin()->first, false);
 }
 
 const std::vector<WorkerEngine>& Supervisor::start() {
-  if (!worker_) spawn();
+  if (!workers_.contains("")) spawn(WorkerGroup{});
   return engines_;
 }
 
-void Supervisor::spawn() {
+std::vector<std::string> Supervisor::group_environment(const WorkerGroup& group) {
+  if (group.library_path.empty()) return {};
+  const char* current = std::getenv("LD_LIBRARY_PATH");
+  std::string path = group.library_path;
+  if (current != nullptr && *current != '\0') path += std::string(":") + current;
+  return {"LD_LIBRARY_PATH=" + path};
+}
+
+void Supervisor::spawn(const WorkerGroup& group) {
   std::vector<std::string> argv = {options_.executable, "worker",
                                    "--device",          options_.device,
                                    "--threads",         std::to_string(options_.threads),
                                    "--parent",          std::to_string(::getpid())};
+  const std::string who =
+      group.name.empty() ? options_.executable + " worker"
+                         : fmt::format("{} worker of group {}", options_.executable, group.name);
   std::unique_ptr<ChildProcess> child;
   try {
-    child = std::make_unique<ChildProcess>(argv);
+    child = std::make_unique<ChildProcess>(argv, group_environment(group));
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(
-        fmt::format("worker ({} worker) did not start: {}", options_.executable, e.what()));
+    throw std::runtime_error(fmt::format("worker ({}) did not start: {}", who, e.what()));
   }
   ++workers_started_;
   std::string line;
@@ -88,8 +99,10 @@ void Supervisor::spawn() {
   if (wait == ChildProcess::Wait::line) {
     try {
       const protocol::Hello hello = protocol::decode_hello(line);
-      engines_ = hello.engines;
-      worker_ = std::move(child);
+      // The default group's worker describes the engines; a group's worker has the same
+      // engines, but its own fingerprint (its libraries).
+      (group.name.empty() ? engines_ : group_engines_[group.name]) = hello.engines;
+      workers_[group.name] = std::move(child);
       return;
     } catch (const std::exception& e) {
       why = e.what();
@@ -103,18 +116,24 @@ void Supervisor::spawn() {
               ? fmt::format("no hello within {} s; killed", options_.start_timeout_s)
               : "stopped by a signal";
   }
-  throw std::runtime_error(fmt::format("worker ({} worker) did not start: {}{}",
-                                       options_.executable, why, last_words(*child)));
+  throw std::runtime_error(
+      fmt::format("worker ({}) did not start: {}{}", who, why, last_words(*child)));
 }
 
-void Supervisor::retire(bool kill) {
-  if (!worker_) return;
+void Supervisor::retire(const std::string& group, bool kill) {
+  auto it = workers_.find(group);
+  if (it == workers_.end()) return;
   if (kill) {
-    worker_->kill_and_reap();
+    it->second->kill_and_reap();
   } else {
-    worker_->finish(kExitGrace);
+    it->second->finish(kExitGrace);
   }
-  worker_.reset();
+  workers_.erase(it);
+}
+
+ChildProcess* Supervisor::worker(const std::string& group) const {
+  auto it = workers_.find(group);
+  return it == workers_.end() ? nullptr : it->second.get();
 }
 
 const WorkerEngine* Supervisor::engine(DeviceKind kind) const {
@@ -136,6 +155,23 @@ const Fingerprint& Supervisor::fingerprint(DeviceKind kind) {
   return e->env;
 }
 
+const Fingerprint& Supervisor::fingerprint(const Provider& provider) {
+  const WorkerGroup group = provider.worker_group();
+  if (group.name.empty()) return fingerprint(provider.device_kind());
+  if (!group_engines_.contains(group.name)) {
+    try {
+      spawn(group);
+    } catch (const std::exception&) {
+      // Its points will fail with the reason; their rows carry the default worker's fingerprint.
+      return fingerprint(provider.device_kind());
+    }
+  }
+  for (const WorkerEngine& e : group_engines_[group.name]) {
+    if (e.kind == provider.device_kind()) return e.env;
+  }
+  return fingerprint(provider.device_kind());
+}
+
 Result Supervisor::fault_row(const Point& point, Status status, std::string reason) const {
   Result r;
   r.provider = point.provider->name();
@@ -150,61 +186,66 @@ Result Supervisor::fault_row(const Point& point, Status status, std::string reas
   return r;
 }
 
-std::string Supervisor::send(const std::string& request) {
+std::string Supervisor::send(const WorkerGroup& group, const std::string& request) {
   // A worker found dead before the point started (killed from outside between points) is
   // replaced and the point goes to the new one: the point is not charged for it.
   for (int attempt = 0;; ++attempt) {
-    if (worker_ && worker_->exited()) retire(false);
-    if (!worker_) {
+    if (ChildProcess* w = worker(group.name); w != nullptr && w->exited())
+      retire(group.name, false);
+    if (worker(group.name) == nullptr) {
       try {
-        spawn();
+        spawn(group);
       } catch (const std::exception& e) {
         return e.what();
       }
     }
-    worker_->clear_stderr();
-    if (worker_->write_line(request)) return "";
+    ChildProcess& w = *worker(group.name);
+    w.clear_stderr();
+    if (w.write_line(request)) return "";
     if (attempt == 1) {
-      const std::string why = "worker died before the point started: " +
-                              describe_wait_status(worker_->reap(kExitGrace)) +
-                              last_words(*worker_);
-      retire(true);
+      const std::string why =
+          "worker died before the point started: " + describe_wait_status(w.reap(kExitGrace)) +
+          last_words(w);
+      retire(group.name, true);
       return why;
     }
-    retire(false);
+    retire(group.name, false);
   }
 }
 
-Result Supervisor::lost_point(const Point& point, bool hung, int64_t oom_kills_before) {
+Result Supervisor::lost_point(const Point& point, const std::string& group, bool hung,
+                              int64_t oom_kills_before) {
+  ChildProcess& w = *worker(group);
   Result r;
   if (hung) {
-    worker_->kill_and_reap();
+    w.kill_and_reap();
     r = fault_row(point, Status::timeout,
                   fmt::format("no answer within the hang limit ({} s, --hang-timeout); worker "
                               "killed{}",
-                              options_.hang_timeout_s, last_words(*worker_)));
+                              options_.hang_timeout_s, last_words(w)));
   } else {
-    const int status = worker_->reap(kExitGrace);
+    const int status = w.reap(kExitGrace);
     // SIGKILL that attnprof did not send, while the kernel's OOM killer killed someone.
     const bool oom_killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
-                            !worker_->killed_here() && oom_kills_before >= 0 &&
+                            !w.killed_here() && oom_kills_before >= 0 &&
                             oom_kills() > oom_kills_before;
     r = oom_killed ? fault_row(point, Status::oom,
                                "worker killed by the kernel's out-of-memory killer (SIGKILL; "
                                "/proc/vmstat oom_kill rose)" +
-                                   last_words(*worker_))
+                                   last_words(w))
                    : fault_row(point, Status::failed,
-                               "worker " + describe_wait_status(status) + last_words(*worker_));
+                               "worker " + describe_wait_status(status) + last_words(w));
   }
-  retire(true);
+  retire(group, true);
   return r;
 }
 
 std::optional<Result> Supervisor::run(const Point& point) {
   const std::string started_at = utc_now_iso8601();
   const auto stop_now = [this] { return options_.stop && options_.stop->stop_now(); };
+  const WorkerGroup group = point.provider->worker_group();
   const std::string unsent =
-      send(protocol::encode_request({point.provider->name(), point.spec, run_}));
+      send(group, protocol::encode_request({point.provider->name(), point.spec, run_}));
   if (!unsent.empty()) {
     if (stop_now()) return std::nullopt;
     Result r = fault_row(point, Status::failed, unsent);
@@ -212,26 +253,27 @@ std::optional<Result> Supervisor::run(const Point& point) {
     return r;
   }
 
+  ChildProcess& w = *worker(group.name);
   const int64_t oom_kills_before = oom_kills();
   std::string line;
-  const auto wait = worker_->read_line(line, after(options_.hang_timeout_s), stop_now);
+  const auto wait = w.read_line(line, after(options_.hang_timeout_s), stop_now);
   if (wait == ChildProcess::Wait::stopped) {
-    retire(true);
+    retire(group.name, true);
     return std::nullopt;
   }
   Result r;
   if (wait == ChildProcess::Wait::line) {
     try {
       protocol::Reply reply = protocol::decode_reply(line);
-      if (reply.poisoned) retire(true);
+      if (reply.poisoned) retire(group.name, true);
       return std::move(reply.row);
     } catch (const std::exception& e) {
-      worker_->kill_and_reap();
-      r = fault_row(point, Status::failed, e.what() + last_words(*worker_));
-      retire(true);
+      w.kill_and_reap();
+      r = fault_row(point, Status::failed, e.what() + last_words(w));
+      retire(group.name, true);
     }
   } else {
-    r = lost_point(point, wait == ChildProcess::Wait::timeout, oom_kills_before);
+    r = lost_point(point, group.name, wait == ChildProcess::Wait::timeout, oom_kills_before);
   }
   r.started_at = started_at;
   return r;

@@ -19,6 +19,7 @@ class InProcessExecutor final : public Executor {
 
   bool has_engine(DeviceKind kind) const override { return engines_.for_kind(kind) != nullptr; }
 
+  using Executor::fingerprint;
   const Fingerprint& fingerprint(DeviceKind kind) override {
     auto [it, fresh] = cache_.try_emplace(kind);
     if (fresh) {
@@ -130,7 +131,7 @@ Resumed match_journal(const std::vector<Point>& points, Executor& executor,
   std::set<std::string> planned;
   for (const Point& pt : points) {
     const std::string key =
-        resume_key(pt.provider->name(), pt.spec, executor.fingerprint(pt.provider->device_kind()));
+        resume_key(pt.provider->name(), pt.spec, executor.fingerprint(*pt.provider));
     const auto it = journaled.find(key);
     const Result* row = it == journaled.end() ? nullptr : it->second;
     // A point planned twice (a repeated axis value) runs once: one row per key.
@@ -190,7 +191,7 @@ SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
       r = std::move(*ran);
       if (r.status == Status::oom) note_oom(oom_at, r);
     }
-    r.env = executor.fingerprint(kind);
+    r.env = executor.fingerprint(*pt.provider);
     ++summary.by_status[r.status];
     for (Sink* s : sinks) s->write(r);
   }

@@ -217,14 +217,17 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
       "ATTNPROF_TEST_PROVIDERS=1");
   ASSERT_EQ(o.code, 0) << o.err;
   const auto rows = read_journal(journal);
+  // cpu.naive, five fault providers, test.group and test.pid (cpu.reference in two workers).
 #if defined(ATTNPROF_WITH_CUDA)
   // CUDA builds add test.illegal_address, which has no engine in a --device cpu run.
-  ASSERT_EQ(rows.size(), 7u) << o.out;
+  ASSERT_EQ(rows.size(), 9u) << o.out;
 #else
-  ASSERT_EQ(rows.size(), 6u) << o.out;
+  ASSERT_EQ(rows.size(), 8u) << o.out;
 #endif
   std::map<std::string, const Result*> by;
   for (const Result& r : rows) by[r.provider] = &r;
+  EXPECT_EQ(by.at("test.group")->status, Status::passed) << by.at("test.group")->reason;
+  EXPECT_EQ(by.at("test.pid")->status, Status::passed) << by.at("test.pid")->reason;
 #if defined(ATTNPROF_WITH_CUDA)
   EXPECT_EQ(by.at("test.illegal_address")->status, Status::not_supported);
 #endif

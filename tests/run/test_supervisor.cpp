@@ -3,8 +3,12 @@
 // poisoned workers are replaced, healthy points share one worker.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "attnprof/registry.hpp"
@@ -118,6 +122,47 @@ TEST_F(SupervisorTest, HealthyPointsShareOneWorker) {
   const SweepSummary sum = run_sweep(points, *sup, {&sink});
   EXPECT_EQ(sum.count(Status::passed), 4);
   EXPECT_EQ(sup->workers_started(), 1);
+}
+
+// Field `key` of a test.group / test.pid note ("pid 123; LD_LIBRARY_PATH /a:/b").
+std::string note_field(const std::string& note, const std::string& key) {
+  const auto at = note.find(key + " ");
+  if (at == std::string::npos) return "<missing>";
+  const auto start = at + key.size() + 1;
+  return note.substr(start, note.find(';', start) - start);
+}
+
+TEST_F(SupervisorTest, AWorkerGroupRunsInAWorkerOfItsOwnWithItsLibraryPathFirst) {
+  const char* before = std::getenv("LD_LIBRARY_PATH");
+  const std::string original = before ? before : "";
+  const std::string parent_path = "/attnprof-parent/lib" + (original.empty() ? "" : ":" + original);
+  ::setenv("LD_LIBRARY_PATH", parent_path.c_str(), 1);
+  auto sup = start(30);
+  Collect sink;
+  const auto points =
+      plan_points({sized(8), sized(16)}, {find_provider("test.pid"), find_provider("test.group")});
+  ASSERT_EQ(points.size(), 4u);
+  const SweepSummary sum = run_sweep(points, *sup, {&sink});
+  if (before != nullptr) {
+    ::setenv("LD_LIBRARY_PATH", original.c_str(), 1);
+  } else {
+    ::unsetenv("LD_LIBRARY_PATH");
+  }
+  ASSERT_EQ(sum.count(Status::passed), 4) << sink.rows.at(0).reason;
+  std::map<std::string, std::set<std::string>> pids, paths;
+  for (const Result& r : sink.rows) {
+    pids[r.provider].insert(note_field(r.provider_note, "pid"));
+    paths[r.provider].insert(note_field(r.provider_note, "LD_LIBRARY_PATH"));
+  }
+  // One worker per group, kept across points, neither of them this process.
+  ASSERT_EQ(pids["test.pid"].size(), 1u);
+  ASSERT_EQ(pids["test.group"].size(), 1u);
+  EXPECT_NE(*pids["test.pid"].begin(), *pids["test.group"].begin());
+  EXPECT_NE(*pids["test.pid"].begin(), std::to_string(::getpid()));
+  EXPECT_EQ(sup->workers_started(), 2);
+  // The group's library path first, then what the supervisor had; the default worker inherits.
+  EXPECT_EQ(*paths["test.group"].begin(), std::string(kTestGroupLibraryPath) + ":" + parent_path);
+  EXPECT_EQ(*paths["test.pid"].begin(), parent_path);
 }
 
 TEST_F(SupervisorTest, AStopAtOnceAbandonsThePointInFlight) {
