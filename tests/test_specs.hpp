@@ -8,6 +8,18 @@
 
 namespace attnprof::testing_specs {
 
+// The masks, dtypes and layout the GPU provider tables are written in.
+inline constexpr Mask kNone{MaskKind::none, 0};
+inline constexpr Mask kCausal{MaskKind::causal_tl, 0};
+inline constexpr Mask kCausalBr{MaskKind::causal_br, 0};
+inline Mask window(int64_t w) {
+  return {MaskKind::window, w};
+}
+inline constexpr DType bf16 = DType::bf16;
+inline constexpr DType fp16 = DType::fp16;
+inline constexpr DType fp32 = DType::fp32;
+inline constexpr Layout bshd = Layout::bshd;
+
 // Shape, dtype and mask, then optionally mode, layout and Dv (0: same as D).
 inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,
                       DType t, Mask mask = {}, Mode mode = Mode::fwd, Layout layout = Layout::bhsd,

@@ -16,6 +16,10 @@
 #define ATTNPROF_VERSION "0"
 #endif
 
+#if defined(ATTNPROF_WITH_TORCH)
+#include "providers/torch/torch_provider.hpp"
+#endif
+
 extern "C" char* openblas_get_config(void);
 extern "C" char* openblas_get_corename(void);
 
@@ -37,6 +41,9 @@ Fingerprint environment_fingerprint(const Device& device) {
   // The kernel set OpenBLAS picked: on CPUs it does not know it falls back to slow ones
   // (OPENBLAS_CORETYPE overrides), which moves every CPU figure.
   f["blas"] = fmt::format("{} (core {})", openblas_get_config(), openblas_get_corename());
+#if defined(ATTNPROF_WITH_TORCH)
+  f["torch"] = torchp::torch_version();
+#endif
   return f;
 }
 

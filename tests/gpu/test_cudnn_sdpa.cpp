@@ -111,16 +111,14 @@ class CudnnSdpa : public ::testing::Test {
 using testing_specs::coverage_means;
 using testing_specs::make_spec;
 
-const Mask kNone{MaskKind::none, 0};
-const Mask kCausal{MaskKind::causal_tl, 0};
-const Mask kCausalBr{MaskKind::causal_br, 0};
-Mask window(int64_t w) {
-  return {MaskKind::window, w};
-}
+using testing_specs::kCausal;
+using testing_specs::kCausalBr;
+using testing_specs::kNone;
+using testing_specs::window;
 
-constexpr DType bf16 = DType::bf16;
-constexpr DType fp16 = DType::fp16;
-constexpr Layout bshd = Layout::bshd;
+using testing_specs::bf16;
+using testing_specs::bshd;
+using testing_specs::fp16;
 
 // --- random inputs vs the fp64 reference -------------------------------------------------
 

@@ -1,0 +1,66 @@
+#include "providers/torch/torch_provider.hpp"
+
+namespace attnprof::torchp {
+namespace {
+
+class TorchProvider final : public Provider {
+ public:
+  TorchProvider(std::string name, std::string description, Backend backend)
+      : name_(std::move(name)), description_(std::move(description)), backend_(backend) {}
+
+  std::string name() const override { return name_; }
+  std::string description() const override { return description_; }
+  DeviceKind device_kind() const override { return DeviceKind::cuda; }
+  Availability availability() const override { return torch_availability(); }
+  WorkerGroup worker_group() const override { return torch_worker_group(); }
+
+  // The shape rules are ATen's: prepare() asks ATen and turns a refusal into NotSupported with
+  // ATen's own words. Only what ATen cannot be asked without tensors is checked here.
+  Support supports(const Spec& s, const Device& device) const override {
+    if (device.kind != DeviceKind::cuda) return Support::no(name_ + " runs on CUDA devices");
+    if (s.kv_heads <= 0 || s.q_heads % s.kv_heads != 0) {
+      return Support::no("PyTorch's enable_gqa needs q_heads to be a multiple of kv_heads");
+    }
+    if (s.mask.kind != MaskKind::none && s.q_len > s.kv_len && s.mask.kind != MaskKind::causal_tl) {
+      return Support::no(
+          "a bottom-right mask with more queries than keys leaves rows with no visible key");
+    }
+    if (Availability a = availability(); !a.available) return Support::no(a.reason);
+    return Support::yes();
+  }
+
+  int64_t estimate_bytes(const Spec& s) const override {
+    const auto esize = static_cast<int64_t>(dtype_bytes(s.dtype));
+    int64_t total = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * esize;
+    if (s.mode != Mode::fwd) total += 2 * (s.q_elems() + s.k_elems() + s.v_elems()) * esize;
+    const int64_t scores = s.batch * s.q_heads * s.q_len * s.kv_len;
+    // Unfused paths hold N x N intermediates: the naive recipe the scores and probabilities in
+    // the input dtype, the math backend fp32 copies of both (and their gradients in backward).
+    if (backend_ == Backend::naive) total += 2 * scores * esize;
+    if (backend_ == Backend::math) total += 2 * scores * 4;
+    if (s.mode != Mode::fwd && (backend_ == Backend::naive || backend_ == Backend::math)) {
+      total += 2 * scores * 4;
+    }
+    return total;
+  }
+
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
+                               const PrepareContext& ctx) override {
+    if (Support ok = supports(spec, device); !ok.ok) throw NotSupported(ok.reason);
+    if (backend_ == Backend::naive) return prepare_naive(spec, device, ctx);
+    return prepare_sdpa(backend_, spec, device, ctx);
+  }
+
+ private:
+  std::string name_, description_;
+  Backend backend_;
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_provider(std::string name, std::string description,
+                                        Backend backend) {
+  return std::make_unique<TorchProvider>(std::move(name), std::move(description), backend);
+}
+
+}  // namespace attnprof::torchp
