@@ -5,13 +5,17 @@ and prints a Markdown table: the same recipe timed by both tools, and their rati
     python3 bench/side_by_side.py bench/results/h200/torch_crosscheck.jsonl bench/results/h200/*.jsonl
 
 Pairs: cuda.naive ~ naive, cuda.naive.expand ~ naive.expand, cuda.math ~ sdpa.math,
-cudnn.sdpa ~ sdpa.cudnn. Both tools count FLOPs as 4*D per visible pair.
+cudnn.sdpa ~ sdpa.cudnn, and each LibTorch provider with the recipe it runs (torch.naive ~ naive,
+torch.sdpa.X ~ sdpa.X). Both tools count FLOPs as 4*D per visible pair. A last table gives the
+range of the time ratio per provider and preset.
 """
 import json
 import sys
 
 PAIRS = {"cuda.naive": "naive", "cuda.naive.expand": "naive.expand", "cuda.math": "sdpa.math",
-         "cudnn.sdpa": "sdpa.cudnn"}
+         "cudnn.sdpa": "sdpa.cudnn", "torch.naive": "naive", "torch.sdpa.flash": "sdpa.flash",
+         "torch.sdpa.efficient": "sdpa.efficient", "torch.sdpa.cudnn": "sdpa.cudnn",
+         "torch.sdpa.math": "sdpa.math"}
 
 
 def key(b, hq, hkv, nq, nk, d, dtype, mask):
@@ -29,6 +33,7 @@ def main(torch_path, journals):
         torch[(r["name"], k)] = r
     print("| preset | provider | shape | attnprof median | torch median | attnprof / torch time | attnprof TFLOP/s |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+    ratios = {}
     for path in journals:
         preset = path.rsplit("/", 1)[-1].removesuffix(".jsonl")
         for line in open(path):
@@ -43,8 +48,19 @@ def main(torch_path, journals):
                 continue
             ours = r["timing"]["median_us"] / 1000
             label = f"B{k[0]} H{k[1]}/{k[2]} Nq{k[3]} Nk{k[4]} D{k[5]} {k[6]} {k[7]}"
+            ratio = ours / t["median_ms"]
+            ratios.setdefault((preset, r["provider"]), []).append((ratio, ours))
             print(f"| {preset} | {r['provider']} | {label} | {ours:.4g} ms | {t['median_ms']:.4g} ms "
-                  f"| {ours / t['median_ms']:.3f} | {r['tflops']:.1f} |")
+                  f"| {ratio:.3f} | {r['tflops']:.1f} |")
+    print()
+    print("| preset | provider | points | time ratio min | median | max | max over kernels > 100 us |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for (preset, provider), vals in sorted(ratios.items()):
+        rs = sorted(v for v, _ in vals)
+        long = [v for v, ours in vals if ours > 0.1]
+        worst_long = f"{max(long):.3f}" if long else "-"
+        print(f"| {preset} | {provider} | {len(rs)} | {rs[0]:.3f} | {rs[len(rs) // 2]:.3f} | "
+              f"{rs[-1]:.3f} | {worst_long} |")
 
 
 if __name__ == "__main__":

@@ -8,15 +8,34 @@
 # OpenBLAS (with libgfortran, libquadmath), toml++, SQLite and maybe libgomp. Everything ldd
 # resolves outside /usr/local/cuda and glibc/libstdc++ is copied.
 #
-# Usage: scripts/device/bundle.sh [build-dir]   (default build-gpu; BUNDLE_JOBS=2 ninja jobs)
+# With TORCH_PREFIX=<…/site-packages/torch> (a torch wheel of the GPU machine's exact version,
+# 2.11.0+cu130, unpacked here: `pip download torch==2.11.0 --no-deps` + unzip) the LibTorch
+# providers are built too (build-torch); LibTorch and its NVIDIA wheels are not bundled: the GPU
+# machine's venv has the same files, and h200.sh puts them on the library path.
+#
+# Usage: scripts/device/bundle.sh [build-dir]   (default build-gpu or build-torch; BUNDLE_JOBS=2)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${1:-$root/build-gpu}
+torch=${TORCH_PREFIX:-}
+if [[ -n ${1:-} ]]; then
+  build=$1
+elif [[ -n $torch ]]; then
+  build=$root/build-torch
+else
+  build=$root/build-gpu
+fi
 pkg=$root/.deps/devpkg
 jobs=${BUNDLE_JOBS:-2}
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_WITH_CUDA=ON >/dev/null
+configure=(-DCMAKE_BUILD_TYPE=Release -DATTNPROF_WITH_CUDA=ON)
+# LibTorch's own dependencies (cuSPARSELt, NVSHMEM, cuFile) are wheels of the GPU machine's venv,
+# not here: let the linker leave their symbols to the GPU machine's loader.
+[[ -n $torch ]] && configure+=(-DATTNPROF_WITH_TORCH=ON "-DCMAKE_PREFIX_PATH=$torch/share/cmake"
+  "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined"
+  # The test binaries cannot start here (those libraries): list their tests when ctest runs.
+  -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST)
+cmake -S "$root" -B "$build" -G Ninja "${configure[@]}" >/dev/null
 ninja -C "$build" -j"$jobs" attnprof test_gpu
 
 rm -rf "$pkg"
@@ -30,13 +49,20 @@ ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | awk '$2 == "=>" && $3 ~ /^\// {pri
   sort -u | while read -r name path; do
     [[ $name =~ $keep_system ]] && continue
     [[ $path == /usr/local/cuda* ]] && continue
+    [[ -n $torch && ( $path == "$torch"/* || $path == "$(dirname "$torch")"/nvidia/* ) ]] && continue
     cp -L "$path" "$pkg/lib/$name"
     echo "bundled $name ($(du -h "$pkg/lib/$name" | cut -f1))"
   done
-if ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | grep -q "not found"; then
+# LibTorch's own dependencies (cuSPARSELt, NVSHMEM, ...) come from its wheels on the GPU machine.
+missing=$(ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | grep "not found" || true)
+if [[ -n $torch ]]; then
+  missing=$(grep -vE 'libcusparseLt|libnvshmem|libcufile|libnccl|libcudss' <<<"$missing" || true)
+fi
+if [[ -n $missing ]]; then
   echo "bundle.sh: a library is missing here too:" >&2
-  ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | grep "not found" >&2
+  echo "$missing" >&2
   exit 1
 fi
 git -C "$root" rev-parse --short=12 HEAD >"$pkg/COMMIT" 2>/dev/null || echo unknown >"$pkg/COMMIT"
+if [[ -n $torch ]]; then echo "LibTorch providers built against $torch" >"$pkg/TORCH"; fi
 echo "bundle.sh: $(du -sh "$pkg" | cut -f1) in $pkg (commit $(cat "$pkg/COMMIT"), plus local changes)"

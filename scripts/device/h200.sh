@@ -11,6 +11,9 @@
 #             in the same call (absolute figures move ~7% between calls)
 #   sanitize  compute-sanitizer memcheck over test_gpu's small tests (ATTNPROF_SANITIZE_FILTER)
 #   bench     attnprof run --preset P for each P in ATTNPROF_BENCH_PRESETS (extra run options: ATTNPROF_RUN_ARGS)
+#   ncu       the engine's target against Nsight Compute: cuda.naive at B 2, H 16, D 128, N 8192,
+#             bf16, twice `attnprof run` (median) and twice `attnprof trace --ncu` (one launch's
+#             gpu__time_duration per kernel), all into h200.log (rows included)
 # ATTNPROF_TEST_FILTER narrows the tests step (a gtest filter); ATTNPROF_STEP_TIMEOUT bounds
 # each step in seconds (default 240).
 set -uo pipefail
@@ -26,6 +29,11 @@ step_timeout=${ATTNPROF_STEP_TIMEOUT:-240}
 # cudnn.sdpa and torch's cuDNN backend run the same cuDNN (../shared/DEVICE.md).
 cudnn_venv=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
 export LD_LIBRARY_PATH="$pkg/lib:$cudnn_venv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A bundle with the LibTorch providers finds LibTorch in the venv (same 2.11.0+cu130 files it was
+# built against); its worker group puts the venv's NVIDIA libraries first by itself.
+if [[ -f $pkg/TORCH ]]; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/opt/torch/.venv/lib/python3.12/site-packages/torch/lib"
+fi
 export ATTNPROF_PRESETS="$root/presets"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/attnprof-cache}
 exec > >(tee -a "$out/h200.log") 2>&1
@@ -85,8 +93,18 @@ for s in $steps; do
         step "bench $preset" "$pkg/bin/attnprof" run --preset "$preset" --out "$out/$preset.jsonl" ${ATTNPROF_RUN_ARGS:-}
       done
       ;;
+    ncu)
+      point=(--providers cuda.naive --batch 2 --heads 16 --head-dim 128 --seq 8192 --dtype bf16)
+      for i in 1 2; do
+        rm -f "/tmp/ncu-run-$i.jsonl"
+        step "ncu-run $i" "$pkg/bin/attnprof" run "${point[@]}" --out "/tmp/ncu-run-$i.jsonl"
+        echo "== ncu-run $i row:"
+        cat "/tmp/ncu-run-$i.jsonl"
+        step "ncu-trace $i" "$pkg/bin/attnprof" trace "${point[@]}" --ncu
+      done
+      ;;
     *)
-      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench)"
+      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, ncu)"
       status=1
       ;;
   esac
