@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::testing {
+
+// The first CUDA device as the engine describes it, or none and why (no driver, no device).
+inline std::optional<Device> first_gpu(std::string& why) {
+  why = cuda::unavailable_reason(0);
+  if (!why.empty()) return std::nullopt;
+  return cuda::describe_device(0);
+}
 
 class CudaEngineTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 
 #include "attnprof/memory.hpp"
 #include "attnprof/verify.hpp"
+#include "engine_test_util.hpp"
 #include "providers/cuda/softmax.cuh"
 #include "providers/factories.hpp"
 #include "test_specs.hpp"
@@ -26,39 +27,12 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-// The first CUDA device, or why there is none (no driver, no device).
-std::optional<Device> first_gpu(std::string& why) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-    return std::nullopt;
-  }
-  if (count == 0) {
-    why = "cudaGetDeviceCount reports 0 devices";
-    return std::nullopt;
-  }
-  cudaDeviceProp p{};
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
-    why = "cudaGetDeviceProperties failed";
-    return std::nullopt;
-  }
-  Device d;
-  d.kind = DeviceKind::cuda;
-  d.name = p.name;
-  d.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
-  d.sm_count = p.multiProcessorCount;
-  d.cc_major = p.major;
-  d.cc_minor = p.minor;
-  d.l2_bytes = p.l2CacheSize;
-  return d;
-}
+using testing::first_gpu;
 
 #define REQUIRE_GPU(dev)                                   \
   std::string why_no_gpu;                                  \
   const std::optional<Device> dev = first_gpu(why_no_gpu); \
-  if (!dev) GTEST_SKIP() << "no CUDA device: " << why_no_gpu
+  if (!dev) GTEST_SKIP() << why_no_gpu
 
 std::unique_ptr<Provider> make(const std::string& name) {
   if (name == "cuda.naive") return make_cuda_naive();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "attnprof/provider.hpp"
 #include "attnprof/reference.hpp"
 #include "attnprof/verify.hpp"
+#include "engine_test_util.hpp"
 #include "providers/cudnn/cudnn_version.hpp"
 #include "providers/factories.hpp"
 #include "test_specs.hpp"
@@ -31,44 +33,13 @@ namespace {
 
 constexpr uint64_t kSeed = 20261129;
 
-// The CUDA device as the engine would describe it, or an empty optional and why not.
-struct DeviceProbe {
-  bool ok = false;
-  std::string why;
-  Device device;
-};
-
-DeviceProbe probe_device() {
-  DeviceProbe p;
-  int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    p.why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
-                             : std::string("no CUDA device");
-    return p;
-  }
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-    p.why = "cudaGetDeviceProperties failed";
-    return p;
-  }
-  p.ok = true;
-  p.device.kind = DeviceKind::cuda;
-  p.device.name = prop.name;
-  p.device.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
-  p.device.sm_count = prop.multiProcessorCount;
-  p.device.cc_major = prop.major;
-  p.device.cc_minor = prop.minor;
-  p.device.l2_bytes = prop.l2CacheSize;
-  return p;
-}
-
 class CudnnSdpa : public ::testing::Test {
  protected:
   void SetUp() override {
-    DeviceProbe p = probe_device();
-    if (!p.ok) GTEST_SKIP() << p.why;
-    device_ = p.device;
+    std::string why;
+    const std::optional<Device> gpu = testing::first_gpu(why);
+    if (!gpu) GTEST_SKIP() << why;
+    device_ = *gpu;
     provider_ = make_cudnn_sdpa();
     if (Availability a = provider_->availability(); !a.available) GTEST_SKIP() << a.reason;
     // A non-blocking stream: launches must not rely on implicit legacy-stream ordering.

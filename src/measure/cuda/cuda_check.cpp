@@ -47,4 +47,25 @@ void check_cublas(cublasStatus_t s, const char* what, const char* file, int line
   throw std::runtime_error(msg);
 }
 
+std::string unavailable_reason(int index) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
+      e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice) {
+    return fmt::format("{} (cudaGetDeviceCount: {})",
+                       e == cudaErrorNoDevice ? "no CUDA device" : "no CUDA driver on this machine",
+                       cudaGetErrorString(e));
+  }
+  if (e != cudaSuccess) {
+    return fmt::format("CUDA unavailable (cudaGetDeviceCount: {}: {})", cudaGetErrorName(e),
+                       cudaGetErrorString(e));
+  }
+  if (count == 0) return "no CUDA device";
+  if (index < 0 || index >= count) {
+    return fmt::format("no CUDA device {} (this machine has {})", index, count);
+  }
+  return "";
+}
+
 }  // namespace attnprof::cuda

@@ -23,6 +23,11 @@ class CudaError : public std::runtime_error {
 };
 
 void check_cuda(cudaError_t e, const char* what, const char* file, int line);
+
+// Why CUDA cannot run device `index` here, in words ("no CUDA driver on this machine (...)", "no
+// CUDA device", ...); "" when it can. Clears the (non-sticky) error it may leave behind. The one
+// answer the engine, the CUDA, cuDNN and LibTorch providers give.
+std::string unavailable_reason(int index);
 void check_cublas(cublasStatus_t s, const char* what, const char* file, int line);
 
 }  // namespace attnprof::cuda

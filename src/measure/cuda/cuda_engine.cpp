@@ -10,31 +10,22 @@
 
 namespace attnprof::cuda {
 
-namespace {
-
-// Why CUDA cannot run here, in words; empty when device `index` exists.
-std::string unavailable_reason(int index) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  (void)cudaGetLastError();
-  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
-      e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice) {
-    return fmt::format("{} (cudaGetDeviceCount: {})",
-                       e == cudaErrorNoDevice ? "no CUDA device" : "no CUDA driver on this machine",
-                       cudaGetErrorString(e));
-  }
-  if (e != cudaSuccess) {
-    return fmt::format("CUDA unavailable (cudaGetDeviceCount: {}: {})", cudaGetErrorName(e),
-                       cudaGetErrorString(e));
-  }
-  if (count == 0) return "no CUDA device";
-  if (index < 0 || index >= count) {
-    return fmt::format("no CUDA device {} (this machine has {})", index, count);
-  }
-  return "";
+Device describe_device(int index) {
+  cudaDeviceProp p{};
+  ATTNPROF_CUDA(cudaGetDeviceProperties(&p, index));
+  Device d;
+  d.kind = DeviceKind::cuda;
+  d.index = index;
+  d.name = p.name;
+  d.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.l2_bytes = p.l2CacheSize;
+  // CUDA 13 dropped cudaDeviceProp::clockRate; the attribute remains (kHz).
+  ATTNPROF_CUDA(cudaDeviceGetAttribute(&d.clock_khz, cudaDevAttrClockRate, index));
+  return d;
 }
-
-}  // namespace
 
 CudaEngine::CudaEngine(int device_index) {
   device_.kind = DeviceKind::cuda;
@@ -57,16 +48,7 @@ CudaEngine::CudaEngine(int device_index) {
 
 void CudaEngine::init() {
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
-  cudaDeviceProp p{};
-  ATTNPROF_CUDA(cudaGetDeviceProperties(&p, device_.index));
-  device_.name = p.name;
-  device_.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
-  device_.sm_count = p.multiProcessorCount;
-  device_.cc_major = p.major;
-  device_.cc_minor = p.minor;
-  device_.l2_bytes = p.l2CacheSize;
-  // CUDA 13 dropped cudaDeviceProp::clockRate; the attribute remains (kHz).
-  ATTNPROF_CUDA(cudaDeviceGetAttribute(&device_.clock_khz, cudaDevAttrClockRate, device_.index));
+  device_ = describe_device(device_.index);
 
   // Non-blocking: no implicit synchronization with the legacy default stream, so work other
   // code queues there neither waits for nor delays the timed stream.

@@ -18,6 +18,10 @@
 
 namespace attnprof::cuda {
 
+// CUDA device `index` described (name, memory, SMs, compute capability, L2, rated clock), as the
+// engine and the tests that need a Device without an engine see it. Throws CudaError.
+Device describe_device(int index);
+
 class CudaEngine final : public Engine {
  public:
   // Never throws: a machine without a driver or device gives an engine that says why in

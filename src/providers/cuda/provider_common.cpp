@@ -8,14 +8,8 @@
 namespace attnprof::cuda {
 
 Availability device_availability() {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();  // not sticky; leave no trace for later checks
-    return {false, fmt::format("no usable CUDA device: {}", cudaGetErrorString(e))};
-  }
-  if (count == 0) return {false, "no CUDA device on this machine"};
-  return {};
+  std::string why = unavailable_reason(0);
+  return {why.empty(), std::move(why)};
 }
 
 Support supports_forward_on(const Spec& spec, const Device& device, const std::string& provider) {

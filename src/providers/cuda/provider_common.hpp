@@ -13,8 +13,8 @@
 
 namespace attnprof::cuda {
 
-// Available when the CUDA runtime finds a device; otherwise the runtime's own words
-// (on a machine without a driver: "CUDA driver version is insufficient ...").
+// Available when the CUDA runtime finds a device; otherwise why not, in the engine's words
+// (cuda::unavailable_reason: "no CUDA driver on this machine (...)" where there is no driver).
 Availability device_availability();
 
 // The checks the three providers share: a CUDA device of compute capability 8.0 or newer (the

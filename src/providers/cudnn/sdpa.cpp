@@ -24,6 +24,7 @@
 #include "measure/cuda/cuda_check.hpp"
 #include "measure/cuda/device_buffer.hpp"
 #include "providers/cuda/cuda_tensors.hpp"
+#include "providers/cuda/provider_common.hpp"
 #include "providers/cudnn/cudnn_version.hpp"
 #include "providers/factories.hpp"
 
@@ -327,12 +328,6 @@ class CudnnSdpaRun final : public Run {
 
 // --- the provider --------------------------------------------------------------------------
 
-std::string no_device_reason(cudaError_t e) {
-  if (e == cudaErrorInsufficientDriver) return "no CUDA driver on this machine";
-  if (e == cudaErrorNoDevice) return "no CUDA device on this machine";
-  return std::string("CUDA unavailable: ") + cudaGetErrorString(e);
-}
-
 class CudnnSdpaProvider final : public Provider {
  public:
   std::string name() const override { return "cudnn.sdpa"; }
@@ -401,12 +396,7 @@ class CudnnSdpaProvider final : public Provider {
     if (version < 90000) {
       return {false, "cuDNN " + cudnn::cudnn_runtime_version() + " loaded; SDPA needs cuDNN 9"};
     }
-    int count = 0;
-    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-      cudaGetLastError();  // not sticky: clear it so later checks start clean
-      return {false, no_device_reason(e)};
-    }
-    if (count == 0) return {false, no_device_reason(cudaErrorNoDevice)};
+    if (Availability a = cuda::device_availability(); !a.available) return a;
     cudnnHandle_t h = nullptr;
     if (cudnnStatus_t st = cudnnCreate(&h); st != CUDNN_STATUS_SUCCESS) {
       return {false, std::string("cudnnCreate failed: ") + cudnnGetErrorString(st)};

@@ -1,6 +1,5 @@
 // LibTorch as a runtime: whether it sees a CUDA device, its version, and the library folders
 // its worker group starts with.
-#include <cuda_runtime.h>
 #include <dlfcn.h>
 
 #include <ATen/Context.h>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/cuda/provider_common.hpp"
 #include "providers/torch/torch_provider.hpp"
 
 namespace attnprof::torchp {
@@ -26,15 +26,8 @@ Availability torch_availability() {
   static Availability availability;
   std::call_once(once, [] {
     try {
-      int count = 0;
-      const cudaError_t e = cudaGetDeviceCount(&count);
-      if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        availability = {false, e == cudaErrorInsufficientDriver
-                                   ? std::string("no CUDA driver on this machine")
-                                   : std::string("CUDA unavailable: ") + cudaGetErrorString(e)};
-      } else if (count == 0) {
-        availability = {false, "no CUDA device on this machine"};
+      if (Availability device = cuda::device_availability(); !device.available) {
+        availability = device;
       } else if (!at::hasCUDA()) {
         availability = {false, "LibTorch " + torch_version() + " is built without CUDA"};
       }
