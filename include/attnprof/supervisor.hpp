@@ -78,14 +78,15 @@ class Supervisor final : public Executor {
   // worker is retired.
   Result lost_point(const Point& point, const std::string& group, bool hung,
                     int64_t oom_kills_before);
-  const WorkerEngine* engine(DeviceKind kind) const;
+  // The engine of `kind` that a group's worker has (null when none, or no such worker yet).
+  const WorkerEngine* engine(DeviceKind kind, const std::string& group = "") const;
   Result fault_row(const Point& point, Status status, std::string reason) const;
 
   SupervisorOptions options_;
   RunOptions run_;
-  std::map<std::string, std::unique_ptr<ChildProcess>> workers_;    // by group name
-  std::vector<WorkerEngine> engines_;                               // the default group's
-  std::map<std::string, std::vector<WorkerEngine>> group_engines_;  // other groups', by name
+  std::map<std::string, std::unique_ptr<ChildProcess>> workers_;  // by group name
+  // Each group's engines, as its worker's hello described them ("": the default group).
+  std::map<std::string, std::vector<WorkerEngine>> engines_;
   int64_t workers_started_ = 0;
 };
 

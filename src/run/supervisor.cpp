@@ -66,7 +66,7 @@ Supervisor::~Supervisor() {
 
 const std::vector<WorkerEngine>& Supervisor::start() {
   if (!workers_.contains("")) spawn(WorkerGroup{});
-  return engines_;
+  return engines_.at("");
 }
 
 std::vector<std::string> Supervisor::group_environment(const WorkerGroup& group) {
@@ -101,7 +101,7 @@ void Supervisor::spawn(const WorkerGroup& group) {
       const protocol::Hello hello = protocol::decode_hello(line);
       // The default group's worker describes the engines; a group's worker has the same
       // engines, but its own fingerprint (its libraries).
-      (group.name.empty() ? engines_ : group_engines_[group.name]) = hello.engines;
+      engines_[group.name] = hello.engines;
       workers_[group.name] = std::move(child);
       return;
     } catch (const std::exception& e) {
@@ -136,8 +136,10 @@ ChildProcess* Supervisor::worker(const std::string& group) const {
   return it == workers_.end() ? nullptr : it->second.get();
 }
 
-const WorkerEngine* Supervisor::engine(DeviceKind kind) const {
-  for (const WorkerEngine& e : engines_) {
+const WorkerEngine* Supervisor::engine(DeviceKind kind, const std::string& group) const {
+  const auto it = engines_.find(group);
+  if (it == engines_.end()) return nullptr;
+  for (const WorkerEngine& e : it->second) {
     if (e.kind == kind) return &e;
   }
   return nullptr;
@@ -148,17 +150,20 @@ bool Supervisor::has_engine(DeviceKind kind) const {
 }
 
 const Fingerprint& Supervisor::fingerprint(DeviceKind kind) {
-  if (engines_.empty()) throw std::logic_error("Supervisor::fingerprint before start()");
+  const auto it = engines_.find("");
+  if (it == engines_.end() || it->second.empty()) {
+    throw std::logic_error("Supervisor::fingerprint before start()");
+  }
   const WorkerEngine* e = engine(kind);
   if (e == nullptr) e = engine(DeviceKind::cpu);
-  if (e == nullptr) e = &engines_.front();
+  if (e == nullptr) e = &it->second.front();
   return e->env;
 }
 
 const Fingerprint& Supervisor::fingerprint(const Provider& provider) {
   const WorkerGroup group = provider.worker_group();
   if (group.name.empty()) return fingerprint(provider.device_kind());
-  if (!group_engines_.contains(group.name)) {
+  if (!engines_.contains(group.name)) {
     try {
       spawn(group);
     } catch (const std::exception&) {
@@ -166,9 +171,7 @@ const Fingerprint& Supervisor::fingerprint(const Provider& provider) {
       return fingerprint(provider.device_kind());
     }
   }
-  for (const WorkerEngine& e : group_engines_[group.name]) {
-    if (e.kind == provider.device_kind()) return e.env;
-  }
+  if (const WorkerEngine* e = engine(provider.device_kind(), group.name)) return e->env;
   return fingerprint(provider.device_kind());
 }
 
