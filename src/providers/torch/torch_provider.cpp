@@ -21,10 +21,6 @@ class TorchProvider final : public Provider {
     if (s.kv_heads <= 0 || s.q_heads % s.kv_heads != 0) {
       return Support::no("PyTorch's enable_gqa needs q_heads to be a multiple of kv_heads");
     }
-    if (s.mask.kind != MaskKind::none && s.q_len > s.kv_len && s.mask.kind != MaskKind::causal_tl) {
-      return Support::no(
-          "a bottom-right mask with more queries than keys leaves rows with no visible key");
-    }
     if (Availability a = availability(); !a.available) return Support::no(a.reason);
     return Support::yes();
   }

@@ -97,7 +97,6 @@ TorchRun::TorchRun(const Spec& spec, const Device& device, const PrepareContext&
   for (const at::Tensor* t : {&q_store_, &k_store_, &v_store_, &do_store_}) {
     if (t->defined()) input_bytes_ += static_cast<int64_t>(t->nbytes());
   }
-  note_peak();
 }
 
 TorchRun::~TorchRun() {
@@ -136,7 +135,6 @@ const at::Tensor& TorchRun::keep_mask() {
       keep = keep.logical_and(j.gt(i + off - spec_.mask.window));
     keep_mask_ = keep.contiguous();
     ATTNPROF_CUDA(cudaStreamSynchronize(nullptr));
-    note_peak();
   }
   return *keep_mask_;
 }
@@ -192,7 +190,6 @@ void TorchRun::launch(Stream& stream) {
   }
   release_outputs();
   run_mode();
-  note_peak();
 }
 
 void TorchRun::poison_outputs() {
@@ -203,6 +200,8 @@ void TorchRun::poison_outputs() {
 }
 
 HostOutputs TorchRun::read_outputs() {
+  // What the launches so far held, before the copies below add the verifier's.
+  peak_bytes_ = peak_bytes();
   const c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device_index_));
   std::optional<c10::cuda::CUDAStreamGuard> stream_guard;
   if (stream_ != nullptr) {
@@ -216,7 +215,7 @@ HostOutputs TorchRun::read_outputs() {
     out.dk = host_floats(grads_[1].contiguous());
     out.dv = host_floats(grads_[2].contiguous());
   }
-  // The copies just made are the verifier's, not the point's.
+  // The copies just made are the verifier's, not the point's: the allocator's peak starts over.
   reset_peak();
   return out;
 }
@@ -227,7 +226,7 @@ int64_t TorchRun::workspace_bytes() const {
   if (spec_.mode != Mode::bwd) outputs += spec_.o_elems() * esize;
   if (spec_.mode != Mode::fwd)
     outputs += (spec_.q_elems() + spec_.k_elems() + spec_.v_elems()) * esize;
-  return std::max<int64_t>(0, peak_bytes_ - input_bytes_ - outputs);
+  return std::max<int64_t>(0, peak_bytes() - input_bytes_ - outputs);
 }
 
 std::string TorchRun::note() const {
@@ -235,8 +234,8 @@ std::string TorchRun::note() const {
   return "PyTorch " + torch_version() + (more.empty() ? "" : "; " + more);
 }
 
-void TorchRun::note_peak() {
-  peak_bytes_ = std::max(peak_bytes_, allocator_bytes(device_index_, true) - base_bytes_);
+int64_t TorchRun::peak_bytes() const {
+  return std::max(peak_bytes_, allocator_bytes(device_index_, true) - base_bytes_);
 }
 
 void TorchRun::reset_peak() {

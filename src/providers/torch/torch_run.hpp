@@ -11,7 +11,7 @@
 // PyTorch allocates the outputs itself: before a launch the previous outputs are released,
 // so the caching allocator hands the same blocks back; poison_outputs() fills them with NaN
 // first, which is what the verifier scans for. Memory is the caching allocator's peak of
-// allocated bytes since prepare (inputs included), read after every launch.
+// allocated bytes since prepare (inputs included), the verifier's host copies excluded.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,8 +34,8 @@ class TorchRun : public Run {
   void launch(Stream& stream) override;
   HostOutputs read_outputs() override;
   int64_t workspace_bytes() const override;
-  int64_t allocated_bytes() const override { return peak_bytes_; }
-  int64_t untracked_peak_bytes() const override { return peak_bytes_; }
+  int64_t allocated_bytes() const override { return peak_bytes(); }
+  int64_t untracked_peak_bytes() const override { return peak_bytes(); }
   std::string note() const override;
 
  protected:
@@ -62,13 +62,16 @@ class TorchRun : public Run {
  private:
   void run_mode();         // one launch of the mode's work on the current stream
   void release_outputs();  // drops O and the gradients (their blocks go back to the pool)
-  void note_peak();        // peak_bytes_ = max(peak_bytes_, the allocator's peak - base)
+  // The most the run has held: the allocator's peak since its last reset (prepare or
+  // read_outputs(), which folds the peak before it into peak_bytes_), less what was there
+  // before prepare. Read when asked, not per launch.
+  int64_t peak_bytes() const;
   void reset_peak();
 
   Spec spec_;
   int device_index_ = 0;
   int64_t base_bytes_ = 0;  // the caching allocator's allocated bytes before prepare
-  int64_t peak_bytes_ = 0;
+  int64_t peak_bytes_ = 0;  // the peak up to the last read_outputs()
   int64_t input_bytes_ = 0;
   at::Tensor q_store_, k_store_, v_store_, do_store_;  // in the spec's layout
   at::Tensor q_, k_, v_, do_;                          // (B, H, S, D) views
