@@ -34,11 +34,16 @@ std::vector<std::unique_ptr<Provider>> build_table() {
 #endif
 #if defined(ATTNPROF_WITH_CUDNN)
   t.push_back(make_cudnn_sdpa());
+  t.push_back(make_cudnn_sdpa_infer());
 #else
+  const std::string no_cudnn =
+      "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers "
+      "(scripts/install-deps.sh fetches them)";
   t.push_back(make_unbuilt("cudnn.sdpa", "cuDNN 9 fused SDPA through the cuDNN frontend graph API",
-                           DeviceKind::cuda,
-                           "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers "
-                           "(scripts/install-deps.sh fetches them)"));
+                           DeviceKind::cuda, no_cudnn));
+  t.push_back(make_unbuilt("cudnn.sdpa.infer",
+                           "cuDNN 9 fused SDPA, inference forward (no log-sum-exp)",
+                           DeviceKind::cuda, no_cudnn));
 #endif
 #if defined(ATTNPROF_WITH_TORCH)
   t.push_back(make_torch_sdpa_default());

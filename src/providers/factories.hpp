@@ -22,6 +22,7 @@ std::unique_ptr<Provider> make_cuda_math();
 
 // cuDNN (src/providers/cudnn/), built with ATTNPROF_WITH_CUDNN
 std::unique_ptr<Provider> make_cudnn_sdpa();
+std::unique_ptr<Provider> make_cudnn_sdpa_infer();  // the inference forward (no log-sum-exp)
 
 // LibTorch (src/providers/torch/), built with ATTNPROF_WITH_TORCH
 std::unique_ptr<Provider> make_torch_sdpa_default();

@@ -230,6 +230,27 @@ TEST_F(CudnnSdpa, RelaunchRewritesEveryOutput) {
   EXPECT_GT(run->workspace_bytes(), 0) << "the backward needs a dQ accumulator";
 }
 
+// cudnn.sdpa.infer: cuDNN's inference forward (no log-sum-exp) gives the same verified outputs,
+// exposes no LSE, and leaves the backward modes to cudnn.sdpa with the reason.
+TEST_F(CudnnSdpa, InferenceForwardMatchesWithoutAnLse) {
+  provider_ = make_cudnn_sdpa_infer();
+  EXPECT_EQ(provider_->name(), "cudnn.sdpa.infer");
+  for (const Spec& spec : {make_spec(2, 32, 8, 1, 4097, 128, bf16, kCausalBr),
+                           make_spec(1, 8, 2, 1000, 1000, 128, fp16, kCausal, Mode::fwd, bshd),
+                           make_spec(1, 4, 4, 1000, 1000, 64, bf16, window(64))}) {
+    HostOutputs out;
+    const VerifyResult v = run_and_verify(spec, InputPattern::random, &out);
+    EXPECT_TRUE(verify_passed(v)) << spec.label() << ": " << v.detail;
+    EXPECT_EQ(v.nan_count, 0) << spec.label();
+    EXPECT_TRUE(out.lse.empty()) << spec.label();
+    EXPECT_LT(v.lse_max_abs_err, 0.0) << "no LSE is exposed, so none is checked";
+  }
+  const Support bwd =
+      provider_->supports(make_spec(1, 4, 4, 128, 128, 64, bf16, kNone, Mode::bwd), device_);
+  EXPECT_FALSE(bwd.ok);
+  EXPECT_NE(bwd.reason.find("inference forward"), std::string::npos) << bwd.reason;
+}
+
 TEST_F(CudnnSdpa, DescriptionNamesTheCudnnVersion) {
   EXPECT_NE(provider_->description().find(cudnn::cudnn_runtime_version()), std::string::npos)
       << provider_->description();

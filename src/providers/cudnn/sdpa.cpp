@@ -2,7 +2,8 @@
 // C++ graph API. One forward graph (O and the log-sum-exp stats) and, for bwd modes, one
 // backward graph (dQ, dK, dV from Q, K, V, O, dO and the stats) per point. Graphs are built in
 // prepare(), never timed; a graph that cuDNN rejects at any build step throws NotSupported with
-// cuDNN's own message. This is the only translation unit that includes the frontend headers
+// cuDNN's own message. cudnn.sdpa.infer builds the forward without the log-sum-exp (cuDNN's
+// inference forward). This is the only translation unit that includes the frontend headers
 // (they are heavy), so everything frontend-specific stays in this file.
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -125,21 +126,24 @@ std::shared_ptr<fe::graph::Graph> new_graph(const Spec& s, const char* name) {
   return g;
 }
 
-// Forward: O = softmax(scale * Q K^T + mask) V, plus the stats (natural-log LSE of the scaled,
-// masked scores), which the backward needs and the verifier checks.
-std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s) {
+// Forward: O = softmax(scale * Q K^T + mask) V, plus (with `stats`: the training forward) the
+// stats (natural-log LSE of the scaled, masked scores), which the backward needs and the
+// verifier checks. Without them it is cuDNN's inference forward, which may pick another engine.
+std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s, bool stats_out) {
   auto g = new_graph(s, "attnprof_sdpa_fwd");
   auto q = io_tensor(*g, "Q", kQ, s, s.q_heads, s.q_len, s.head_dim);
   auto k = io_tensor(*g, "K", kK, s, s.kv_heads, s.kv_len, s.head_dim);
   auto v = io_tensor(*g, "V", kV, s, s.kv_heads, s.kv_len, s.dv());
   auto attrs =
-      fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(true).set_attn_scale(
+      fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats_out).set_attn_scale(
           static_cast<float>(s.softmax_scale()));
   apply_mask(attrs, s.mask);
   auto [o, stats] = g->sdpa(q, k, v, std::move(attrs));
   describe_output(*o, kO, s, s.q_heads, s.q_len, s.dv());
-  stats->set_output(true);
-  describe_stats(*stats, s);
+  if (stats_out) {
+    stats->set_output(true);
+    describe_stats(*stats, s);
+  }
   return g;
 }
 
@@ -191,10 +195,10 @@ struct Graphs {
   int64_t workspace_bytes = 0;
 };
 
-std::shared_ptr<const Graphs> build_graphs(const Spec& s, cudnnHandle_t handle) {
+std::shared_ptr<const Graphs> build_graphs(const Spec& s, bool stats, cudnnHandle_t handle) {
   auto graphs = std::make_shared<Graphs>();
   // The forward graph exists in every mode: bwd runs it once in prepare to make O and the stats.
-  graphs->fwd = forward_graph(s);
+  graphs->fwd = forward_graph(s, stats);
   build(*graphs->fwd, handle);
   int64_t ws = 0;
   require(graphs->fwd->get_workspace_size(ws), "get_workspace_size");
@@ -216,7 +220,8 @@ int64_t stats_elems(const Spec& s) {
 
 class CudnnSdpaRun final : public Run {
  public:
-  CudnnSdpaRun(const Spec& spec, std::shared_ptr<Handle> handle,
+  // `stats`: the forward writes the log-sum-exp (always, for bwd modes).
+  CudnnSdpaRun(const Spec& spec, bool stats, std::shared_ptr<Handle> handle,
                std::shared_ptr<const Graphs> graphs, const PrepareContext& ctx)
       : spec_(spec), handle_(std::move(handle)), graphs_(std::move(graphs)) {
     const auto bytes = static_cast<int64_t>(dtype_bytes(spec.dtype));
@@ -225,7 +230,7 @@ class CudnnSdpaRun final : public Run {
     k_ = DeviceBuffer(spec.k_elems() * bytes, ctx.tracker);
     v_ = DeviceBuffer(spec.v_elems() * bytes, ctx.tracker);
     o_ = DeviceBuffer(spec.o_elems() * bytes, ctx.tracker);
-    stats_ = DeviceBuffer(stats_elems(spec) * 4, ctx.tracker);
+    if (stats) stats_ = DeviceBuffer(stats_elems(spec) * 4, ctx.tracker);
     if (backward) {
       do_ = DeviceBuffer(spec.o_elems() * bytes, ctx.tracker);
       dq_ = DeviceBuffer(spec.q_elems() * bytes, ctx.tracker);
@@ -246,11 +251,8 @@ class CudnnSdpaRun final : public Run {
       cuda::fill_input(do_.data(), spec, TensorId::d_o, ctx.seed, ctx.pattern, fill_stream);
     }
 
-    fwd_pack_ = {{kQ, q_.data()},
-                 {kK, k_.data()},
-                 {kV, v_.data()},
-                 {kO, o_.data()},
-                 {kStats, stats_.data()}};
+    fwd_pack_ = {{kQ, q_.data()}, {kK, k_.data()}, {kV, v_.data()}, {kO, o_.data()}};
+    if (stats) fwd_pack_.emplace(kStats, stats_.data());
     if (backward) {
       bwd_pack_ = {{kQ, q_.data()},   {kK, k_.data()},   {kV, v_.data()},
                    {kO, o_.data()},   {kDO, do_.data()}, {kStats, stats_.data()},
@@ -279,7 +281,9 @@ class CudnnSdpaRun final : public Run {
     const DType t = spec_.dtype;
     if (spec_.mode != Mode::bwd) {
       out.o = cuda::to_host_float(o_.data(), spec_.o_elems(), t, last_stream_);
-      out.lse = cuda::to_host_float(stats_.data(), stats_elems(spec_), DType::fp32, last_stream_);
+      if (stats_.bytes() > 0) {
+        out.lse = cuda::to_host_float(stats_.data(), stats_elems(spec_), DType::fp32, last_stream_);
+      }
     }
     if (spec_.mode != Mode::fwd) {
       out.dq = cuda::to_host_float(dq_.data(), spec_.q_elems(), t, last_stream_);
@@ -303,7 +307,8 @@ class CudnnSdpaRun final : public Run {
   // What the timed launch writes: O and stats for fwd, gradients for bwd, all for fwd_bwd.
   std::vector<DeviceBuffer*> outputs() {
     std::vector<DeviceBuffer*> out;
-    if (spec_.mode != Mode::bwd) out = {&o_, &stats_};
+    if (spec_.mode != Mode::bwd) out = {&o_};
+    if (spec_.mode != Mode::bwd && stats_.bytes() > 0) out.push_back(&stats_);
     if (spec_.mode != Mode::fwd) out.insert(out.end(), {&dq_, &dk_, &dv_});
     return out;
   }
@@ -328,16 +333,22 @@ class CudnnSdpaRun final : public Run {
 
 // --- the provider --------------------------------------------------------------------------
 
+// cudnn.sdpa: the training forward (writes the log-sum-exp, which is verified) and backward.
+// cudnn.sdpa.infer: the inference forward only (no log-sum-exp), what a framework's inference
+// call builds; cuDNN may pick another engine for it.
 class CudnnSdpaProvider final : public Provider {
  public:
-  std::string name() const override { return "cudnn.sdpa"; }
+  explicit CudnnSdpaProvider(bool inference) : inference_(inference) {}
+
+  std::string name() const override { return inference_ ? "cudnn.sdpa.infer" : "cudnn.sdpa"; }
 
   std::string description() const override {
     return "cuDNN " + cudnn::cudnn_version_string() +
            " fused SDPA (flash-attention engines) via the cuDNN frontend " +
            std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) + "." +
            std::to_string(CUDNN_FRONTEND_MINOR_VERSION) +
-           " graph API; forward writes the log-sum-exp (training forward)";
+           (inference_ ? " graph API; inference forward only (no log-sum-exp)"
+                       : " graph API; forward writes the log-sum-exp (training forward)");
   }
 
   DeviceKind device_kind() const override { return DeviceKind::cuda; }
@@ -351,6 +362,11 @@ class CudnnSdpaProvider final : public Provider {
   Support supports(const Spec& s, const Device& device) const override {
     if (device.kind != DeviceKind::cuda) return Support::no("cuDNN SDPA runs on CUDA devices");
     if (s.dtype == DType::fp32) return Support::no("cuDNN SDPA needs fp16 or bf16");
+    if (inference_ && s.mode != Mode::fwd) {
+      return Support::no(
+          "cudnn.sdpa.infer is the inference forward (no log-sum-exp for a backward); "
+          "cudnn.sdpa times the backward modes");
+    }
     if (device.cc_major > 0 && device.cc_major < 8) {
       return Support::no("cuDNN SDPA needs sm_80 or newer (this device is sm_" +
                          std::to_string(device.cc_major) + std::to_string(device.cc_minor) + ")");
@@ -374,7 +390,7 @@ class CudnnSdpaProvider final : public Provider {
   int64_t estimate_bytes(const Spec& s) const override {
     const auto bytes = static_cast<int64_t>(dtype_bytes(s.dtype));
     int64_t total = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * bytes;
-    total += stats_elems(s) * 4;
+    if (!inference_) total += stats_elems(s) * 4;
     if (s.mode != Mode::fwd) {
       total += (s.o_elems() + s.q_elems() + s.k_elems() + s.v_elems()) * bytes;  // dO, grads
       // The backward's workspace: an fp32 dQ accumulator and two fp32 row vectors.
@@ -387,7 +403,8 @@ class CudnnSdpaProvider final : public Provider {
                                const PrepareContext& ctx) override {
     if (Support ok = supports(spec, device); !ok.ok) throw NotSupported(ok.reason);
     std::shared_ptr<Handle> handle = this->handle();
-    return std::make_unique<CudnnSdpaRun>(spec, handle, graphs_for(spec, handle->get()), ctx);
+    return std::make_unique<CudnnSdpaRun>(spec, !inference_, handle,
+                                          graphs_for(spec, handle->get()), ctx);
   }
 
  private:
@@ -419,13 +436,14 @@ class CudnnSdpaProvider final : public Provider {
     for (auto& [k, g] : cache_) {
       if (k == key) return g;
     }
-    auto graphs = build_graphs(spec, h);
+    auto graphs = build_graphs(spec, !inference_, h);
     if (cache_.size() >= kCacheSize) cache_.erase(cache_.begin());
     cache_.emplace_back(key, graphs);
     return graphs;
   }
 
   static constexpr std::size_t kCacheSize = 8;
+  bool inference_;
   mutable std::mutex mutex_;
   mutable std::optional<Availability> availability_;
   mutable std::shared_ptr<Handle> handle_;  // created by the availability probe
@@ -435,7 +453,11 @@ class CudnnSdpaProvider final : public Provider {
 }  // namespace
 
 std::unique_ptr<Provider> make_cudnn_sdpa() {
-  return std::make_unique<CudnnSdpaProvider>();
+  return std::make_unique<CudnnSdpaProvider>(false);
+}
+
+std::unique_ptr<Provider> make_cudnn_sdpa_infer() {
+  return std::make_unique<CudnnSdpaProvider>(true);
 }
 
 }  // namespace attnprof
