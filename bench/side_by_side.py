@@ -5,7 +5,7 @@ and prints a Markdown table: the same recipe timed by both tools, and their rati
     python3 bench/side_by_side.py bench/results/h200/torch_crosscheck.jsonl bench/results/h200/*.jsonl
 
 Pairs: cuda.naive ~ naive, cuda.naive.expand ~ naive.expand, cuda.math ~ sdpa.math,
-cudnn.sdpa ~ sdpa.cudnn, and each LibTorch provider with the recipe it runs (torch.naive ~ naive,
+cudnn.sdpa and cudnn.sdpa.infer ~ sdpa.cudnn, and each LibTorch provider with the recipe it runs (torch.naive ~ naive,
 torch.sdpa.X ~ sdpa.X). Both tools count FLOPs as 4*D per visible pair. A last table gives the
 range of the time ratio per provider and preset.
 """
@@ -13,7 +13,7 @@ import json
 import sys
 
 PAIRS = {"cuda.naive": "naive", "cuda.naive.expand": "naive.expand", "cuda.math": "sdpa.math",
-         "cudnn.sdpa": "sdpa.cudnn", "torch.naive": "naive", "torch.sdpa.flash": "sdpa.flash",
+         "cudnn.sdpa": "sdpa.cudnn", "cudnn.sdpa.infer": "sdpa.cudnn", "torch.naive": "naive", "torch.sdpa.flash": "sdpa.flash",
          "torch.sdpa.efficient": "sdpa.efficient", "torch.sdpa.cudnn": "sdpa.cudnn",
          "torch.sdpa.math": "sdpa.math"}
 

@@ -11,6 +11,7 @@
 #             in the same call (absolute figures move ~7% between calls)
 #   sanitize  compute-sanitizer memcheck over test_gpu's small tests (ATTNPROF_SANITIZE_FILTER)
 #   bench     attnprof run --preset P for each P in ATTNPROF_BENCH_PRESETS (extra run options: ATTNPROF_RUN_ARGS)
+#   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset)
 #   ncu       the engine's target against Nsight Compute: cuda.naive at B 2, H 16, D 128, N 8192,
 #             bf16, twice `attnprof run` (median) and twice `attnprof trace --ncu` (one launch's
 #             gpu__time_duration per kernel), all into h200.log (rows included)
@@ -93,6 +94,9 @@ for s in $steps; do
         step "bench $preset" "$pkg/bin/attnprof" run --preset "$preset" --out "$out/$preset.jsonl" ${ATTNPROF_RUN_ARGS:-}
       done
       ;;
+    grid)
+      step grid "$pkg/bin/attnprof" run ${ATTNPROF_GRID_ARGS:-} --out "$out/grid.jsonl"
+      ;;
     ncu)
       point=(--providers cuda.naive --batch 2 --heads 16 --head-dim 128 --seq 8192 --dtype bf16)
       for i in 1 2; do
@@ -104,7 +108,7 @@ for s in $steps; do
       done
       ;;
     *)
-      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, ncu)"
+      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, ncu)"
       status=1
       ;;
   esac
