@@ -29,6 +29,11 @@ struct Mask {
   // Visible keys of query i form one interval [first, last]; empty when first > last.
   int64_t first_visible(int64_t i, int64_t q_len, int64_t kv_len) const;
   int64_t last_visible(int64_t i, int64_t q_len, int64_t kv_len) const;
+  // The plainest mask with the same visible keys at this shape: none when it hides nothing
+  // (a bottom-right causal decode step, a window wider than the keys), causal-br for a window
+  // that never cuts, causal-tl for causal-br when q_len == kv_len; else this mask. Libraries
+  // pick kernels by the mask they are given, so providers hand them this one.
+  Mask simplest(int64_t q_len, int64_t kv_len) const;
 
   bool operator==(const Mask&) const = default;
 };

@@ -47,6 +47,19 @@ int64_t Mask::last_visible(int64_t i, int64_t q_len, int64_t kv_len) const {
   return std::min<int64_t>(kv_len - 1, i + diagonal_offset(q_len, kv_len));
 }
 
+Mask Mask::simplest(int64_t q_len, int64_t kv_len) const {
+  if (kind == MaskKind::none || q_len <= 0 || kv_len <= 0) return *this;
+  // Both interval ends never decrease with the query: the last row has the widest reach back,
+  // the first row the shortest reach forward.
+  if (first_visible(q_len - 1, q_len, kv_len) == 0 && last_visible(0, q_len, kv_len) == kv_len - 1)
+    return Mask{};
+  Mask m = *this;
+  if (m.kind == MaskKind::window && first_visible(q_len - 1, q_len, kv_len) == 0)
+    m = Mask{MaskKind::causal_br, 0};
+  if (m.kind == MaskKind::causal_br && q_len == kv_len) m = Mask{MaskKind::causal_tl, 0};
+  return m;
+}
+
 double Spec::softmax_scale() const {
   return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }

@@ -101,6 +101,34 @@ TEST(Spec, MaskVisibilityFollowsTheDefinition) {
   }
 }
 
+TEST(Spec, SimplestMaskKeepsTheSameKeys) {
+  // Over every small shape and window: the same visible keys, never a more complex kind.
+  std::vector<Mask> masks = {Mask{}, {MaskKind::causal_tl, 0}, {MaskKind::causal_br, 0}};
+  for (int64_t w = 1; w <= 7; ++w) masks.push_back({MaskKind::window, w});
+  for (const Mask& m : masks) {
+    for (int64_t nq = 1; nq <= 6; ++nq) {
+      for (int64_t nk = 1; nk <= 6; ++nk) {
+        const Mask s = m.simplest(nq, nk);
+        EXPECT_LE(static_cast<int>(s.kind), static_cast<int>(m.kind)) << to_string(m);
+        for (int64_t i = 0; i < nq; ++i) {
+          for (int64_t j = 0; j < nk; ++j) {
+            EXPECT_EQ(s.visible(i, j, nq, nk), m.visible(i, j, nq, nk))
+                << to_string(m) << " -> " << to_string(s) << " nq=" << nq << " nk=" << nk;
+          }
+        }
+      }
+    }
+  }
+  const Mask br{MaskKind::causal_br, 0}, tl{MaskKind::causal_tl, 0};
+  EXPECT_EQ(br.simplest(1, 4096), Mask{});  // a decode step sees every key
+  EXPECT_EQ(br.simplest(512, 512), tl);     // square: the same diagonal
+  EXPECT_EQ(br.simplest(4, 8), br);         // a chunk of a prefill: still bottom-right
+  EXPECT_EQ(br.simplest(8, 4), br);         // rows that see nothing stay as they are
+  EXPECT_EQ(tl.simplest(1, 1), Mask{});
+  EXPECT_EQ((Mask{MaskKind::window, 8}).simplest(4, 8), br);  // the window never cuts
+  EXPECT_EQ((Mask{MaskKind::window, 3}).simplest(4, 8), (Mask{MaskKind::window, 3}));
+}
+
 TEST(Spec, ParsersRoundTripAndRejectUnknowns) {
   for (const char* m : {"none", "causal", "causal-br", "window:128"}) {
     auto mask = parse_mask(m);

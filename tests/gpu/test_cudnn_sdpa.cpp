@@ -199,7 +199,11 @@ INSTANTIATE_TEST_SUITE_P(
                       make_spec(1, 2, 1, 150, 70, 64, fp16, kCausal),
                       make_spec(1, 2, 1, 130, 130, 64, fp16, window(5)),
                       make_spec(1, 2, 1, 70, 150, 64, fp16, window(33), Mode::fwd, bshd),
-                      make_spec(1, 2, 2, 1, 300, 64, fp16, window(7))),
+                      make_spec(1, 2, 2, 1, 300, 64, fp16, window(7)),
+                      // masks the graph gets in a simpler form (Mask::simplest)
+                      make_spec(1, 2, 1, 130, 130, 64, fp16, kCausalBr),
+                      make_spec(1, 2, 2, 1, 300, 64, fp16, kCausalBr, Mode::fwd, bshd),
+                      make_spec(1, 2, 1, 70, 150, 64, fp16, window(150))),
     spec_name);
 
 // --- what the runner relies on -----------------------------------------------------------
@@ -249,6 +253,23 @@ TEST_F(CudnnSdpa, InferenceForwardMatchesWithoutAnLse) {
       provider_->supports(make_spec(1, 4, 4, 128, 128, 64, bf16, kNone, Mode::bwd), device_);
   EXPECT_FALSE(bwd.ok);
   EXPECT_NE(bwd.reason.find("inference forward"), std::string::npos) << bwd.reason;
+}
+
+// A decode step's bottom-right causal mask hides nothing: the graph is built without a mask
+// (the graph PyTorch builds for the same call) and the row says so; a real mask is kept.
+TEST_F(CudnnSdpa, GraphGetsTheSimplestEquivalentMask) {
+  PrepareContext ctx;
+  ctx.seed = kSeed;
+  ctx.tracker = &tracker_;
+  const auto decode =
+      provider_->prepare(make_spec(1, 8, 2, 1, 512, 64, bf16, kCausalBr), device_, ctx);
+  EXPECT_NE(decode->note().find("graph built with mask none"), std::string::npos) << decode->note();
+  const auto square =
+      provider_->prepare(make_spec(1, 8, 2, 64, 64, 64, bf16, kCausalBr), device_, ctx);
+  EXPECT_NE(square->note().find("mask causal,"), std::string::npos) << square->note();
+  const auto chunk =
+      provider_->prepare(make_spec(1, 8, 2, 64, 512, 64, bf16, kCausalBr), device_, ctx);
+  EXPECT_EQ(chunk->note(), "");
 }
 
 TEST_F(CudnnSdpa, DescriptionNamesTheCudnnVersion) {

@@ -104,24 +104,6 @@ TorchRun::~TorchRun() {
   if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
 }
 
-bool TorchRun::mask_is_none() const {
-  const Mask& m = spec_.mask;
-  const int64_t nq = spec_.q_len, nk = spec_.kv_len;
-  if (m.kind == MaskKind::none) return true;
-  // First visible keys never decrease with the query, last ones never decrease either.
-  return m.first_visible(nq - 1, nq, nk) == 0 && m.last_visible(0, nq, nk) == nk - 1;
-}
-
-bool TorchRun::mask_is_causal() const {
-  const Mask& m = spec_.mask;
-  const int64_t nq = spec_.q_len, nk = spec_.kv_len;
-  if (mask_is_none()) return false;
-  if (m.kind == MaskKind::causal_tl) return true;
-  // PyTorch's is_causal is top-left: key j visible to query i iff j <= i.
-  return m.first_visible(nq - 1, nq, nk) == 0 && m.last_visible(0, nq, nk) == 0 &&
-         m.last_visible(nq - 1, nq, nk) == std::min(nq - 1, nk - 1);
-}
-
 const at::Tensor& TorchRun::keep_mask() {
   if (!keep_mask_) {
     const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_index_));

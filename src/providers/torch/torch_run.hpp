@@ -54,10 +54,11 @@ class TorchRun : public Run {
   // needs_explicit_mask() says cannot be said with is_causal alone.
   const at::Tensor& keep_mask();
   // Whether the spec's mask is exactly is_causal (top-left) or no mask at all for these
-  // lengths; otherwise the forward needs keep_mask().
-  bool mask_is_none() const;
-  bool mask_is_causal() const;
+  // lengths (Mask::simplest); otherwise the forward needs keep_mask().
+  bool mask_is_none() const { return simplest_mask().kind == MaskKind::none; }
+  bool mask_is_causal() const { return simplest_mask().kind == MaskKind::causal_tl; }
   bool needs_explicit_mask() const { return !mask_is_none() && !mask_is_causal(); }
+  Mask simplest_mask() const { return spec_.mask.simplest(spec_.q_len, spec_.kv_len); }
 
  private:
   void run_mode();         // one launch of the mode's work on the current stream
