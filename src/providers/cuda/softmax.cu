@@ -7,12 +7,14 @@
 // (softmax_plan() picks; SoftmaxPlan in softmax.cuh describes them):
 //   * warp kernel, rows of up to kWarpRowPacks packs: a power-of-two group of lanes per row (up
 //     to a warp), several rows per block, the row in fp32 registers; max and sum by shuffles;
-//     one expf per key (its value is kept and scaled).
+//     one __expf per key (its value is kept and scaled).
 //   * block kernel, longer rows (and rows that are not whole aligned packs, with scalar access):
 //     a block per row, 32 keys per thread cached raw in registers (32K keys at 1024 threads;
 //     16 scalar keys, 16K, when not whole packs; longer rows re-read the rest); per-thread (max,
-//     sum) merged in one block reduction; the sum uses __expf, each written probability expf.
-// Every written probability is expf(s - max) * (1 / sum) rounded to the dtype, 0 outside the
+//     sum) merged in one block reduction. A cached key's __expf(s - thread max) is kept in fp32
+//     and scaled by expf(thread max - row max) / sum: one exponential per key (re-read keys
+//     take one more for their probability).
+// Every written probability is exp(s - max) * (1 / sum) rounded to the dtype, 0 outside the
 // visible keys and on rows with no visible finite score.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -234,7 +236,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
     for (int c = 0; c < VPT; ++c)
 #pragma unroll
       for (int e = 0; e < N; ++e) {
-        x[c][e] = expf(x[c][e] - m);
+        x[c][e] = __expf(x[c][e] - m);
         l += x[c][e];
       }
     for (int o = group >> 1; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
@@ -270,28 +272,48 @@ __global__ void __launch_bounds__(kMaxThreads)
     const P* src = reinterpret_cast<const P*>(s + row * kv_len);
     P* dst = reinterpret_cast<P*>(p + row * kv_len);
 
-    P cache[K];
+    // The cached keys in fp32; after the thread's max is known, exp(x - m) of each (one
+    // exponential per key), scaled once the row's max and sum are known.
+    float x[K][N];
 #pragma unroll
-    for (int c = 0; c < K; ++c) cache[c] = load_masked(src, t + c * stride, vis);
+    for (int c = 0; c < K; ++c) {
+      const P v = load_masked(src, t + c * stride, vis);
+#pragma unroll
+      for (int e = 0; e < N; ++e) x[c][e] = to_float(v.v[e]);
+    }
     float m = -INFINITY;
 #pragma unroll
-    for (int c = 0; c < K; ++c) m = pack_max(m, cache[c]);
+    for (int c = 0; c < K; ++c)
+#pragma unroll
+      for (int e = 0; e < N; ++e) m = fmaxf(m, x[c][e]);
     for (int k = uncached; k < vis.pe; k += stride) m = pack_max(m, load_masked(src, k, vis));
     float l = 0.f;
     if (m != -INFINITY) {
 #pragma unroll
-      for (int c = 0; c < K; ++c) l = pack_sum(l, cache[c], m);
+      for (int c = 0; c < K; ++c)
+#pragma unroll
+        for (int e = 0; e < N; ++e) {
+          x[c][e] = __expf(x[c][e] - m);
+          l += x[c][e];
+        }
       for (int k = uncached; k < vis.pe; k += stride) l = pack_sum(l, load_masked(src, k, vis), m);
     }
 
     const MaxSum r = block_reduce({m, l}, smem);
     const float inv_sum = r.l > 0.f ? 1.f / r.l : 0.f;  // 0: no visible finite score
     const float mr = r.m == -INFINITY ? 0.f : r.m;      // then every key is -inf: exp 0
+    // exp(x - mr) / sum = exp(x - m) * (exp(m - mr) / sum); 0 for a thread with no finite key.
+    const float scale = m == -INFINITY ? 0.f : expf(m - mr) * inv_sum;
 
 #pragma unroll
     for (int c = 0; c < K; ++c) {
       const int k = t + c * stride;
-      if (k < packs) dst[k] = normalize(cache[c], mr, inv_sum);
+      if (k < packs) {
+        P out;
+#pragma unroll
+        for (int e = 0; e < N; ++e) store(out.v[e], x[c][e] * scale);
+        dst[k] = out;
+      }
     }
     for (int k = uncached; k < packs; k += stride)
       dst[k] = normalize(load_masked(src, k, vis), mr, inv_sum);
