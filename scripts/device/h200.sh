@@ -10,7 +10,10 @@
 #   torch     bench/torch_crosscheck.py --only ${ATTNPROF_TORCH_ONLY:-ceilings}: PyTorch's figures
 #             in the same call (absolute figures move ~7% between calls)
 #   sanitize  compute-sanitizer memcheck over test_gpu's small tests (ATTNPROF_SANITIZE_FILTER)
-#   bench     attnprof run --preset P for each P in ATTNPROF_BENCH_PRESETS (extra run options: ATTNPROF_RUN_ARGS)
+#   bench     attnprof run --preset P for each P in ATTNPROF_BENCH_PRESETS (extra run options: ATTNPROF_RUN_ARGS);
+#             with ATTNPROF_RESUME_DIR (a folder of the working tree holding an earlier call's
+#             P.jsonl), that journal is continued with --resume: one run of the same bundle
+#             spread over calls, each point measured once
 #   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset)
 #   ncu       the engine's target against Nsight Compute: cuda.naive at B 2, H 16, D 128, N 8192,
 #             bf16, twice `attnprof run` (median) and twice `attnprof trace --ncu` (one launch's
@@ -91,7 +94,15 @@ for s in $steps; do
       ;;
     bench)
       for preset in ${ATTNPROF_BENCH_PRESETS:-}; do
-        step "bench $preset" "$pkg/bin/attnprof" run --preset "$preset" --out "$out/$preset.jsonl" ${ATTNPROF_RUN_ARGS:-}
+        resume=()
+        earlier=${ATTNPROF_RESUME_DIR:+$root/$ATTNPROF_RESUME_DIR/$preset.jsonl}
+        if [[ -n $earlier && -f $earlier ]]; then
+          cp "$earlier" "$out/$preset.jsonl"
+          resume=(--resume)
+          echo "== bench $preset: continuing $(wc -l <"$earlier") rows of $earlier"
+        fi
+        step "bench $preset" "$pkg/bin/attnprof" run --preset "$preset" --out "$out/$preset.jsonl" \
+          "${resume[@]}" ${ATTNPROF_RUN_ARGS:-}
       done
       ;;
     grid)

@@ -6,9 +6,6 @@
 #include <ctime>
 #include <thread>
 
-#ifndef ATTNPROF_GIT_COMMIT
-#define ATTNPROF_GIT_COMMIT "unknown"
-#endif
 #ifndef ATTNPROF_BUILD_TYPE
 #define ATTNPROF_BUILD_TYPE "unknown"
 #endif
@@ -25,10 +22,13 @@ extern "C" char* openblas_get_corename(void);
 
 namespace attnprof {
 
+// The source tree's commit at build time (generated: cmake/git_commit.cmake).
+const char* build_git_commit();
+
 Fingerprint environment_fingerprint(const Device& device) {
   Fingerprint f;
   f["attnprof_version"] = ATTNPROF_VERSION;
-  f["git_commit"] = ATTNPROF_GIT_COMMIT;
+  f["git_commit"] = build_git_commit();
   f["build_type"] = ATTNPROF_BUILD_TYPE;
 #if defined(__clang__)
   f["compiler"] = fmt::format("clang {}", __clang_version__);
