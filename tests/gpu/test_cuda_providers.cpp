@@ -251,6 +251,11 @@ std::vector<Case> reference_cases() {
         {name, make_spec(1, 8, 2, 129, 129, 36, DType::fp16, window(1), Mode::fwd, Layout::bshd)});
     out.push_back({name, make_spec(1, 4, 4, 1000, 1000, 128, DType::fp32, Mask{}, Mode::fwd,
                                    Layout::bshd, 64)});
+    // rows of whole 16-byte packs longer than the warp kernel takes (the block kernel's cached
+    // path), and rows past what it caches (32K keys: the rest re-read)
+    out.push_back({name, make_spec(1, 2, 1, 96, 2048, 64, DType::bf16, causal_br())});
+    out.push_back({name, make_spec(1, 1, 1, 9, 4096, 32, DType::fp32, window(3000))});
+    out.push_back({name, make_spec(1, 1, 1, 3, 40960, 32, DType::fp16, Mask{})});
   }
   return out;
 }
