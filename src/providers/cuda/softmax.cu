@@ -287,15 +287,18 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
       for (int e = 0; e < N; ++e) m = fmaxf(m, x[c][e]);
     for (int k = uncached; k < vis.pe; k += stride) m = pack_max(m, load_masked(src, k, vis));
+    // A thread with no finite key (all -inf: masked or outside the row) exponentiates against
+    // 0: every exp is 0 and so is its sum; exp(-inf - m) would be NaN.
+    const float mt = m == -INFINITY ? 0.f : m;
     float l = 0.f;
+#pragma unroll
+    for (int c = 0; c < K; ++c)
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        x[c][e] = __expf(x[c][e] - mt);
+        l += x[c][e];
+      }
     if (m != -INFINITY) {
-#pragma unroll
-      for (int c = 0; c < K; ++c)
-#pragma unroll
-        for (int e = 0; e < N; ++e) {
-          x[c][e] = __expf(x[c][e] - m);
-          l += x[c][e];
-        }
       for (int k = uncached; k < vis.pe; k += stride) l = pack_sum(l, load_masked(src, k, vis), m);
     }
 
