@@ -5,6 +5,7 @@
 // its choice; every kernel of a timed launch ran on the engine's stream.
 #if defined(ATTNPROF_WITH_TORCH)
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -164,6 +165,20 @@ TEST_F(TorchProviderTest, ExplicitMasksAreExact) {
       EXPECT_EQ(r.status, Status::passed) << r.reason;
     }
   }
+}
+
+// Other providers run in other processes: a finished point's memory goes back to the device,
+// not into PyTorch's cache (where it starved the next cuda.naive points into false ooms).
+TEST_F(TorchProviderTest, FinishedPointsGiveTheirMemoryBack) {
+  size_t free_before = 0, free_after = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  // fp32 scores of 4 x 16 x 2048 x 2048: 1 GiB, and as much again for the probabilities
+  const Result r = run("torch.sdpa.math", make_spec(4, 16, 16, 2048, 2048, 64, fp32, kCausal));
+  ASSERT_EQ(r.status, Status::passed) << r.reason;
+  EXPECT_GT(r.memory.peak_bytes, int64_t{1} << 30);
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_GE(free_after + (size_t{64} << 20), free_before)
+      << "free before " << free_before << ", after " << free_after;
 }
 
 // Every kernel of the timed launches ran on the engine's stream: the stream guard covers

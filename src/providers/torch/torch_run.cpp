@@ -102,6 +102,19 @@ TorchRun::TorchRun(const Spec& spec, const Device& device, const PrepareContext&
 TorchRun::~TorchRun() {
   // The caching allocator may hand these blocks to other work at once: let ours finish first.
   if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
+  // Then give the device its memory back. The allocator keeps freed blocks reserved, and other
+  // providers run in other processes: a point of torch.sdpa.math that peaked at 73 GiB left
+  // that much reserved, and the next points of cuda.naive ran out of memory (H200, fa-bench).
+  // The derived runs' tensors are gone by now; drop this run's, then empty the cache.
+  o_ = at::Tensor();
+  grads_.clear();
+  keep_mask_.reset();
+  q_ = k_ = v_ = do_ = at::Tensor();
+  q_store_ = k_store_ = v_store_ = do_store_ = at::Tensor();
+  try {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  } catch (const std::exception&) {  // a destructor must not throw; the next run still works
+  }
 }
 
 const at::Tensor& TorchRun::keep_mask() {
