@@ -73,6 +73,13 @@ std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups) 
   return out;
 }
 
+bool within_noise(const Result& a, const Result& b) {
+  const double lo = std::min(a.timing.median_us, b.timing.median_us);
+  const double hi = std::max(a.timing.median_us, b.timing.median_us);
+  const double tolerance = std::max(0.01, a.timing.cv + b.timing.cv);
+  return lo > 0 && hi <= lo * (1 + tolerance);
+}
+
 std::vector<Fastest> fastest_per_shape(const std::vector<Result>& results,
                                        const std::string& baseline) {
   std::vector<Fastest> out;
@@ -85,6 +92,7 @@ std::vector<Fastest> fastest_per_shape(const std::vector<Result>& results,
     for (const Result* r : rows) {
       if (!f.runner_up && r->provider != f.best->provider) f.runner_up = r;
       if (!f.baseline && r->provider == baseline) f.baseline = r;
+      if (r->provider != f.best->provider && within_noise(*f.best, *r)) f.tied.push_back(r);
     }
     out.push_back(f);
   }

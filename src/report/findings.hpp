@@ -32,11 +32,17 @@ struct MemoryGrowth {
 // At least 3 distinct N per fit: two points always fit exactly.
 std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups);
 
+// Whether two rows' medians are too close to rank: within the larger of 1% and the rows' two
+// sample spreads (cv) added. Rows of one kernel timed one after the other differ by that much
+// (on the H200, up to 3% on power-capped compute-bound points, where the SM clock moves).
+bool within_noise(const Result& a, const Result& b);
+
 // The fastest provider at one shape (spec and timing mode) with passed rows.
 struct Fastest {
   const Result* best = nullptr;
   const Result* runner_up = nullptr;  // the second fastest, if any
   const Result* baseline = nullptr;   // the baseline's row at this shape, if it passed
+  std::vector<const Result*> tied;    // other providers within_noise of best, fastest first
 };
 std::vector<Fastest> fastest_per_shape(const std::vector<Result>& results,
                                        const std::string& baseline);

@@ -59,6 +59,42 @@ std::map<std::string, const Result*> by_shape(const std::vector<Result>& rows,
   return out;
 }
 
+// "`a`, `b` and `c`"
+std::string code_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += code(names[i]);
+  }
+  return out;
+}
+
+// Shapes whose fastest providers are within noise of each other: no winner is named there,
+// the tied sets are (most frequent first).
+void tied_shapes(const std::vector<const Fastest*>& ties, size_t shapes,
+                 std::vector<Finding>& out) {
+  if (ties.empty()) return;
+  std::vector<std::vector<std::string>> order;
+  std::map<std::vector<std::string>, int> count;
+  for (const Fastest* f : ties) {
+    std::vector<std::string> set = {f->best->provider};
+    for (const Result* r : f->tied) set.push_back(r->provider);
+    std::sort(set.begin(), set.end());
+    if (count[set]++ == 0) order.push_back(set);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const auto& a, const auto& b) { return count[a] > count[b]; });
+  std::string text = fmt::format(
+      "At {} of {} shapes the fastest providers are within measurement noise of each other "
+      "(1% or their two cv added), so none is named fastest there: ",
+      ties.size(), shapes);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i > 0) text += "; ";
+    text += fmt::format("{} at {}", code_list(order[i]), count[order[i]]);
+  }
+  out.push_back({"fastest", text + "."});
+}
+
 void fastest(const std::vector<Result>& rows, const std::string& baseline,
              std::vector<Finding>& out) {
   // Shapes where at least two providers passed: a provider alone is not "the fastest".
@@ -67,7 +103,12 @@ void fastest(const std::vector<Result>& rows, const std::string& baseline,
   if (shapes.empty()) return;
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Fastest*>> wins;
+  std::vector<const Fastest*> ties;
   for (const Fastest& f : shapes) {
+    if (!f.tied.empty()) {
+      ties.push_back(&f);
+      continue;
+    }
     if (!wins.contains(f.best->provider)) order.push_back(f.best->provider);
     wins[f.best->provider].push_back(&f);
   }
@@ -76,7 +117,8 @@ void fastest(const std::vector<Result>& rows, const std::string& baseline,
   });
   for (const std::string& p : order) {
     std::string text =
-        fmt::format("{} is the fastest at {} of {} shapes", code(p), wins[p].size(), shapes.size());
+        fmt::format("{} is the fastest{} at {} of {} shapes", code(p),
+                    ties.empty() ? "" : ", beyond noise,", wins[p].size(), shapes.size());
     std::vector<double> speedups;
     for (const Fastest* f : wins[p]) {
       if (f->baseline && f->baseline != f->best) {
@@ -95,6 +137,7 @@ void fastest(const std::vector<Result>& rows, const std::string& baseline,
     }
     out.push_back({"fastest", text + "."});
   }
+  tied_shapes(ties, shapes.size(), out);
 }
 
 void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out) {

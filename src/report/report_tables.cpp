@@ -34,10 +34,14 @@ TableSection fastest_table(const std::vector<Result>& rows, const std::string& b
     } else if (f.baseline) {
       vs = times(f.baseline->timing.median_us / b.timing.median_us);
     }
-    const std::string runner =
-        f.runner_up ? fmt::format("{} ({} slower)", f.runner_up->provider,
-                                  times(f.runner_up->timing.median_us / b.timing.median_us))
-                    : "-";
+    std::string runner = "-";
+    if (f.runner_up) {
+      const bool tie = !f.tied.empty() && f.tied.front() == f.runner_up;
+      runner =
+          fmt::format("{} ({} slower{})", f.runner_up->provider,
+                      times(f.runner_up->timing.median_us / b.timing.median_us),
+                      tie ? fmt::format("; a {}-way tie within noise", f.tied.size() + 1) : "");
+    }
     s.table.add({b.spec.label(), b.timing.mode, b.provider, format_duration_us(b.timing.median_us),
                  format_sig3(b.tflops), vs, runner});
   }

@@ -137,6 +137,35 @@ TEST(Findings, FastestProviderAndItsSpeedupOverTheBaseline) {
       << all_text(f);
 }
 
+// Providers whose medians differ by less than the rows' spread are not ranked: the same cuDNN
+// kernel under two names, 0.5% apart, is a tie; 5% apart (beyond 1% and cv 1.2% + 1.2%) is not.
+TEST(Findings, MediansWithinNoiseAreTiesNotWins) {
+  std::vector<Result> rows;
+  for (int64_t n : {512, 1024, 2048}) {
+    const double t = static_cast<double>(n);
+    rows.push_back(row("cuda.naive", 1, 8, 8, n, 10 * t, 0));
+    rows.push_back(row("cudnn.sdpa", 1, 8, 8, n, t, 0));
+    rows.push_back(row("torch.sdpa.cudnn", 1, 8, 8, n, n == 2048 ? 1.05 * t : 1.005 * t, 0));
+  }
+  EXPECT_TRUE(within_noise(rows[1], rows[2]));
+  EXPECT_FALSE(within_noise(rows[7], rows[8]));
+  const auto shapes = fastest_per_shape(rows, "cuda.naive");
+  ASSERT_EQ(shapes.size(), 3u);
+  ASSERT_EQ(shapes[0].tied.size(), 1u);
+  EXPECT_EQ(shapes[0].tied[0]->provider, "torch.sdpa.cudnn");
+  EXPECT_TRUE(shapes[2].tied.empty());
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "`cudnn.sdpa` is the fastest, beyond noise, at 1 of 3 shapes; there it "
+                          "is 10.0× faster than `cuda.naive` (geomean 10.0×)."))
+      << all_text(f);
+  EXPECT_TRUE(has_finding(f,
+                          "At 2 of 3 shapes the fastest providers are within measurement noise "
+                          "of each other (1% or their two cv added), so none is named fastest "
+                          "there: `cudnn.sdpa` and `torch.sdpa.cudnn` at 2."))
+      << all_text(f);
+}
+
 TEST(Findings, GqaExpansionCost) {
   std::vector<Result> rows;
   for (int64_t n : {1024, 2048}) {
