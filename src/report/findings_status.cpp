@@ -80,14 +80,33 @@ void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding
 
 namespace {
 
-// Not supported: reasons grouped per provider.
+// A reason with its numbers blanked: the same refusal at other sizes ("Query.sizes(): [1, 12,
+// 64, 64]") is one reason.
+std::string without_numbers(const std::string& reason) {
+  std::string out;
+  for (char c : reason) {
+    const bool digit = c >= '0' && c <= '9';
+    if (!digit) {
+      out += c;
+    } else if (out.empty() || out.back() != '#') {
+      out += '#';
+    }
+  }
+  return out;
+}
+
+// Not supported: reasons grouped per provider (numbers aside), each shown by its first example.
 void unsupported(const std::vector<Result>& results, std::vector<Finding>& out) {
   std::vector<std::string> providers;
   std::map<std::string, Tally> reasons;
+  std::map<std::string, std::string> example;  // grouping key -> first reason text
   for (const Result& r : results) {
     if (r.status != Status::not_supported) continue;
     if (!reasons.contains(r.provider)) providers.push_back(r.provider);
-    reasons[r.provider].add(one_line(r.reason));
+    const std::string text = one_line(r.reason);
+    const std::string key = r.provider + "\n" + without_numbers(text);
+    example.try_emplace(key, text);
+    reasons[r.provider].add(key);
   }
   for (const std::string& p : providers) {
     const Tally& t = reasons[p];
@@ -96,7 +115,8 @@ void unsupported(const std::vector<Result>& results, std::vector<Finding>& out) 
     std::string text = fmt::format("{} was not supported at {}: ", code(p), plural(total, "point"));
     constexpr std::size_t kShown = 3;
     for (std::size_t i = 0; i < t.order.size() && i < kShown; ++i) {
-      text += fmt::format("{}{} ({})", i ? "; " : "", cut(t.order[i], 140), t.count.at(t.order[i]));
+      text += fmt::format("{}{} ({})", i ? "; " : "", cut(example.at(t.order[i]), 140),
+                          t.count.at(t.order[i]));
     }
     if (t.order.size() > kShown) {
       text += fmt::format("; and {} other reasons", t.order.size() - kShown);

@@ -242,8 +242,9 @@ void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
                                              "({}).",
                                              code(p), where)});
       } else if (m.fit) {
-        out.push_back({"memory", fmt::format("{}: extra memory grows as N^{:.2f} (R² {:.3f}; {}).",
-                                             code(p), m.fit->exponent, m.fit->r2, where)});
+        out.push_back(
+            {"memory", fmt::format("{}: extra memory grows as {} (R² {:.3f}; {}).", code(p),
+                                   format_power(m.fit->exponent), m.fit->r2, where)});
       }
       continue;
     }
@@ -256,9 +257,9 @@ void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
     std::string text = fmt::format("{}: over {} fixed-batch series, ", code(p), ms.size());
     if (!exps.empty()) {
       const auto [lo, hi] = std::minmax_element(exps.begin(), exps.end());
-      text += fmt::format("extra memory grows as N^{:.2f}", *lo);
+      text += fmt::format("extra memory grows as {}", format_power(*lo));
       if (fmt::format("{:.2f}", *lo) != fmt::format("{:.2f}", *hi)) {
-        text += fmt::format(" to N^{:.2f}", *hi);
+        text += fmt::format(" to {}", format_power(*hi));
       }
       if (none > 0) text += fmt::format(" ({} series hold no extra memory)", none);
     } else {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "report/report_model.hpp"
+#include "report/units.hpp"
 
 namespace attnprof {
 
@@ -87,7 +88,7 @@ std::vector<Figure> series_figures(const SeriesGroup& g, const std::string& base
   std::map<std::string, std::string> names;
   for (const MemoryGrowth& m : memory_growth({g})) {
     if (m.fit)
-      names[m.provider] = fmt::format("{} (extra ∝ N^{:.2f})", m.provider, m.fit->exponent);
+      names[m.provider] = fmt::format("{} (extra ∝ {})", m.provider, format_power(m.fit->exponent));
     if (m.no_extra) names[m.provider] = fmt::format("{} (no extra)", m.provider);
   }
   const auto [bu, bf] =

@@ -61,18 +61,25 @@ std::vector<std::string> summary_lines(const std::vector<Result>& rows, const Re
                   ? "Baseline: none (neither cuda.naive nor cpu.naive passed; choose one with "
                     "--baseline)"
                   : fmt::format("Baseline for speedups: {}", baseline));
-  for (const Result& r : rows) {
-    if (r.env.empty()) continue;
-    std::vector<std::string> env;
-    for (const char* k : {"git_commit", "build_type", "driver", "cuda_runtime", "cublas", "cudnn",
-                          "torch", "power_limit", "ecc"}) {
-      if (auto it = r.env.find(k); it != r.env.end() && !it->second.empty()) {
-        env.push_back(fmt::format("{} {}", k, it->second));
-      }
+  // Each key's values in order of first appearance: rows of several builds (a journal merged
+  // from calls) name every build, not the first row's.
+  std::vector<std::string> env;
+  for (const char* k : {"git_commit", "build_type", "driver", "cuda_runtime", "cublas", "cudnn",
+                        "torch", "power_limit", "ecc"}) {
+    const auto values = distinct(rows, [&](const Result& r) {
+      const auto it = r.env.find(k);
+      return it == r.env.end() ? std::string() : it->second;
+    });
+    if (values.empty()) continue;
+    std::string text = fmt::format("{} {}", k, values.front());
+    if (values.size() > 1) {
+      text +=
+          fmt::format(" (also {})",
+                      fmt::join(std::vector<std::string>(values.begin() + 1, values.end()), ", "));
     }
-    if (!env.empty()) s.push_back(fmt::format("Environment: {}", fmt::join(env, ", ")));
-    break;
+    env.push_back(text);
   }
+  if (!env.empty()) s.push_back(fmt::format("Environment: {}", fmt::join(env, ", ")));
   const auto conventions = distinct(rows, [](const Result& r) { return r.flop_convention; });
   if (!conventions.empty()) {
     s.push_back(fmt::format("FLOPs counted as: {}", fmt::join(conventions, "; ")));

@@ -61,8 +61,8 @@ TableSection memory_table(const std::vector<Result>& rows) {
     if (m.no_extra) {
       s.table.add({m.provider, m.series, n, std::to_string(m.points), "none", "-"});
     } else if (m.fit) {
-      s.table.add({m.provider, m.series, n, std::to_string(m.points),
-                   fmt::format("N^{:.2f}", m.fit->exponent), fmt::format("{:.3f}", m.fit->r2)});
+      s.table.add({m.provider, m.series, n, std::to_string(m.points), format_power(m.fit->exponent),
+                   fmt::format("{:.3f}", m.fit->r2)});
     }
   }
   return s;

@@ -33,6 +33,11 @@ std::string format_sig3(double x) {
   return x < 0 ? "-" + s : s;
 }
 
+std::string format_power(double exponent) {
+  const double e = std::abs(exponent) < 0.005 ? 0.0 : exponent;
+  return fmt::format("N^{:.2f}", e);
+}
+
 std::string format_duration_us(double us) {
   if (!std::isfinite(us)) return non_finite(us);
   if (us == 0) return "0 µs";

@@ -16,6 +16,10 @@ std::string format_sig3(double x);
 // "850 ns", "12.3 µs", "1.23 ms", "2.45 s".
 std::string format_duration_us(double us);
 
+// A growth exponent to two decimals, "N^2.00"; a fit of flat data that comes out at -1e-6 is
+// "N^0.00", not "N^-0.00".
+std::string format_power(double exponent);
+
 // A byte count in B, KiB, MiB, GiB or TiB (powers of 1024): "512 B", "1.50 KiB", "12.0 MiB".
 std::string format_bytes(double bytes);
 

@@ -152,6 +152,18 @@ TEST(Report, WithoutGnuplotTheTablesAreStillWrittenAndTheReportSaysWhy) {
   std::filesystem::remove_all(dir);
 }
 
+// A journal merged from several builds names every build in its summary, in order.
+TEST(Report, SummaryNamesEveryBuildOfTheRows) {
+  std::vector<Result> rows = golden_rows();
+  ASSERT_GE(rows.size(), 3u);
+  rows[1].env["git_commit"] = "fedcba987654";
+  rows[2].env["git_commit"] = "fedcba987654";
+  const std::string md = markdown_report(rows, golden_options(), {});
+  EXPECT_NE(md.find("git_commit 0123abcd4567 (also fedcba987654), build_type Release"),
+            std::string::npos)
+      << md.substr(0, 800);
+}
+
 TEST(Report, NoPassedRowsAndUnknownBaselineAreOneLineErrors) {
   std::vector<Result> broken = test::sample_results();
   std::erase_if(broken, [](const Result& r) { return r.status == Status::passed; });

@@ -38,6 +38,13 @@ TEST(Units, Durations) {
   EXPECT_EQ(format_duration_us(kInf), "inf");
 }
 
+TEST(Units, PowersNeverShowANegativeZero) {
+  EXPECT_EQ(format_power(2.0), "N^2.00");
+  EXPECT_EQ(format_power(0.524), "N^0.52");
+  EXPECT_EQ(format_power(-1e-6), "N^0.00");
+  EXPECT_EQ(format_power(-0.5), "N^-0.50");
+}
+
 TEST(Units, Bytes) {
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(512), "512 B");
