@@ -64,12 +64,17 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   t.push_back(make_unbuilt("torch.naive", "PyTorch softmax(QK^T)V with materialized scores",
                            DeviceKind::cuda, no_torch));
 #endif
-  t.push_back(make_unbuilt("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
-                           DeviceKind::cuda,
-                           "not built: flash-attn is not installed here and no adapter links it"));
-  t.push_back(make_unbuilt("xformers.memeff", "the standalone xFormers memory-efficient attention",
-                           DeviceKind::cuda,
-                           "not built: xFormers is not installed here and no adapter links it"));
+  // What was found (2026-11-29): PyPI has flash-attn 2.8.3 only as source (no wheel), and
+  // xFormers 0.0.35's memory-efficient and flash ops call ATen's own kernels.
+  t.push_back(make_unbuilt(
+      "flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)", DeviceKind::cuda,
+      "not built: flash-attn is not installed (PyPI has only its source, no wheel) "
+      "and no adapter links it; FlashAttention-2 as vendored in ATen runs as torch.sdpa.flash"));
+  t.push_back(make_unbuilt(
+      "xformers.memeff", "the standalone xFormers memory-efficient attention", DeviceKind::cuda,
+      "not built: xFormers is not installed and no adapter links it; xFormers 0.0.35 (PyPI) runs "
+      "its memory-efficient op as ATen's _efficient_attention_forward, the kernel "
+      "torch.sdpa.efficient measures"));
   if (test_providers_enabled()) {
     t.push_back(make_test_abort());
     t.push_back(make_test_segv());
