@@ -11,9 +11,9 @@
 //   * block kernel, longer rows (and rows that are not whole aligned packs, with scalar access):
 //     a block per row, 32 keys per thread cached raw in registers (32K keys at 1024 threads;
 //     16 scalar keys, 16K, when not whole packs; longer rows re-read the rest); per-thread (max,
-//     sum) merged in one block reduction. A cached key's __expf(s - thread max) is kept in fp32
-//     and scaled by expf(thread max - row max) / sum: one exponential per key (re-read keys
-//     take one more for their probability).
+//     sum) merged in one block reduction. A cached key's __expf(s - thread max) is kept (fp32
+//     for fp32 rows, fp16 pairs for 16-bit rows) and scaled by expf(thread max - row max) / sum:
+//     one exponential per key (re-read keys take one more for their probability).
 // Every written probability is exp(s - max) * (1 / sum) rounded to the dtype, 0 outside the
 // visible keys and on rows with no visible finite score.
 #include <cuda_bf16.h>
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "measure/cuda/cuda_check.hpp"
 #include "providers/cuda/softmax.cuh"
@@ -41,6 +42,8 @@ RowMask row_mask(const Mask& mask, int64_t q_len, int64_t kv_len) {
 namespace {
 
 constexpr int kMaxThreads = 1024;
+constexpr int kSmallBlock = 256;
+constexpr int kSmallBlocksPerSm = 5;
 // Keys per thread cached by the block kernel: 32 in 16-byte packs (1024 threads hold a row of 32K
 // keys), 16 as scalars when the rows are not whole aligned packs.
 constexpr int kBlockKeys = 32;
@@ -257,8 +260,11 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
 
 // Block kernel: one block per row (grid-stride over rows), pack k at thread k % blockDim, the
 // first K * blockDim packs cached. Requires kv_len % N == 0 and, for N > 1, 16-byte aligned s, p.
-template <class T, int N, int K>
-__global__ void __launch_bounds__(kMaxThreads)
+// It waits on memory, so rows in flight per SM matter: blocks of up to kSmallBlock threads (rows
+// up to 8K keys of 16 bits) are compiled for kSmallBlocksPerSm of them per SM (48 registers),
+// larger ones for one block of up to 1024 threads (64 registers).
+template <class T, int N, int K, int MaxThreads, int MinBlocks>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks)
     softmax_block_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
                          int kv_len, RowMask mask) {
   using P = Pack<T, N>;
@@ -272,31 +278,39 @@ __global__ void __launch_bounds__(kMaxThreads)
     const P* src = reinterpret_cast<const P*>(s + row * kv_len);
     P* dst = reinterpret_cast<P*>(p + row * kv_len);
 
-    // The cached keys in fp32; after the thread's max is known, exp(x - m) of each (one
-    // exponential per key), scaled once the row's max and sum are known.
-    float x[K][N];
+    P cache[K];
 #pragma unroll
-    for (int c = 0; c < K; ++c) {
-      const P v = load_masked(src, t + c * stride, vis);
-#pragma unroll
-      for (int e = 0; e < N; ++e) x[c][e] = to_float(v.v[e]);
-    }
+    for (int c = 0; c < K; ++c) cache[c] = load_masked(src, t + c * stride, vis);
     float m = -INFINITY;
 #pragma unroll
-    for (int c = 0; c < K; ++c)
-#pragma unroll
-      for (int e = 0; e < N; ++e) m = fmaxf(m, x[c][e]);
+    for (int c = 0; c < K; ++c) m = pack_max(m, cache[c]);
     for (int k = uncached; k < vis.pe; k += stride) m = pack_max(m, load_masked(src, k, vis));
     // A thread with no finite key (all -inf: masked or outside the row) exponentiates against
     // 0: every exp is 0 and so is its sum; exp(-inf - m) would be NaN.
     const float mt = m == -INFINITY ? 0.f : m;
+    // exp(x - mt) of each cached key (one exponential per key), kept until the row's max and
+    // sum are known: fp32 for fp32 rows, fp16 pairs for fp16/bf16 rows (values in [0, 1]; half
+    // the registers, so more rows are in flight; one more rounding, 2^-12 relative, below the
+    // output's own).
+    constexpr bool kHalf = sizeof(T) == 2 && N % 2 == 0;
+    constexpr int kSlots = kHalf ? N / 2 : N;
+    using Kept = std::conditional_t<kHalf, __half2, float>;
+    Kept kept[K][kSlots];
     float l = 0.f;
 #pragma unroll
     for (int c = 0; c < K; ++c)
 #pragma unroll
-      for (int e = 0; e < N; ++e) {
-        x[c][e] = __expf(x[c][e] - mt);
-        l += x[c][e];
+      for (int i = 0; i < kSlots; ++i) {
+        if constexpr (kHalf) {
+          const float e0 = __expf(to_float(cache[c].v[2 * i]) - mt);
+          const float e1 = __expf(to_float(cache[c].v[2 * i + 1]) - mt);
+          l += e0 + e1;
+          kept[c][i] = __floats2half2_rn(e0, e1);
+        } else {
+          const float e0 = __expf(to_float(cache[c].v[i]) - mt);
+          l += e0;
+          kept[c][i] = e0;
+        }
       }
     if (m != -INFINITY) {
       for (int k = uncached; k < vis.pe; k += stride) l = pack_sum(l, load_masked(src, k, vis), m);
@@ -314,7 +328,15 @@ __global__ void __launch_bounds__(kMaxThreads)
       if (k < packs) {
         P out;
 #pragma unroll
-        for (int e = 0; e < N; ++e) store(out.v[e], x[c][e] * scale);
+        for (int i = 0; i < kSlots; ++i) {
+          if constexpr (kHalf) {
+            const float2 e = __half22float2(kept[c][i]);
+            store(out.v[2 * i], e.x * scale);
+            store(out.v[2 * i + 1], e.y * scale);
+          } else {
+            store(out.v[i], kept[c][i] * scale);
+          }
+        }
         dst[k] = out;
       }
     }
@@ -340,9 +362,18 @@ void launch_warp(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t str
 
 template <class T, int N, int K>
 void launch_block(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t stream) {
-  softmax_block_kernel<T, N, K><<<grid_for(a.rows), plan.block_threads, 0, stream>>>(
-      static_cast<const T*>(a.s), static_cast<T*>(a.p), a.rows, a.q_len, static_cast<int>(a.kv_len),
-      a.mask);
+  const auto* s = static_cast<const T*>(a.s);
+  auto* p = static_cast<T*>(a.p);
+  const auto kv_len = static_cast<int>(a.kv_len);
+  if (plan.block_threads <= kSmallBlock) {
+    softmax_block_kernel<T, N, K, kSmallBlock, kSmallBlocksPerSm>
+        <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len,
+                                                              a.mask);
+  } else {
+    softmax_block_kernel<T, N, K, kMaxThreads, 1>
+        <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len,
+                                                              a.mask);
+  }
 }
 
 template <class T>
