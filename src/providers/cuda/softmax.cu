@@ -260,9 +260,11 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
 
 // Block kernel: one block per row (grid-stride over rows), pack k at thread k % blockDim, the
 // first K * blockDim packs cached. Requires kv_len % N == 0 and, for N > 1, 16-byte aligned s, p.
-// It waits on memory, so rows in flight per SM matter: blocks of up to kSmallBlock threads (rows
-// up to 8K keys of 16 bits) are compiled for kSmallBlocksPerSm of them per SM (48 registers),
-// larger ones for one block of up to 1024 threads (64 registers).
+// It waits on memory, so rows in flight per SM matter: for 16-bit rows, blocks of up to
+// kSmallBlock threads (rows up to 8K keys) are compiled for kSmallBlocksPerSm of them per SM (48
+// registers); larger blocks and fp32 rows for one block of up to 1024 threads (64 registers).
+// On the H200 (B2 H16 N8192 D128 bf16) that took the softmax from 3.25 to 2.86 ms by Nsight
+// Compute; keeping fp16 pairs in the large kernel too made N 16384 3% slower.
 template <class T, int N, int K, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     softmax_block_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
@@ -289,10 +291,10 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     // 0: every exp is 0 and so is its sum; exp(-inf - m) would be NaN.
     const float mt = m == -INFINITY ? 0.f : m;
     // exp(x - mt) of each cached key (one exponential per key), kept until the row's max and
-    // sum are known: fp32 for fp32 rows, fp16 pairs for fp16/bf16 rows (values in [0, 1]; half
-    // the registers, so more rows are in flight; one more rounding, 2^-12 relative, below the
-    // output's own).
-    constexpr bool kHalf = sizeof(T) == 2 && N % 2 == 0;
+    // sum are known: as fp16 pairs in the small-block kernel of 16-bit rows (values in [0, 1];
+    // half the registers, which lets 5 blocks share an SM; one more rounding, 2^-12 relative,
+    // below the output's own), else in fp32 (packing costs time where it buys no occupancy).
+    constexpr bool kHalf = sizeof(T) == 2 && N % 2 == 0 && MaxThreads <= kSmallBlock;
     constexpr int kSlots = kHalf ? N / 2 : N;
     using Kept = std::conditional_t<kHalf, __half2, float>;
     Kept kept[K][kSlots];
@@ -365,15 +367,16 @@ void launch_block(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t st
   const auto* s = static_cast<const T*>(a.s);
   auto* p = static_cast<T*>(a.p);
   const auto kv_len = static_cast<int>(a.kv_len);
-  if (plan.block_threads <= kSmallBlock) {
-    softmax_block_kernel<T, N, K, kSmallBlock, kSmallBlocksPerSm>
-        <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len,
-                                                              a.mask);
-  } else {
-    softmax_block_kernel<T, N, K, kMaxThreads, 1>
-        <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len,
-                                                              a.mask);
+  if constexpr (sizeof(T) == 2) {
+    if (plan.block_threads <= kSmallBlock) {
+      softmax_block_kernel<T, N, K, kSmallBlock, kSmallBlocksPerSm>
+          <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len,
+                                                                a.mask);
+      return;
+    }
   }
+  softmax_block_kernel<T, N, K, kMaxThreads, 1>
+      <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len, a.mask);
 }
 
 template <class T>
