@@ -40,7 +40,14 @@ struct ComparedRow {
   double ratio = 0;  // head median / base median
   double band = 0;   // z * combined relative noise: |ln ratio| above this is significant
   Verdict verdict = Verdict::ambiguous;
+  // head / base mean SM clock while sampling (timing.clock_mhz); 0 when either is unknown.
+  double clock_ratio = 0;
 };
+
+// Compared points whose SM clocks differ by at least this much are listed with the comparison:
+// a power-capped GPU moves its clock between runs, compute-bound kernels follow it and
+// memory-bound ones do not, so such a change may be the clock rather than the code.
+inline constexpr double kClockShiftNoted = 0.02;
 
 // A point that passed on one side only, or whose status differs.
 struct StatusChange {

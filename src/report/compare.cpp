@@ -171,6 +171,9 @@ Comparison compare_runs(const std::vector<Result>& base, const std::vector<Resul
       const double nb = median_noise(rb->second->timing);
       row.band = options.z * std::hypot(na, nb);
       row.verdict = judge(row.ratio, na, nb, options);
+      if (ra->timing.clock_mhz > 0 && rb->second->timing.clock_mhz > 0) {
+        row.clock_ratio = rb->second->timing.clock_mhz / ra->timing.clock_mhz;
+      }
       out.rows.push_back(std::move(row));
       compared = true;
     }

@@ -58,6 +58,23 @@ std::string format_comparison(const Comparison& c, const std::string& base_label
       " (threshold {}%; a change counts when it exceeds {} standard errors of both medians)\n",
       format_sig3(options.threshold * 100), format_sig3(options.z));
 
+  std::vector<std::string> clock_shifts;
+  for (const ComparedRow& r : c.rows) {
+    if (r.clock_ratio > 0 && std::fabs(r.clock_ratio - 1) >= kClockShiftNoted) {
+      clock_shifts.push_back(fmt::format(
+          "{} {}: B/A {} with the SM clock at {} -> {} MHz ({})", r.base.provider,
+          r.base.spec.label(), format_sig3(r.ratio), format_sig3(r.base.timing.clock_mhz),
+          format_sig3(r.head.timing.clock_mhz), percent_change(r.clock_ratio)));
+    }
+  }
+  if (!clock_shifts.empty()) {
+    out += fmt::format(
+        "{} points ran at SM clocks {}% or more apart (compute-bound kernels follow the clock, "
+        "memory-bound ones do not):\n",
+        clock_shifts.size(), format_sig3(kClockShiftNoted * 100));
+    out += listing(clock_shifts);
+  }
+
   if (!c.changes.empty()) {
     std::vector<std::string> lines;
     for (const StatusChange& s : c.changes) {

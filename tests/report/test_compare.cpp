@@ -91,6 +91,36 @@ TEST(Compare, SyntheticRunsWithKnownNoiseAreJudgedRight) {
       << text;
 }
 
+// Points timed at different SM clocks are listed, with both clocks; equal clocks and rows
+// without one (CPU rows) are not.
+TEST(Compare, PointsAtDifferentClocksAreNamed) {
+  std::mt19937_64 rng(5);
+  Result a1 = measured("p.gemm", 1024, 100, 0.01, 100, rng);
+  Result b1 = measured("p.gemm", 1024, 106, 0.01, 100, rng);
+  a1.timing.clock_mhz = 1862;
+  b1.timing.clock_mhz = 1760;
+  Result a2 = measured("p.copy", 1024, 100, 0.01, 100, rng);
+  Result b2 = measured("p.copy", 1024, 100, 0.01, 100, rng);
+  a2.timing.clock_mhz = b2.timing.clock_mhz = 1800;
+  Result a3 = measured("p.cpu", 1024, 100, 0.01, 100, rng);
+  Result b3 = measured("p.cpu", 1024, 100, 0.01, 100, rng);
+  a3.timing.clock_mhz = 0;
+  b3.timing.clock_mhz = 0;
+  const Comparison c = compare_runs({a1, a2, a3}, {b1, b2, b3}, CompareOptions{});
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_NEAR(c.rows[0].clock_ratio, 1760.0 / 1862.0, 1e-12);
+  EXPECT_DOUBLE_EQ(c.rows[1].clock_ratio, 1.0);
+  EXPECT_EQ(c.rows[2].clock_ratio, 0.0);
+  const std::string text = format_comparison(c, "a", "b", CompareOptions{});
+  EXPECT_NE(text.find("1 points ran at SM clocks 2.00% or more apart"), std::string::npos) << text;
+  EXPECT_NE(text.find("p.gemm B1 H8 N1024 D64 fp16 none fwd: B/A 1.06 with the SM clock at "
+                      "1862 -> 1760 MHz (-5.48%)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("p.copy B1 H8 N1024 D64 fp16 none fwd: B/A"), std::string::npos) << text;
+  EXPECT_EQ(text.find("p.cpu B1 H8 N1024 D64 fp16 none fwd: B/A"), std::string::npos) << text;
+}
+
 TEST(Compare, StatusChangesUnmatchedPointsAndEnvironments) {
   std::mt19937_64 rng(11);
   Result ok = measured("p.x", 512, 100, 0.01, 100, rng);
