@@ -67,4 +67,9 @@ std::string sdpa_backend_of_kernel(const std::string& kernel_name);
 // memory-efficient). "" for neither (a dispatcher such as torch.sdpa.default).
 std::string provider_family(const std::string& provider);
 
+// A name as a Markdown code span in a finding's text: `cudnn.sdpa`.
+inline std::string code(const std::string& s) {
+  return "`" + s + "`";
+}
+
 }  // namespace attnprof

@@ -12,10 +12,6 @@ namespace attnprof {
 
 namespace {
 
-std::string code(const std::string& s) {
-  return "`" + s + "`";
-}
-
 std::string cut(const std::string& s, std::size_t n) {
   return truncate_to_width(one_line(s), n);
 }

@@ -16,10 +16,6 @@ std::string times(double x) {
   return format_sig3(x) + "×";
 }
 
-std::string code(const std::string& s) {
-  return "`" + s + "`";
-}
-
 // Geometric mean, minimum and maximum of positive ratios.
 struct Spread {
   double geomean = 0, lo = 0, hi = 0;
