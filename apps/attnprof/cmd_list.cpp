@@ -6,6 +6,7 @@
 
 #include "attnprof/engine.hpp"
 #include "attnprof/registry.hpp"
+#include "attnprof/result_json.hpp"
 #include "cli.hpp"
 
 namespace attnprof::cli {
@@ -35,17 +36,17 @@ Command add_list_command(CLI::App& app) {
             std::unique_ptr<Engine> cuda = make_cuda_engine(0);
             for (const auto& p : all_providers()) {
               const Availability a = availability_here(*p, cuda.get());
+              const ProviderTraits t = p->traits();
               if (opts->json) {
-                nlohmann::json j = {{"provider", p->name()},
-                                    {"device", to_string(p->device_kind())},
-                                    {"available", a.available},
-                                    {"reason", a.reason},
-                                    {"description", p->description()}};
+                nlohmann::ordered_json j = {{"provider", t.name},
+                                            {"available", a.available},
+                                            {"reason", a.reason},
+                                            {"traits", to_json(t)}};
                 fmt::print("{}\n", j.dump());
               } else {
-                fmt::print("{:<20} {:<5} {:<12} {}\n", p->name(), to_string(p->device_kind()),
+                fmt::print("{:<20} {:<5} {:<12} {}\n", t.name, to_string(t.device),
                            a.available ? "available" : "unavailable",
-                           a.available ? p->description() : a.reason);
+                           a.available ? t.description : a.reason);
               }
             }
             return 0;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "attnprof/history.hpp"
+#include "attnprof/registry.hpp"
 #include "attnprof/report.hpp"
 #include "cli.hpp"
 
@@ -24,7 +25,8 @@ int report_command(const ReportCliOptions& o) {
   if (o.html.empty() && o.markdown.empty()) {
     return usage_error("report: give --html FILE and/or --markdown FILE");
   }
-  const LoadedRows loaded = load_rows(o.source, history_path(o.history));
+  LoadedRows loaded = load_rows(o.source, history_path(o.history));
+  backfill_traits(loaded.rows);  // rows of schema 1 declared no traits
   ReportOptions options;
   options.title = o.title;
   options.source = loaded.label;
@@ -51,8 +53,10 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--html", o->html, "Self-contained HTML report (plots inline)");
   sub->add_option("--markdown", o->markdown,
                   "Markdown report; its plots are written to <name>-plots/ beside it");
-  sub->add_option("--baseline", o->baseline,
-                  "Provider that speedups are measured against (default: cuda.naive or cpu.naive)");
+  sub->add_option(
+      "--baseline", o->baseline,
+      "Provider that speedups are measured against (default: the provider that declares "
+      "itself its device's baseline, cuda.naive or cpu.naive)");
   sub->add_option("--title", o->title, "The report's title");
   sub->add_option("--history", o->history,
                   "History database for run ids (default $ATTNPROF_HISTORY or "

@@ -70,15 +70,11 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
       throw std::invalid_argument(fmt::format("point {}: {}", s.label(), errors.front()));
     }
   }
-  std::string patterns = o.providers;
-  if (patterns.empty()) {
-    patterns = on_cuda ? "cuda.*,cudnn.*,torch.sdpa.*,torch.naive" : "cpu.naive,cpu.flash";
-  }
-  plan.providers = select_providers(patterns);
-  if (o.providers.empty()) {
-    // Defaults leave out what cannot run here; named providers always get a row.
-    std::erase_if(plan.providers, [](Provider* p) { return !p->availability().available; });
-  }
+  // Defaults are the providers that declare themselves in the default set of the device and can
+  // run here; named providers always get a row.
+  plan.providers = o.providers.empty()
+                       ? default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu)
+                       : select_providers(o.providers);
   return plan;
 }
 
@@ -172,6 +168,7 @@ int run_command(RunCliOptions& o) {
   control.journal = &journal.rows;
   control.replay = replay;
   control.stop = &stop;
+  control.seed = ro.seed;
   const SweepSummary sum = run_sweep(points, executor, sinks, control);
 
   std::string counts;

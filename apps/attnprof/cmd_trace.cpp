@@ -1,6 +1,7 @@
-// `attnprof trace`: one point per provider, run once through its phases under the kernel
-// tracer; a Chrome/Perfetto trace (one process per provider), the kernel breakdown, the roofline
-// placement and, with --ncu, Nsight Compute's DRAM and tensor-pipe figures (docs/tracing.md).
+// `attnprof trace`: one point per provider, run once through the point lifecycle under the kernel
+// tracer (in a supervised worker, like `attnprof run`); a Chrome/Perfetto trace (one process per
+// provider), the kernel breakdown, the roofline placement and, with --ncu, Nsight Compute's DRAM
+// and tensor-pipe figures (docs/tracing.md).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,12 +11,13 @@
 #include <optional>
 #include <stdexcept>
 
-#include "attnprof/engine.hpp"
+#include "attnprof/interrupt.hpp"
 #include "attnprof/ncu.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/trace.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "run_execution.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/peaks.hpp"
@@ -32,31 +34,32 @@ struct TraceCliOptions {
   std::string breakdown;  // Markdown file
   bool ncu = false;
   bool ncu_target = false;  // hidden: the child ncu profiles
-  int device = 0;
   int threads = 0;
   uint64_t seed = 20261129;
   int warmup = 1;
   int launches = 3;
+  bool in_process = false;
+  double hang_timeout_s = 300;
 };
 
-// The device's ceilings for `dtype`: measured by `attnprof peaks` where cached, else the
-// datasheet (said so), else none.
-std::optional<Ceilings> ceilings_for(const Engine& engine, DType dtype) {
-#if defined(ATTNPROF_WITH_CUDA)
-  if (engine.kind() != DeviceKind::cuda) return std::nullopt;
-  if (auto p = load_cached_peaks(engine.device())) {
-    return Ceilings{p->tflops_for(dtype), p->best_tbps(),
-                    fmt::format("measured by attnprof peaks {}", p->measured_at)};
+// The ceilings a traced row is held against: the ones the point recorded (measured by `attnprof
+// peaks`), else the datasheet of the GPU the row ran on (said so), else none.
+std::optional<Ceilings> ceilings_for(const Result& row) {
+  if (row.peak_tflops > 0 && row.peak_tbps > 0) {
+    return Ceilings{row.peak_tflops, row.peak_tbps, row.peaks_source};
   }
-  const Datasheet d = datasheet_for(engine.device().name);
+#if defined(ATTNPROF_WITH_CUDA)
+  const auto gpu = row.env.find("gpu");
+  if (row.traits.device != DeviceKind::cuda || gpu == row.env.end()) return std::nullopt;
+  const Datasheet d = datasheet_for(gpu->second);
   if (!d.known) return std::nullopt;
+  const DType dtype = row.spec.dtype;
   const double tf = dtype == DType::fp32   ? d.tf32_tflops
                     : dtype == DType::bf16 ? d.bf16_tflops
                                            : d.fp16_tflops;
   return Ceilings{tf, d.hbm_tbps,
                   fmt::format("{}: not measured here (run attnprof peaks)", d.source)};
 #else
-  (void)engine, (void)dtype;
   return std::nullopt;
 #endif
 }
@@ -82,40 +85,18 @@ std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s
           "--mask",      to_string(s.mask),
           "--mode",      std::string(to_string(s.mode)),
           "--providers", provider,
-          "--device",    std::to_string(o.device),
           "--seed",      std::to_string(o.seed),
           "--warmup",    std::to_string(o.warmup),
           "--ncu-target"};
 }
 
-std::string phases_line(const ProviderTrace& t) {
+std::string phases_line(const Result& row) {
   std::string line;
-  for (const TraceEvent& r : t.ranges) {
+  for (const TraceEvent& r : trace_of(row).ranges) {
     line += fmt::format("{}{} {:.3f} ms", line.empty() ? "" : ", ", r.name, r.duration_us() * 1e-3);
-    if (r.name == kPhaseTimed) line += fmt::format(" ({} launches)", t.timed_launches);
+    if (r.name == kPhaseTimed) line += fmt::format(" ({} launches)", trace_of(row).timed_launches);
   }
   return line.empty() ? "none ran" : line;
-}
-
-struct Engines {
-  std::unique_ptr<Engine> cpu, cuda;
-  Engine& for_provider(const Provider& p) {
-    return p.device_kind() == DeviceKind::cuda ? *cuda : *cpu;
-  }
-};
-
-// Engines for the providers' devices; the reason in one line when a CUDA one cannot run here.
-std::optional<std::string> open_engines(Engines& e, const std::vector<Provider*>& providers,
-                                        const TraceCliOptions& o) {
-  for (const Provider* p : providers) {
-    if (p->device_kind() == DeviceKind::cuda && !e.cuda) {
-      e.cuda = make_cuda_engine(o.device);
-      if (!e.cuda) return "CUDA is not built into this binary";
-      if (Availability a = e.cuda->availability(); !a.available) return a.reason;
-    }
-    if (p->device_kind() == DeviceKind::cpu && !e.cpu) e.cpu = make_cpu_engine(o.threads);
-  }
-  return std::nullopt;
 }
 
 void write_file(const std::string& path, const std::string& text, const char* option) {
@@ -136,17 +117,37 @@ int trace_command(const TraceCliOptions& o) {
   if (o.ncu_target && providers.size() != 1) {
     throw std::invalid_argument("--ncu-target takes exactly one provider");
   }
-  Engines engines;
-  if (auto why = open_engines(engines, providers, o)) {
-    fmt::print(stderr, "attnprof trace: {}\n", *why);
+  bool wants_cuda = false;
+  for (const Provider* p : providers)
+    wants_cuda = wants_cuda || p->device_kind() == DeviceKind::cuda;
+
+  // The points run through the one lifecycle with trace hooks, where `attnprof run` runs them (a
+  // supervised worker per worker group); ncu's target is the process ncu watches: in-process.
+  StopRequest stop;
+  const StopSignals signals(stop, /*second_kills=*/true);
+  const bool in_process = o.in_process || o.ncu_target;
+  Execution exec({in_process, wants_cuda ? "auto" : "cpu", o.threads, o.hang_timeout_s}, stop);
+  exec.open();
+  if (wants_cuda && !exec.cuda_ok()) {
+    fmt::print(stderr, "attnprof trace: {}\n", exec.cuda_unavailable());
     return 1;
   }
-  TraceOptions to;
-  to.seed = o.seed;
-  to.warmup_launches = o.warmup;
-  to.timed_launches = o.launches;
+  RunOptions ro;
+  ro.seed = o.seed;
+  ro.warmup_launches = o.warmup;
+  ro.trace_kernels = false;  // the trace's own kernels: those of the timed range
   if (o.ncu_target) {
-    run_profiled_launch(spec, *providers.front(), engines.for_provider(*providers.front()), to);
+    ro.profile_one_launch = true;
+  } else {
+    ro.trace_launches = o.launches;
+  }
+  Executor& executor = exec.executor(ro);
+  if (o.ncu_target) {
+    const std::optional<Result> row = executor.run({spec, providers.front()});
+    if (!row || row->status != Status::passed) {
+      fmt::print(stderr, "attnprof trace --ncu-target: {}\n", row ? row->reason : "stopped");
+      return 1;
+    }
     return 0;
   }
   std::string ncu;
@@ -155,14 +156,17 @@ int trace_command(const TraceCliOptions& o) {
     if (ncu.empty()) fmt::print(stderr, "--ncu: ncu not found on PATH\n");
   }
 
-  std::vector<ProviderTrace> traces;
+  std::vector<Result> traces;
   std::string markdown = fmt::format("# attnprof trace: {}\n", spec.label());
   bool all_passed = true;
   for (Provider* p : providers) {
-    Engine& engine = engines.for_provider(*p);
-    fmt::print("== {} · {} · {}\n", p->name(), spec.label(), engine.device().name);
+    fmt::print("== {} · {} · {}\n", p->name(), spec.label(),
+               exec.device_name(p->device_kind() == DeviceKind::cuda));
     std::cout.flush();
-    ProviderTrace t = trace_point(spec, *p, engine, to);
+    std::optional<Result> ran = executor.run({spec, p});
+    if (!ran) return 128 + stop.signal.load();
+    Result& t = *ran;
+    t.env = executor.fingerprint(*p);
     all_passed = all_passed && t.status == Status::passed;
     const std::string status = t.reason.empty()
                                    ? std::string(to_string(t.status))
@@ -173,7 +177,7 @@ int trace_command(const TraceCliOptions& o) {
         fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", p->name(), status, phases_line(t));
     if (t.status == Status::passed) {
       const Breakdown b = make_breakdown(t);
-      const std::optional<Ceilings> c = ceilings_for(engine, spec.dtype);
+      const std::optional<Ceilings> c = ceilings_for(t);
       const Roofline r = place_on_roofline(t, b, c);
       fmt::print("\n{}\n{}", render_breakdown(t, b, false), render_roofline(r, c, false));
       markdown += fmt::format("{}\n{}", render_breakdown(t, b, true), render_roofline(r, c, true));
@@ -215,7 +219,8 @@ Command add_trace_command(CLI::App& app) {
   sub->add_flag("--ncu", o->ncu,
                 "Also run the point once under Nsight Compute (ncu on PATH): DRAM throughput "
                 "and tensor-pipe utilization per kernel");
-  sub->add_option("--device", o->device, "CUDA device index")->capture_default_str();
+  sub->add_flag("--in-process", o->in_process,
+                "Trace in this process, not in a supervised worker (a crash or hang ends it)");
   sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--seed", o->seed, "Seed of the random inputs");

@@ -1,6 +1,7 @@
 // `attnprof tune`: the largest and the throughput-optimal batch under --max-memory and --p95
 // limits (or, with --max-seq, the longest sequence before OOM), per provider and shape. Points run
-// in this process through run_point(); an OOM is a boundary, never a crash.
+// through the same executor and worker groups as `attnprof run`; an OOM is a boundary, never a
+// crash.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "cli.hpp"
 #include "grid_options.hpp"
 #include "measure_options.hpp"
+#include "run_execution.hpp"
 
 namespace attnprof::cli {
 
@@ -30,6 +32,7 @@ struct TuneCliOptions {
   int64_t resolution = 0;  // 0: 1 for the batch, 64 for the sequence
   std::string out, json;
   MeasureCliOptions measure;
+  bool in_process = false;
 };
 
 TuneOptions tune_options(const TuneCliOptions& o) {
@@ -64,23 +67,22 @@ int tune_command(const TuneCliOptions& o) {
   TuneOptions t = tune_options(o);
   const std::vector<Spec> specs = grid_specs(o.grid);
 
-  auto cpu = make_cpu_engine(o.measure.threads);
-  t.run.threads = cpu->device().threads;
-  std::unique_ptr<Engine> cuda = o.device == "cpu" ? nullptr : make_cuda_engine(0);
-  const bool cuda_ok = cuda && cuda->availability().available;
-  if (o.device == "cuda" && !cuda_ok) {
-    throw std::runtime_error(
-        fmt::format("--device cuda: {}",
-                    cuda ? cuda->availability().reason : "CUDA is not built into this binary"));
+  // Points run where `attnprof run` runs them: a supervised worker (a provider's worker group in
+  // a worker of its own), or this process with --in-process.
+  StopRequest stop;
+  const StopSignals signals(stop, /*second_kills=*/o.in_process);
+  Execution exec({o.in_process, o.device, o.measure.threads,
+                  default_hang_timeout_s(t.run.measure.rule.timeout_s)},
+                 stop);
+  exec.open();
+  if (o.device == "cuda" && !exec.cuda_ok()) {
+    throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
   }
-  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && cuda_ok);
-  std::vector<Provider*> providers =
-      select_providers(o.providers.empty() ? (on_cuda ? "cuda.*,cudnn.*,torch.sdpa.*,torch.naive"
-                                                      : "cpu.naive,cpu.flash")
-                                           : o.providers);
-  if (o.providers.empty()) {
-    std::erase_if(providers, [](Provider* p) { return !p->availability().available; });
-  }
+  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
+  Executor& executor = exec.executor(t.run);
+  const std::vector<Provider*> providers =
+      o.providers.empty() ? default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu)
+                          : select_providers(o.providers);
 
   std::unique_ptr<Sink> journal;
   if (!o.out.empty()) {
@@ -98,9 +100,7 @@ int tune_command(const TuneCliOptions& o) {
     Spec start = spec;
     if (t.axis == TuneAxis::seq) t.start = spec.q_len == spec.kv_len ? spec.q_len : spec.kv_len;
     for (Provider* p : providers) {
-      Engine* engine =
-          p->device_kind() == DeviceKind::cpu ? cpu.get() : (cuda_ok ? cuda.get() : nullptr);
-      if (!engine) {
+      if (p->device_kind() == DeviceKind::cuda && !exec.cuda_ok()) {
         TuneResult none;
         none.provider = p->name();
         none.spec = start;
@@ -112,7 +112,7 @@ int tune_command(const TuneCliOptions& o) {
       }
       fmt::print("tune {} {} ({}):\n", p->name(), spec.label(),
                  t.axis == TuneAxis::batch ? "largest batch" : "longest sequence");
-      results.push_back(tune(spec, *p, *engine, t));
+      results.push_back(tune(spec, *p, executor, t));
       fmt::print("{}\n", format_tune_curve(results.back()));
     }
   }
@@ -153,6 +153,9 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--out", o->out, "JSONL journal of every measured point");
   sub->add_option("--json", o->json, "The summary (limits, boundaries, curves) as JSON");
   add_measure_options(sub, o->measure);
+  sub->add_flag("--in-process", o->in_process,
+                "Run points in this process, not in a supervised worker (a crash or hang ends "
+                "the search)");
   return {sub, [o]() { return tune_command(*o); }};
 }
 

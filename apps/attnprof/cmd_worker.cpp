@@ -4,6 +4,7 @@
 
 #include "attnprof/worker.hpp"
 #include "cli.hpp"
+#include "composition.hpp"
 
 namespace attnprof::cli {
 
@@ -15,7 +16,7 @@ Command add_worker_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sub->add_option("--threads", o->threads, "CPU threads (0: all)")->check(CLI::NonNegativeNumber);
   sub->add_option("--parent", o->parent_pid, "Exit unless this is the parent's pid");
-  return {sub, [o]() { return serve_worker(*o); }};
+  return {sub, [o]() { return serve_worker(*o, registered_providers(), point_hooks()); }};
 }
 
 }  // namespace attnprof::cli

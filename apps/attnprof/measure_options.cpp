@@ -13,6 +13,11 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
   sub->add_option("--seed", o.seed, "Seed of the random inputs");
   sub->add_option("--timing", o.timing, "CUDA timing: cold (L2 flushed), hot, graph, wall")
       ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
+  sub->add_option("--clock", o.clock,
+                  "CUDA samples back to back (sustained: a loaded pipeline's clock) or after an "
+                  "idle gap that lets a power-capped clock recover (recover: one launch with "
+                  "gaps, as Nsight Compute sees it)")
+      ->check(CLI::IsMember({"sustained", "recover"}));
   sub->add_option("--max-noise", o.max_noise,
                   "Stop once the median's relative noise is below this (0.5%)");
   sub->add_option("--min-time", o.min_time, "Measured time before stopping may happen (0.5s)");
@@ -31,6 +36,7 @@ RunOptions measure_run_options(const MeasureCliOptions& o) {
   RunOptions ro;
   ro.seed = o.seed;
   ro.measure.mode = o.timing;
+  ro.measure.clock = *parse_clock_policy(o.clock);  // CLI11 checked the choices
   ro.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
   ro.measure.rule.min_time_s = positive_seconds_option(o.min_time, "--min-time");
   ro.measure.rule.timeout_s = positive_seconds_option(o.point_timeout, "--point-timeout");

@@ -14,6 +14,7 @@ namespace attnprof::cli {
 struct MeasureCliOptions {
   uint64_t seed = 20261129;
   std::string timing = "cold";
+  std::string clock = "sustained";
   std::string max_noise = "0.5%";
   std::string min_time = "0.5s";
   std::string point_timeout = "2s";
@@ -23,7 +24,8 @@ struct MeasureCliOptions {
   bool no_trace = false;
 };
 
-// Registers --seed, --timing, --max-noise, --min-time, --point-timeout, --min-samples, --warmup,
+// Registers --seed, --timing, --clock, --max-noise, --min-time, --point-timeout, --min-samples,
+// --warmup,
 // --threads and --no-trace.
 void add_measure_options(CLI::App* sub, MeasureCliOptions& o);
 

@@ -1,5 +1,7 @@
 #include "run_execution.hpp"
 
+#include "composition.hpp"
+
 namespace attnprof::cli {
 
 void Execution::open_in_process() {
@@ -46,7 +48,7 @@ Executor& Execution::executor(RunOptions& ro) {
     supervisor_->set_run_options(ro);
     return *supervisor_;
   }
-  in_process_ = make_in_process_executor(Engines{cpu_.get(), cuda_.get()}, ro);
+  in_process_ = make_in_process_executor(Engines{cpu_.get(), cuda_.get()}, ro, point_hooks());
   return *in_process_;
 }
 

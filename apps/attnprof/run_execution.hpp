@@ -1,5 +1,6 @@
-// Where `attnprof run` runs its points: in a worker process under a supervisor (the default) or
-// in this process (--in-process). Tells which devices can run before the grid is chosen.
+// Where `attnprof run`, `trace` and `tune` run their points: in a worker process under a
+// supervisor (the default; a provider's worker group gets a worker of its own) or in this process
+// (--in-process). Tells which devices can run before the grid is chosen.
 #pragma once
 
 #include <memory>

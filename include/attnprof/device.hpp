@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace attnprof {
 
@@ -21,6 +23,7 @@ struct Device {
 };
 
 std::string_view to_string(DeviceKind k);
+std::optional<DeviceKind> parse_device_kind(std::string_view s);
 
 // The host CPU as a Device (name from /proc/cpuinfo, memory from sysconf).
 Device host_cpu_device();

@@ -1,14 +1,19 @@
-// An engine is how points are executed and measured on one kind of device: its streams, its
-// timer (measurement strategy), its kernel tracer and its part of the environment fingerprint.
+// An engine is how points are executed and measured on one kind of device: the point's tensors
+// (allocated, filled and read back by the harness, never by providers), its streams, its timer
+// (measurement strategy), its kernel tracer and its part of the environment fingerprint.
 // The CPU engine lives in src/measure/cpu_engine.cpp; the CUDA engine in src/measure/cuda/.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnprof/device.hpp"
 #include "attnprof/env.hpp"
+#include "attnprof/inputs.hpp"
+#include "attnprof/io.hpp"
 #include "attnprof/memory.hpp"
 #include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
@@ -16,11 +21,61 @@
 
 namespace attnprof {
 
+// How samples are spaced (docs/method.md, "Clocks"). Compute-bound kernels under a power cap run
+// at a lower SM clock the longer they are sampled back to back.
+enum class ClockPolicy {
+  sustained,  // samples back to back: what a loaded, steady pipeline sees
+  recover,    // the device idles between samples long enough for the clock to come back: what
+              // one launch in a pipeline with gaps sees (Nsight Compute's isolated launches)
+};
+std::string_view to_string(ClockPolicy p);
+std::optional<ClockPolicy> parse_clock_policy(std::string_view s);
+
 struct MeasureOptions {
-  // "cold" (default on CUDA: L2 evicted before each sample), "hot", "graph", "wall".
-  // The CPU engine always measures host wall time ("cpu-wall").
+  // "cold" (default on CUDA: L2 evicted before each sample, and batches of short launches
+  // rotate through copies of the tensors), "hot", "graph", "wall". The CPU engine always
+  // measures host wall time ("cpu-wall").
   std::string mode = "cold";
+  ClockPolicy clock = ClockPolicy::sustained;
   StoppingRule rule{};
+  // CUDA, cold: a batch of short launches rotates through copies of the tensors (false: every
+  // launch of a batch reads copy 0, whose inputs the previous launch left in L2). Tests compare.
+  bool rotate = true;
+  // CUDA: 0 lets the timer batch launches under ~100 us; N > 0 forces N launches per sample.
+  int64_t launches_per_sample = 0;
+};
+
+// A point's tensors on an engine's device (io.hpp), allocated through the engine's tracker, the
+// inputs filled from the generator. Copies made for cold timing are untracked: a measurement
+// device, not the point's footprint.
+class PointTensors {
+ public:
+  virtual ~PointTensors() = default;
+  virtual const Io& io() const = 0;  // copy 0
+  // NaN into every tensor the launch writes (copy 0); synchronous.
+  virtual void poison_outputs() = 0;
+  // Copy 0's launch outputs as host floats; synchronous.
+  virtual HostOutputs read_outputs() = 0;
+  // Tracked bytes of copy 0.
+  virtual int64_t bytes() const = 0;
+  // Holds `copies` sets in all: copy 0 and copies of it whose launch inputs (the generated
+  // inputs, and in mode bwd the forward state prepare() wrote) have the same values; returns
+  // every set held, copy 0 first, possibly fewer than asked (memory). replicate(1) frees them.
+  virtual std::vector<Io> replicate(int copies) = 0;
+};
+
+// The point tensors of a run that holds its own operands (the ceilings' GEMMs, the engine's
+// self-tests): none, so the timer has nothing to rotate.
+class NoTensors final : public PointTensors {
+ public:
+  const Io& io() const override { return io_; }
+  void poison_outputs() override {}
+  HostOutputs read_outputs() override { return {}; }
+  int64_t bytes() const override { return 0; }
+  std::vector<Io> replicate(int) override { return {io_}; }
+
+ private:
+  Io io_;
 };
 
 class Engine {
@@ -31,13 +86,22 @@ class Engine {
   virtual Availability availability() const = 0;
   virtual const Device& device() const = 0;
   virtual Stream& stream() = 0;
-  // Untimed warm-up launches are the caller's job; measure() only samples.
-  virtual TimingResult measure(Run& run, const MeasureOptions& options) = 0;
+  // The tensors of `spec` (with a log-sum-exp when `lse`), inputs filled, outputs poisoned.
+  // Throws OutOfMemory when they do not fit.
+  virtual std::unique_ptr<PointTensors> allocate(const Spec& spec, bool lse,
+                                                 const InputFill& fill) = 0;
+  // Untimed warm-up launches are the caller's job; measure() only samples. On return the run is
+  // bound to copy 0 again and copy 0 holds the outputs of the last timed launch.
+  virtual TimingResult measure(Run& run, PointTensors& tensors, const MeasureOptions& options) = 0;
   // The kernels one extra, untimed launch runs. Empty with `note` set where unavailable.
-  virtual std::vector<KernelRecord> trace_kernels(Run& run, std::string& note) = 0;
+  virtual std::vector<KernelRecord> trace_kernels(Run& run, PointTensors& tensors,
+                                                  std::string& note) = 0;
+  // After a failure: why this process can no longer trust the device (a sticky CUDA error
+  // poisoned the context), in words; "" when it can.
+  virtual std::string poisoned() { return {}; }
   // Engine-specific fingerprint entries (driver, runtime, library versions, ...).
   virtual Fingerprint fingerprint() const = 0;
-  // The tracker every prepare() on this engine reports its allocations to.
+  // The tracker every allocation of a point on this engine is reported to.
   virtual MemoryTracker* tracker() = 0;
 };
 

@@ -28,6 +28,13 @@ enum class TensorId : uint32_t { q = 0, k = 1, v = 2, d_o = 3 };
 // the mean of the visible key indices).
 enum class InputPattern : uint32_t { random = 0, mask_coverage = 1 };
 
+// How a point's inputs are generated: the seed and the pattern (every value a pure function of
+// them, the tensor and the element's index).
+struct InputFill {
+  uint64_t seed = 0;
+  InputPattern pattern = InputPattern::random;
+};
+
 ATTNPROF_HD uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -62,9 +62,10 @@ std::string save_peaks(const Peaks& peaks);
 // Throws (std::runtime_error, CudaError) when the engine is unavailable or CUDA fails.
 Peaks measure_peaks(Engine& engine, const std::function<void(const std::string&)>& progress);
 
-// Fills r.pct_peak_flops, r.pct_peak_bw and r.bound of a timed row (r.tflops, r.gbps, r.flops
-// and r.bytes set): bound is "compute" when flops/bytes reaches the ridge point
-// tflops_for(dtype) / best_tbps(), else "memory".
+// Records the ceilings in the row (peak_tflops, peak_tbps, peaks_source) and, for a timed row
+// (r.tflops, r.gbps, r.flops and r.bytes set), fills r.pct_peak_flops, r.pct_peak_bw and r.bound:
+// "compute" when flops/bytes reaches the ridge point tflops_for(dtype) / best_tbps(), else
+// "memory".
 void apply_peaks(Result& r, const Peaks& peaks);
 
 }  // namespace attnprof

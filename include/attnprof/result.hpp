@@ -7,15 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/fault.hpp"
 #include "attnprof/spec.hpp"
+#include "attnprof/trace_events.hpp"
+#include "attnprof/traits.hpp"
 
 namespace attnprof {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: harness-owned inputs; rows carry fault, traits, clock policy, power and host load.
+inline constexpr int kSchemaVersion = 2;
 
 enum class Status { passed, incorrect, not_supported, oom, failed, timeout, skipped };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);
+// The status of a point that ended in `fault`: not_supported (and invalid), oom, timeout; failed
+// otherwise; passed for none.
+Status status_of(Fault f);
 
 struct TimingResult {
   std::string mode;  // "cpu-wall", "cold", "hot", "graph", "wall"
@@ -27,6 +34,13 @@ struct TimingResult {
   std::string stop_reason;
   int64_t dropped_throttled = 0;  // samples dropped for low SM clock (CUDA)
   double clock_mhz = 0;           // median SM clock over kept samples (CUDA)
+  std::string clock_policy;       // "sustained" or "recover" (engine.hpp ClockPolicy)
+  double power_w = 0;             // median board power over kept samples (CUDA, NVML); 0 unknown
+  int64_t copies = 1;             // sets of tensors a batch rotated through (cold, CUDA)
+  // CPU timing: the host's 1-minute load average at the end, and the share of the host's CPU
+  // time other processes used while this point was sampled; above kBusyHost the row is noisy.
+  double host_load = 0;
+  double host_busy = 0;
 };
 
 struct MemoryResult {
@@ -60,9 +74,12 @@ struct KernelRecord {
 struct Result {
   int schema_version = kSchemaVersion;
   std::string provider;
+  ProviderTraits traits;  // what the provider declared (traits.hpp)
   Status status = Status::skipped;
+  Fault fault = Fault::none;  // why it did not pass, classified where it was caught
   std::string reason;
   Spec spec;
+  uint64_t seed = 0;   // the seed of the point's inputs (inputs.hpp)
   std::string device;  // device name the point ran on
   TimingResult timing;
   double tflops = 0;        // flops / median
@@ -74,6 +91,10 @@ struct Result {
   std::optional<double> pct_peak_flops;  // % of the measured peak, where peaks are known
   std::optional<double> pct_peak_bw;
   std::string bound;  // "compute" or "memory" (arithmetic intensity against the ridge point)
+  // The ceilings the percentages are of: TFLOP/s of the dtype's matrix rate, TB/s, and where
+  // they come from ("attnprof peaks 2026-11-29T..."); 0 and "" where none were known.
+  double peak_tflops = 0, peak_tbps = 0;
+  std::string peaks_source;
   MemoryResult memory;
   VerifyResult verify;
   std::vector<KernelRecord> kernels;
@@ -81,6 +102,7 @@ struct Result {
   std::string provider_note;               // Run::note(): e.g. the backend a dispatcher chose
   std::map<std::string, std::string> env;  // the environment fingerprint
   std::string started_at;                  // ISO-8601 UTC
+  std::optional<PointTrace> trace;         // phases and device events (attnprof trace only)
 };
 
 }  // namespace attnprof

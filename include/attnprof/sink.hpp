@@ -34,11 +34,6 @@ Result from_json_line(const std::string& line);
 // Reads a whole journal; throws on the first bad line, naming its number.
 std::vector<Result> read_journal(const std::filesystem::path& path);
 
-// The `spec` object of a row on its own, in the journal's form (the worker protocol sends specs
-// the same way). spec_from_json throws std::runtime_error naming a missing or bad field.
-std::string spec_to_json(const Spec& spec);
-Spec spec_from_json(const std::string& json_object);
-
 // CSV header and row (flat columns; docs/results.md lists them).
 std::string csv_header();
 std::string to_csv_row(const Result& r);

@@ -22,9 +22,9 @@ struct SampleStats {
 double percentile(std::vector<double> sorted_values, double p);
 SampleStats summarize(const std::vector<double>& samples);
 
-// When to stop sampling a point. Defaults follow DESIGN.md: at least 10 samples and 0.5 s of
-// measured time, then stop once the relative noise is under max(max_noise, resolution/median),
-// or at the timeout (the row is then flagged noisy).
+// When to stop sampling a point. Defaults (docs/method.md, "When to stop"): at least 10 samples and
+// 0.5 s of measured time, then stop once the relative noise is under max(max_noise,
+// resolution/median), or at the timeout (the row is then flagged noisy).
 struct StoppingRule {
   int64_t min_samples = 10;
   int64_t max_samples = 100000;

@@ -4,8 +4,8 @@
 //   - dies (abort, segfault, ...): the point is `failed` with the signal and the worker's last
 //     stderr lines; killed by the kernel's OOM killer: `oom`;
 //   - gives no answer within the hang limit: it is killed, the point is `timeout`;
-//   - answers that it is poisoned (a sticky CUDA error, protocol::poisons_worker): the row is
-//     kept, the worker is replaced before the next point.
+//   - answers with a row whose fault is sticky_device (a sticky CUDA error poisoned its context):
+//     the row is kept, the worker is replaced before the next point.
 // Providers of a worker group of their own (Provider::worker_group(): LibTorch's) run in a
 // separate worker of that group, started with the group's library path first; each group's
 // worker is replaced on its own.
@@ -80,13 +80,17 @@ class Supervisor final : public Executor {
                     int64_t oom_kills_before);
   // The engine of `kind` that a group's worker has (null when none, or no such worker yet).
   const WorkerEngine* engine(DeviceKind kind, const std::string& group = "") const;
-  Result fault_row(const Point& point, Status status, std::string reason) const;
+  Result fault_row(const Point& point, Status status, Fault fault, std::string reason) const;
 
   SupervisorOptions options_;
   RunOptions run_;
   std::map<std::string, std::unique_ptr<ChildProcess>> workers_;  // by group name
   // Each group's engines, as its worker's hello described them ("": the default group).
   std::map<std::string, std::vector<WorkerEngine>> engines_;
+  // Each group's providers' own fingerprint entries, from its worker's hello.
+  std::map<std::string, std::map<std::string, Fingerprint>> provider_entries_;
+  // The fingerprint of each provider's rows, built once.
+  std::map<std::string, Fingerprint> provider_fingerprints_;
   int64_t workers_started_ = 0;
 };
 

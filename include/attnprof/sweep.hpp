@@ -65,19 +65,20 @@ class Executor {
   // The environment fingerprint rows of this kind carry; part of their resume key. Kinds without
   // an engine carry the CPU's (the build's identity on this host).
   virtual const Fingerprint& fingerprint(DeviceKind kind) = 0;
-  // The fingerprint of the rows of `provider`: that of its kind, unless the provider runs where
-  // other library versions load (a worker group of its own, Provider::worker_group()).
-  virtual const Fingerprint& fingerprint(const Provider& provider) {
-    return fingerprint(provider.device_kind());
-  }
+  // The fingerprint of the rows of `provider`: that of its kind (of its worker group's process,
+  // where the provider runs where other library versions load: Provider::worker_group()), plus
+  // the provider's own entries (Provider::fingerprint(): its libraries' versions).
+  virtual const Fingerprint& fingerprint(const Provider& provider) = 0;
   // Runs one point of a kind that has an engine. Never throws. nullopt only when a stop was
   // requested at once (StopRequest::stop_now) and the point was abandoned without a row.
   virtual std::optional<Result> run(const Point& point) = 0;
 };
 
-// Runs points with run_point() on the given engines, in this process.
+// Runs points with run_point() on the given engines, in this process, with the hooks `hooks`
+// makes for the options (none when empty).
 std::unique_ptr<Executor> make_in_process_executor(const Engines& engines,
-                                                   const RunOptions& options);
+                                                   const RunOptions& options,
+                                                   HooksFactory hooks = {});
 
 struct SweepControl {
   // Rows of an earlier run of the sweep (--resume): planned points whose resume_key has a row
@@ -88,6 +89,8 @@ struct SweepControl {
   std::vector<Sink*> replay;
   // Checked between points: once a stop is requested, the sweep ends before the next point.
   const StopRequest* stop = nullptr;
+  // The seed rows of points the sweep does not run carry (the executor's run options' seed).
+  uint64_t seed = RunOptions{}.seed;
 };
 
 SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,

@@ -1,7 +1,8 @@
 // The batch-size auto-tuner (`attnprof tune`): for a spec and a provider, the largest batch (or
 // sequence length) that meets a memory limit and a p95 latency limit, found by geometric growth
 // then binary search over measured points, and the throughput-optimal batch among those that fit.
-// Every point is a real run_point(); an OOM is a boundary, never a crash.
+// Every point is a real point run by an Executor (the supervisor's workers, or in-process),
+// through the one point lifecycle; an OOM is a boundary, never a crash.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "attnprof/result.hpp"
 #include "attnprof/runner.hpp"
 #include "attnprof/spec.hpp"
+#include "attnprof/sweep.hpp"
 
 namespace attnprof {
 
@@ -42,7 +44,7 @@ struct TuneOptions {
   int64_t start = 1;            // first value tried (batch 1, or the spec's length)
   int64_t max_value = 1 << 16;  // never tried beyond this (the search's cap)
   int64_t resolution = 1;       // the binary search stops when the gap is at most this
-  RunOptions run;               // how each point is measured
+  RunOptions run;               // how each point is measured (the executor's options)
   // Called after each measured point, in the order tried (progress, JSONL journal).
   std::function<void(const TunePoint&)> on_point;
 };
@@ -61,8 +63,11 @@ struct TuneResult {
   const TunePoint* at(int64_t value) const;
 };
 
-// Runs the search for one provider. `spec` gives every dimension but the tuned one.
-TuneResult tune(const Spec& spec, Provider& provider, Engine& engine, const TuneOptions& options);
+// Runs the search for one provider on `executor` (whose run options are options.run). `spec`
+// gives every dimension but the tuned one. Stops early, with what it found, when the executor
+// abandons a point (a stop was requested).
+TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
+                const TuneOptions& options);
 
 // Whether a measured row fits the limits; the reason in words when not.
 bool fits_limits(const Result& r, const TuneLimits& limits, std::string& why_not);

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "attnprof/provider.hpp"
+#include "attnprof/inputs.hpp"
+#include "attnprof/io.hpp"
 #include "attnprof/result.hpp"
 #include "attnprof/spec.hpp"
 
@@ -27,7 +28,7 @@ struct VerifyOptions {
   // dK/dV need the whole (batch, KV head) group: every row's softmax. A group is checked when
   // group_size*Nq*Nk*(D+Dv) is at most this (about 1 s of fp64 per group on one core, three
   // groups at most); larger backward shapes check dQ rows only and say so in
-  // VerifyResult::detail (DESIGN: they are checked against a GPU reference instead).
+  // VerifyResult::detail.
   double grad_group_work = 1ull << 30;
 };
 
@@ -44,7 +45,7 @@ std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& optio
 
 // The full check: NaN scan of every element, then per-row relative L2 errors on the chosen
 // rows (and gradient rows for bwd modes), gated on tolerance_for(spec.dtype).
-VerifyResult verify_outputs(const Spec& spec, const PrepareContext& ctx, const HostOutputs& out,
+VerifyResult verify_outputs(const Spec& spec, const InputFill& ctx, const HostOutputs& out,
                             const VerifyOptions& options = {});
 
 // The verdict: checked, no NaN/inf left, worst row error within its bound, and the LSE (where

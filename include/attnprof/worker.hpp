@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attnprof/device.hpp"
 #include "attnprof/engine.hpp"
 #include "attnprof/env.hpp"
+#include "attnprof/runner.hpp"
 
 namespace attnprof {
 
@@ -31,8 +33,12 @@ struct WorkerOptions {
 
 // Speaks the protocol of src/run/protocol.hpp on the process's stdin and stdout: a hello, then
 // one reply per request until end of input. Anything the providers or their libraries print to
-// stdout is moved to stderr, which the supervisor keeps the last lines of. Returns the exit code.
-int serve_worker(const WorkerOptions& options);
+// stdout is moved to stderr, which the supervisor keeps the last lines of. `providers` are the
+// ones it serves (the registry: the composition root hands them in, so this layer knows no
+// provider); `hooks` makes the hooks a request's options ask for (attnprof trace). Returns the
+// exit code.
+int serve_worker(const WorkerOptions& options, const std::vector<Provider*>& providers,
+                 const HooksFactory& hooks = {});
 
 // The environment fingerprint of rows run on `engine`: environment_fingerprint(device) plus the
 // engine's own entries (driver, library versions).

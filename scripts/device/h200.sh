@@ -15,9 +15,13 @@
 #             P.jsonl), that journal is continued with --resume: one run of the same bundle
 #             spread over calls, each point measured once
 #   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset)
-#   ncu       the engine's target against Nsight Compute: cuda.naive at B 2, H 16, D 128, N 8192,
-#             bf16, twice `attnprof run` (median) and twice `attnprof trace --ncu` (one launch's
-#             gpu__time_duration per kernel), all into h200.log (rows included)
+#   coldhot   cold against hot timing of short kernels (ATTNPROF_COLDHOT_PROVIDERS, default
+#             cudnn.sdpa,cuda.naive) at B 1, H 12, D 64, N 256 and 512, fp16: $OUT/coldhot.jsonl
+#   ncu       the engine's target against Nsight Compute, per clock policy: each provider of
+#             ATTNPROF_NCU_PROVIDERS (default cuda.naive) at B 2, H 16, D 128, N 8192, bf16,
+#             `attnprof run --clock sustained` and `--clock recover` (medians) and `attnprof
+#             trace --ncu` (one launch's gpu__time_duration per kernel); rows to
+#             $OUT/clocks.jsonl, everything into h200.log
 # ATTNPROF_TEST_FILTER narrows the tests step (a gtest filter); ATTNPROF_STEP_TIMEOUT bounds
 # each step in seconds (default 240).
 set -uo pipefail
@@ -108,18 +112,30 @@ for s in $steps; do
     grid)
       step grid "$pkg/bin/attnprof" run ${ATTNPROF_GRID_ARGS:-} --out "$out/grid.jsonl"
       ;;
-    ncu)
-      point=(--providers cuda.naive --batch 2 --heads 16 --head-dim 128 --seq 8192 --dtype bf16)
-      for i in 1 2; do
-        rm -f "/tmp/ncu-run-$i.jsonl"
-        step "ncu-run $i" "$pkg/bin/attnprof" run "${point[@]}" --out "/tmp/ncu-run-$i.jsonl"
-        echo "== ncu-run $i row:"
-        cat "/tmp/ncu-run-$i.jsonl"
-        step "ncu-trace $i" "$pkg/bin/attnprof" trace "${point[@]}" --ncu
+    coldhot)
+      point=(--providers "${ATTNPROF_COLDHOT_PROVIDERS:-cudnn.sdpa,cuda.naive}" --batch 1
+        --heads 12 --head-dim 64 --seq 256,512 --dtype fp16)
+      rm -f /tmp/coldhot-*.jsonl
+      for timing in cold hot; do
+        step "coldhot $timing" "$pkg/bin/attnprof" run "${point[@]}" --timing "$timing" \
+          --out "/tmp/coldhot-$timing.jsonl"
       done
+      cat /tmp/coldhot-*.jsonl >"$out/coldhot.jsonl"
+      ;;
+    ncu)
+      point=(--batch 2 --heads 16 --head-dim 128 --seq 8192 --dtype bf16)
+      rm -f /tmp/clocks-*.jsonl
+      for p in ${ATTNPROF_NCU_PROVIDERS:-cuda.naive}; do
+        for clock in sustained recover; do
+          step "ncu-run $p $clock" "$pkg/bin/attnprof" run --providers "$p" "${point[@]}" \
+            --clock "$clock" --out "/tmp/clocks-$p-$clock.jsonl"
+        done
+        step "ncu-trace $p" "$pkg/bin/attnprof" trace --providers "$p" "${point[@]}" --ncu
+      done
+      cat /tmp/clocks-*.jsonl >"$out/clocks.jsonl"
       ;;
     *)
-      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, ncu)"
+      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, coldhot, ncu)"
       status=1
       ;;
   esac

@@ -12,6 +12,12 @@ std::string_view to_string(DeviceKind k) {
   return k == DeviceKind::cpu ? "cpu" : "cuda";
 }
 
+std::optional<DeviceKind> parse_device_kind(std::string_view s) {
+  if (s == "cpu") return DeviceKind::cpu;
+  if (s == "cuda") return DeviceKind::cuda;
+  return std::nullopt;
+}
+
 Device host_cpu_device() {
   Device d;
   d.kind = DeviceKind::cpu;

@@ -13,13 +13,6 @@
 #define ATTNPROF_VERSION "0"
 #endif
 
-#if defined(ATTNPROF_WITH_TORCH)
-#include "providers/torch/torch_provider.hpp"
-#endif
-
-extern "C" char* openblas_get_config(void);
-extern "C" char* openblas_get_corename(void);
-
 namespace attnprof {
 
 // The source tree's commit at build time (generated: cmake/git_commit.cmake).
@@ -38,12 +31,6 @@ Fingerprint environment_fingerprint(const Device& device) {
   f["device"] = device.name;
   f["device_kind"] = std::string(to_string(device.kind));
   f["host_threads"] = std::to_string(std::thread::hardware_concurrency());
-  // The kernel set OpenBLAS picked: on CPUs it does not know it falls back to slow ones
-  // (OPENBLAS_CORETYPE overrides), which moves every CPU figure.
-  f["blas"] = fmt::format("{} (core {})", openblas_get_config(), openblas_get_corename());
-#if defined(ATTNPROF_WITH_TORCH)
-  f["torch"] = torchp::torch_version();
-#endif
   return f;
 }
 

@@ -30,4 +30,20 @@ std::optional<Status> parse_status(std::string_view s) {
   return std::nullopt;
 }
 
+Status status_of(Fault f) {
+  switch (f) {
+    case Fault::none:
+      return Status::passed;
+    case Fault::not_supported:
+    case Fault::invalid:  // a combination of the grid that is no problem: not for any provider
+      return Status::not_supported;
+    case Fault::oom:
+      return Status::oom;
+    case Fault::timeout:
+      return Status::timeout;
+    default:
+      return Status::failed;
+  }
+}
+
 }  // namespace attnprof

@@ -112,7 +112,7 @@ double rms_row_norm(const std::vector<double>& block, int64_t dim) {
 struct KvCache {
   int64_t b = -1, kvh = -1;
   std::vector<double> k, v;
-  void load(const Spec& spec, const PrepareContext& ctx, int64_t b_in, int64_t kvh_in) {
+  void load(const Spec& spec, const InputFill& ctx, int64_t b_in, int64_t kvh_in) {
     if (b_in == b && kvh_in == kvh) return;
     b = b_in;
     kvh = kvh_in;
@@ -122,7 +122,7 @@ struct KvCache {
 };
 
 // One row of input `tensor` (dim values), regenerated from the seed.
-std::vector<double> input_row(const Spec& spec, const PrepareContext& ctx, TensorId tensor,
+std::vector<double> input_row(const Spec& spec, const InputFill& ctx, TensorId tensor,
                               const Shape& sh, int64_t b, int64_t h, int64_t pos) {
   std::vector<double> row(static_cast<size_t>(sh.dim));
   for (int64_t c = 0; c < sh.dim; ++c) {
@@ -198,7 +198,7 @@ int64_t scan_non_finite(const Spec& s, const HostOutputs& out, std::string& firs
 }
 
 // Per-row checks of O, LSE and dQ on the chosen rows.
-void check_rows(const Spec& spec, const PrepareContext& ctx, const HostOutputs& out,
+void check_rows(const Spec& spec, const InputFill& ctx, const HostOutputs& out,
                 const std::vector<RowIndex>& rows, const Tolerance& tol, Worst& worst,
                 double& lse_err, std::string& lse_where) {
   const Tensors sh = shapes_of(spec);
@@ -252,7 +252,7 @@ void check_rows(const Spec& spec, const PrepareContext& ctx, const HostOutputs& 
 
 // dK/dV of whole groups: all groups when every row is checked, else the first, the last and a
 // seeded random one, each only within options.grad_group_work. Returns a note when skipped.
-std::string check_groups(const Spec& spec, const PrepareContext& ctx, const HostOutputs& out,
+std::string check_groups(const Spec& spec, const InputFill& ctx, const HostOutputs& out,
                          const VerifyOptions& options, const Tolerance& tol, Worst& worst) {
   const Tensors sh = shapes_of(spec);
   const int64_t groups = spec.batch * spec.kv_heads;
@@ -325,7 +325,7 @@ Tolerance tolerance_for(DType dtype) {
   return {};
 }
 
-VerifyResult verify_outputs(const Spec& spec, const PrepareContext& ctx, const HostOutputs& out,
+VerifyResult verify_outputs(const Spec& spec, const InputFill& ctx, const HostOutputs& out,
                             const VerifyOptions& options) {
   const Tolerance tol = tolerance_for(spec.dtype);
   VerifyResult r;

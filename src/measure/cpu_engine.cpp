@@ -1,10 +1,13 @@
-// The CPU engine: host wall-clock timing of synchronous launches, the process high-water mark,
-// no kernel tracing.
+// The CPU engine: host tensors (host_tensors.hpp), host wall-clock timing of synchronous
+// launches, the host's load while sampling (host_load.hpp), no kernel tracing.
+#include <fmt/format.h>
+
 #include <chrono>
-#include <fstream>
 #include <string>
 
 #include "attnprof/engine.hpp"
+#include "measure/host_load.hpp"
+#include "measure/host_tensors.hpp"
 
 namespace attnprof {
 
@@ -27,27 +30,43 @@ class CpuEngine final : public Engine {
   Stream& stream() override { return stream_; }
   MemoryTracker* tracker() override { return &tracker_; }
 
-  TimingResult measure(Run& run, const MeasureOptions& options) override {
+  std::unique_ptr<PointTensors> allocate(const Spec& spec, bool lse,
+                                         const InputFill& fill) override {
+    return make_host_tensors(spec, lse, fill, device_.threads, &tracker_);
+  }
+
+  TimingResult measure(Run& run, PointTensors& tensors, const MeasureOptions& options) override {
     StoppingRule rule = options.rule;
     // steady_clock's tick is 1 ns on Linux, but a call costs ~20-50 ns: 1 us is a safe floor.
     rule.timer_resolution_s = 1e-6;
+    const Io& io = tensors.io();
     std::vector<double> samples;
     double measured = 0;
+    const CpuTimes before = read_cpu_times();
     const auto start = Clock::now();
     StopDecision d;
     while (true) {
       const auto t0 = Clock::now();
-      run.launch(stream_);
+      run.launch(stream_, io);
       const double s = seconds_since(t0);
       samples.push_back(s);
       measured += s;
       d = should_stop(rule, samples, measured, seconds_since(start));
       if (d.stop) break;
     }
-    return to_timing("cpu-wall", summarize(samples), d);
+    TimingResult t = to_timing("cpu-wall", summarize(samples), d);
+    t.host_busy = others_busy_share(before, read_cpu_times());
+    t.host_load = load_average_1m();
+    if (t.host_busy > kBusyHost) {
+      t.noisy = true;
+      t.stop_reason +=
+          fmt::format("; host busy: other processes used {:.0f}% of its CPU time while sampling",
+                      100 * t.host_busy);
+    }
+    return t;
   }
 
-  std::vector<KernelRecord> trace_kernels(Run&, std::string& note) override {
+  std::vector<KernelRecord> trace_kernels(Run&, PointTensors&, std::string& note) override {
     note = "cpu: no kernels";
     return {};
   }

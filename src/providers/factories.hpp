@@ -1,5 +1,6 @@
-// Factory functions of every provider, one per provider file. The registry table
-// (src/core/registry.cpp) is the only caller.
+// Factory functions of every provider, one per provider file, and the declared traits of the
+// providers a build may leave out. The registry table (src/registry/registry.cpp) is the only
+// caller of the factories.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,15 @@ namespace attnprof {
 std::unique_ptr<Provider> make_cpu_reference();
 std::unique_ptr<Provider> make_cpu_naive();
 std::unique_ptr<Provider> make_cpu_flash();
+
+// Declared traits, compiled in every build (declared.cpp of each folder): a provider and the
+// registry's "not built" entry for it read the same facts.
+ProviderTraits cuda_naive_traits();
+ProviderTraits cuda_naive_expand_traits();
+ProviderTraits cuda_math_traits();
+ProviderTraits cudnn_sdpa_traits(bool inference);
+// backend: "default", "flash", "efficient", "cudnn", "math" (torch.sdpa.*) or "naive".
+ProviderTraits torch_traits(std::string_view backend);
 
 // CUDA (src/providers/cuda/), built with ATTNPROF_WITH_CUDA
 std::unique_ptr<Provider> make_cuda_naive();
@@ -47,8 +57,8 @@ inline constexpr std::string_view kTestGroupLibraryPath = "/attnprof-test-group/
 std::unique_ptr<Provider> make_test_group();
 std::unique_ptr<Provider> make_test_pid();
 
-// A provider this build does not contain: listed, never available, with the reason.
-std::unique_ptr<Provider> make_unbuilt(std::string name, std::string description, DeviceKind kind,
-                                       std::string reason);
+// A provider this build does not contain: listed with its declared traits, never available,
+// with the reason.
+std::unique_ptr<Provider> make_unbuilt(ProviderTraits traits, std::string reason);
 
 }  // namespace attnprof

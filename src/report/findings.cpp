@@ -111,14 +111,11 @@ std::string sdpa_backend_of_kernel(const std::string& kernel_name) {
   return "math";
 }
 
-std::string provider_family(const std::string& provider) {
-  const auto has = [&](const char* s) { return provider.find(s) != std::string::npos; };
-  if (has("naive") || has(".math")) return "unfused";
-  if (has("flash") || has("cudnn") || has("efficient") || has("memeff") || has("fused") ||
-      has(".fa2") || has(".fa3")) {
-    return "fused";
+const ProviderTraits* traits_in(const std::vector<Result>& results, const std::string& provider) {
+  for (const Result& r : results) {
+    if (r.provider == provider) return &r.traits;
   }
-  return "";
+  return nullptr;
 }
 
 }  // namespace attnprof

@@ -63,9 +63,8 @@ void add_status_findings(const std::vector<Result>& results, std::vector<Finding
 
 // Which SDPA backend a kernel name belongs to: "flash", "efficient", "cudnn" or "math".
 std::string sdpa_backend_of_kernel(const std::string& kernel_name);
-// Unfused providers materialize the scores (naive, math); fused ones do not (flash, cuDNN,
-// memory-efficient). "" for neither (a dispatcher such as torch.sdpa.default).
-std::string provider_family(const std::string& provider);
+// The traits a provider's rows declare (the first row's), null when no row names it.
+const ProviderTraits* traits_in(const std::vector<Result>& results, const std::string& provider);
 
 // A name as a Markdown code span in a finding's text: `cudnn.sdpa`.
 inline std::string code(const std::string& s) {

@@ -41,7 +41,16 @@ std::string main_kernel(const Result& r) {
 }  // namespace
 
 void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding>& out) {
-  constexpr const char* kDispatcher = "torch.sdpa.default";
+  // The first dispatching provider of the rows (torch.sdpa.default): which kernels it really ran.
+  std::string dispatcher;
+  for (const Result& r : results) {
+    if (r.traits.family == Family::dispatcher) {
+      dispatcher = r.provider;
+      break;
+    }
+  }
+  if (dispatcher.empty()) return;
+  const char* kDispatcher = dispatcher.c_str();
   Tally backends;
   std::map<std::string, std::string> example;  // backend -> its main kernel
   int64_t rows = 0;

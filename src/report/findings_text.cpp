@@ -138,15 +138,26 @@ void fastest(const std::vector<Result>& rows, const std::string& baseline,
 
 void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out) {
   const std::vector<std::string> providers = passed_providers(rows);
+  // Unfused: the scores go through memory (naive and math families); variants that price
+  // something else (GQA expansion) are compared with what they vary, not here.
+  const auto unfused = [&](const std::string& p) {
+    const ProviderTraits* t = traits_in(rows, p);
+    return t && !t->fused && (t->family == Family::naive || t->family == Family::math) &&
+           t->role != Role::gqa_expansion;
+  };
+  const auto fused = [&](const std::string& p) {
+    const ProviderTraits* t = traits_in(rows, p);
+    return t && t->fused;
+  };
   for (const std::string& u : providers) {
-    if (provider_family(u) != "unfused" || u.ends_with(".expand")) continue;
+    if (!unfused(u)) continue;
     const auto mine = by_shape(rows, u);
     // The fused provider sharing the most shapes with u, then the fastest of those.
     std::string best;
     std::vector<double> best_ratios;
     std::pair<const Result*, const Result*> largest{nullptr, nullptr};
     for (const std::string& f : providers) {
-      if (provider_family(f) != "fused") continue;
+      if (!fused(f)) continue;
       std::vector<double> ratios;
       std::pair<const Result*, const Result*> big{nullptr, nullptr};
       for (const auto& [key, fr] : by_shape(rows, f)) {
@@ -182,8 +193,9 @@ void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out
 
 void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
   for (const std::string& expand : passed_providers(rows)) {
-    if (!expand.ends_with(".expand")) continue;
-    const std::string plain = expand.substr(0, expand.size() - 7);
+    const ProviderTraits* t = traits_in(rows, expand);
+    if (!t || t->role != Role::gqa_expansion || t->variant_of.empty()) continue;
+    const std::string& plain = t->variant_of;
     const auto plain_rows = by_shape(rows, plain);
     std::vector<double> ratios;
     std::pair<const Result*, const Result*> largest{nullptr, nullptr};

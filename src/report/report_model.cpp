@@ -45,8 +45,16 @@ std::vector<std::string> summary_lines(const std::vector<Result>& rows, const Re
   if (!devices.empty()) s.push_back(fmt::format("Devices: {}", fmt::join(devices, ", ")));
   const auto modes = distinct(
       rows, [](const Result& r) { return r.timing.samples > 0 ? r.timing.mode : std::string(); });
-  if (!modes.empty())
-    s.push_back(fmt::format("Timing: {} (medians per launch)", fmt::join(modes, ", ")));
+  if (!modes.empty()) {
+    // The clock policy says what a compute-bound median means (docs/method.md, "Clocks"):
+    // sustained sampling under a power cap, or isolated launches after the clock recovered.
+    const auto policies = distinct(rows, [](const Result& r) {
+      return r.timing.samples > 0 ? r.timing.clock_policy : std::string();
+    });
+    s.push_back(fmt::format(
+        "Timing: {} (medians per launch){}", fmt::join(modes, ", "),
+        policies.empty() ? "" : fmt::format("; clocks: {}", fmt::join(policies, ", "))));
+  }
   s.push_back(fmt::format("Rows: {} ({})", rows.size(), status_counts(rows)));
   const auto all = distinct(rows, [](const Result& r) { return r.provider; });
   const auto passed = passed_providers(rows);
@@ -58,8 +66,8 @@ std::vector<std::string> summary_lines(const std::vector<Result>& rows, const Re
       fmt::format("Providers: {}{}", fmt::join(passed, ", "),
                   none.empty() ? "" : fmt::format(" (no passed rows: {})", fmt::join(none, ", "))));
   s.push_back(baseline.empty()
-                  ? "Baseline: none (neither cuda.naive nor cpu.naive passed; choose one with "
-                    "--baseline)"
+                  ? "Baseline: none (no provider that declares itself a baseline passed; choose "
+                    "one with --baseline)"
                   : fmt::format("Baseline for speedups: {}", baseline));
   // Each key's values in order of first appearance: rows of several builds (a journal merged
   // from calls) name every build, not the first row's.

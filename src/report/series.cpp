@@ -121,11 +121,18 @@ std::vector<std::string> passed_providers(const std::vector<Result>& results) {
 
 std::string choose_baseline(const std::vector<Result>& results, const std::string& requested) {
   if (!requested.empty()) return requested;
-  const std::vector<std::string> passed = passed_providers(results);
-  for (const char* naive : {"cuda.naive", "cpu.naive"}) {
-    if (std::find(passed.begin(), passed.end(), naive) != passed.end()) return naive;
+  // The provider that declares itself its device's baseline (cuda.naive, cpu.naive); a GPU one
+  // first, since GPU rows are what a mixed journal compares.
+  std::string found;
+  for (const std::string& p : passed_providers(results)) {
+    for (const Result& r : results) {
+      if (r.provider != p || r.traits.role != Role::baseline) continue;
+      if (r.traits.device == DeviceKind::cuda) return p;
+      if (found.empty()) found = p;
+      break;
+    }
   }
-  return "";
+  return found;
 }
 
 std::vector<std::pair<std::string, std::vector<const Result*>>> rows_by_shape(

@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
-#include "attnprof/sink.hpp"
+#include "attnprof/result_json.hpp"
 
 namespace attnprof::protocol {
 
@@ -50,10 +49,10 @@ T choice(const Json& j, const char* key, Parse parse) {
   return *v;
 }
 
-// Specs travel in the journal's own form (json_row.cpp), so the two never drift apart.
+// Specs travel in the journal's own form (result_json.hpp), so the two never drift apart.
 Spec read_spec(const Json& j) {
   try {
-    return spec_from_json(j.dump());
+    return spec_from_json(j);
   } catch (const std::runtime_error& e) {
     bad(e.what());
   }
@@ -63,6 +62,11 @@ Json options_json(const RunOptions& o) {
   const StoppingRule& r = o.measure.rule;
   return {{"seed", o.seed},
           {"timing", o.measure.mode},
+          {"clock_policy", to_string(o.measure.clock)},
+          {"rotate", o.measure.rotate},
+          {"launches_per_sample", o.measure.launches_per_sample},
+          {"trace_launches", o.trace_launches},
+          {"profile_one_launch", o.profile_one_launch},
           {"min_samples", r.min_samples},
           {"max_samples", r.max_samples},
           {"max_noise", r.max_noise},
@@ -82,6 +86,11 @@ RunOptions read_options(const Json& j) {
   StoppingRule& r = o.measure.rule;
   o.seed = field<uint64_t>(j, "seed");
   o.measure.mode = field<std::string>(j, "timing");
+  o.measure.clock = choice<ClockPolicy>(j, "clock_policy", parse_clock_policy);
+  o.measure.rotate = field<bool>(j, "rotate");
+  o.measure.launches_per_sample = field<int64_t>(j, "launches_per_sample");
+  o.trace_launches = field<int>(j, "trace_launches");
+  o.profile_one_launch = field<bool>(j, "profile_one_launch");
   r.min_samples = field<int64_t>(j, "min_samples");
   r.max_samples = field<int64_t>(j, "max_samples");
   r.max_noise = field<double>(j, "max_noise");
@@ -97,12 +106,6 @@ RunOptions read_options(const Json& j) {
   return o;
 }
 
-std::optional<DeviceKind> parse_kind(std::string_view s) {
-  if (s == "cpu") return DeviceKind::cpu;
-  if (s == "cuda") return DeviceKind::cuda;
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::string encode_hello(const Hello& hello) {
@@ -116,8 +119,11 @@ std::string encode_hello(const Hello& hello) {
                        {"memory_bytes", e.memory_bytes},
                        {"env", e.env}});
   }
-  const Json j = {
-      {"hello", {{"protocol", hello.protocol}, {"pid", hello.pid}, {"engines", engines}}}};
+  const Json j = {{"hello",
+                   {{"protocol", hello.protocol},
+                    {"pid", hello.pid},
+                    {"engines", engines},
+                    {"providers", hello.providers}}}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -133,7 +139,7 @@ Hello decode_hello(const std::string& line) {
   hello.pid = field<int64_t>(h, "pid");
   for (const Json& e : field<Json>(h, "engines")) {
     WorkerEngine info;
-    info.kind = choice<DeviceKind>(e, "kind", parse_kind);
+    info.kind = choice<DeviceKind>(e, "kind", parse_device_kind);
     info.available = field<bool>(e, "available");
     info.reason = field<std::string>(e, "reason");
     info.device = field<std::string>(e, "device");
@@ -142,13 +148,14 @@ Hello decode_hello(const std::string& line) {
     info.env = field<Fingerprint>(e, "env");
     hello.engines.push_back(std::move(info));
   }
+  hello.providers = field<std::map<std::string, Fingerprint>>(h, "providers");
   return hello;
 }
 
 std::string encode_request(const Request& request) {
   const Json j = {{"point",
                    {{"provider", request.provider},
-                    {"spec", Json::parse(spec_to_json(request.spec))},
+                    {"spec", to_json(request.spec)},
                     {"options", options_json(request.options)}}}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -163,53 +170,21 @@ Request decode_request(const std::string& line) {
   return r;
 }
 
-std::string encode_reply(const Result& row, bool poisoned) {
-  // The row is spliced in as written for the journal: one serialization, one schema.
-  return fmt::format("{{\"poisoned\":{},\"row\":{}}}", poisoned ? "true" : "false",
-                     to_json_line(row));
+std::string encode_reply(const Result& row) {
+  // The row travels as the journal writes it: one codec, one schema.
+  const nlohmann::ordered_json j = {{"row", to_json(row)}};
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Reply decode_reply(const std::string& line) {
   const Json j = parse_line(line, "reply");
   Reply reply;
-  reply.poisoned = field<bool>(j, "poisoned");
-  const Json& row = field<Json>(j, "row");
   try {
-    reply.row = from_json_line(row.dump(-1, ' ', false, Json::error_handler_t::replace));
+    reply.row = result_from_json(field<Json>(j, "row"));
   } catch (const std::runtime_error& e) {
     bad(fmt::format("reply row: {}", e.what()));
   }
   return reply;
-}
-
-bool poisons_worker(const std::string& reason) {
-  std::string text = reason;
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // The sticky errors of CUDA: after one, every later call in the process fails too
-  // (cuda_check.cpp CudaError::sticky() lists the same codes).
-  static constexpr const char* kWords[] = {
-      "sticky",
-      "illegal address",
-      "illegal memory access",
-      "unspecified launch failure",
-      "misaligned address",
-      "illegal instruction",
-      "hardware stack error",
-      "cudaerrorillegaladdress",
-      "cudaerrorlaunchfailure",
-      "cudaerrorhardwarestackerror",
-      "cudaerrorillegalinstruction",
-      "cudaerrormisalignedaddress",
-      "cudaerrorinvalidaddressspace",
-      "cudaerrorinvalidpc",
-      "cudaerrorlaunchtimeout",
-      "cudaerrorassert",
-      "cudaerroreccuncorrectable",
-      "cudaerrorcontextisdestroyed",
-  };
-  return std::any_of(std::begin(kWords), std::end(kWords),
-                     [&](const char* w) { return text.find(w) != std::string::npos; });
 }
 
 }  // namespace attnprof::protocol

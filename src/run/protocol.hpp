@@ -2,17 +2,21 @@
 // per line, over the worker's stdin and stdout:
 //
 //   worker -> supervisor, once at start:
-//     {"hello":{"protocol":1,"pid":N,"engines":[{"kind":"cpu","available":true,"reason":"",
-//               "device":"...","threads":N,"memory_bytes":N,"env":{...}}, ...]}}
+//     {"hello":{"protocol":2,"pid":N,"engines":[{"kind":"cpu","available":true,"reason":"",
+//               "device":"...","threads":N,"memory_bytes":N,"env":{...}}, ...],
+//               "providers":{"cudnn.sdpa":{"cudnn":"9.19.0"}, ...}}}
 //   supervisor -> worker, one per point:
 //     {"point":{"provider":"cpu.naive","spec":{...},"options":{...}}}
 //   worker -> supervisor, one per point:
-//     {"poisoned":false,"row":<to_json_line(result)>}
+//     {"row":<the row, result_json.hpp>}
 //
-// `poisoned` says the worker's state cannot be trusted after this point (a sticky CUDA error):
+// A row whose fault is sticky_device says the worker's state cannot be trusted after this point:
 // the supervisor replaces it before the next point. The worker closes on end of input.
+// "providers" holds each provider's fingerprint entries as the worker sees them: a group's worker
+// loads its own library versions.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,12 +29,13 @@
 
 namespace attnprof::protocol {
 
-inline constexpr int kVersion = 1;
+inline constexpr int kVersion = 2;
 
 struct Hello {
   int protocol = kVersion;
   int64_t pid = 0;
-  std::vector<WorkerEngine> engines;  // the engines built into the worker
+  std::vector<WorkerEngine> engines;             // the engines built into the worker
+  std::map<std::string, Fingerprint> providers;  // Provider::fingerprint() by name, if not empty
 };
 
 struct Request {
@@ -41,7 +46,6 @@ struct Request {
 
 struct Reply {
   Result row;
-  bool poisoned = false;
 };
 
 // Each encoder returns one line without its newline; each decoder throws std::runtime_error
@@ -50,12 +54,7 @@ std::string encode_hello(const Hello& hello);
 Hello decode_hello(const std::string& line);
 std::string encode_request(const Request& request);
 Request decode_request(const std::string& line);
-std::string encode_reply(const Result& row, bool poisoned);
+std::string encode_reply(const Result& row);
 Reply decode_reply(const std::string& line);
-
-// The rule for a poisoned worker: the row's reason names a sticky CUDA error (one that leaves
-// the context unusable: cudaErrorIllegalAddress, cudaErrorLaunchFailure, ...), or its words
-// ("illegal address", "illegal memory access", "unspecified launch failure"), or says "sticky".
-bool poisons_worker(const std::string& reason);
 
 }  // namespace attnprof::protocol

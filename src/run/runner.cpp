@@ -1,14 +1,12 @@
+// The point lifecycle (include/attnprof/runner.hpp; docs/design.md, "The point lifecycle").
 #include "attnprof/runner.hpp"
-#include "attnprof/env.hpp"
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <ctime>
 #include <fstream>
-#include <new>
 #include <string>
 
+#include "attnprof/env.hpp"
 #include "attnprof/model.hpp"
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/peaks.hpp"
@@ -34,59 +32,88 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return s;
 }
 
-bool mentions_oom(std::string_view what) {
-  return what.find("out of memory") != std::string_view::npos ||
-         what.find("cudaErrorMemoryAllocation") != std::string_view::npos ||
-         what.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string_view::npos;
+// Runs one phase between the hooks' begin and end.
+template <class Body>
+void phase(PointHooks& hooks, Phase p, Body&& body) {
+  hooks.begin(p);
+  body();
+  hooks.end(p);
 }
 
-Result finished(Result r, Status s, std::string reason) {
-  r.status = s;
-  r.reason = std::move(reason);
-  return r;
-}
-
-// The body of run_point once the point is known to be runnable; fills `r`; may throw.
+// The phases from allocation to release; fills `r`; may throw.
 void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
-             const RunOptions& options) {
+             const RunOptions& options, PointHooks& hooks) {
   MemoryTracker* tracker = engine.tracker();
   const int64_t base = tracker ? tracker->current() : 0;
   if (tracker) tracker->reset_peak();
+  const InputFill fill{options.seed, InputPattern::random};
+  Stream& stream = engine.stream();
 
-  PrepareContext ctx;
-  ctx.seed = options.seed;
-  ctx.threads = options.threads;
-  ctx.tracker = tracker;
-  std::unique_ptr<Run> run = provider.prepare(spec, engine.device(), ctx);
+  std::unique_ptr<PointTensors> tensors;
+  std::unique_ptr<Run> run;
+  phase(hooks, Phase::prepare, [&] {
+    tensors = engine.allocate(spec, r.traits.writes_lse, fill);
+    PrepareContext ctx;
+    ctx.threads = options.threads;
+    ctx.tracker = tracker;
+    ctx.stream = &stream;
+    run = provider.prepare(spec, engine.device(), ctx, tensors->io());
+    const Io first[] = {tensors->io()};
+    run->bind(first);
+  });
+  const Io& io = tensors->io();
 
   // Verified run: poisoned outputs, one launch, every element scanned, rows against fp64.
-  run->poison_outputs();
-  run->launch(engine.stream());
-  r.verify = verify_outputs(spec, ctx, run->read_outputs(), options.verify);
-  if (!verify_passed(r.verify)) {
+  bool correct = true;
+  phase(hooks, Phase::verify, [&] {
+    tensors->poison_outputs();
+    run->launch(stream, io);
+    run->publish(stream, io);
+    r.verify = verify_outputs(spec, fill, tensors->read_outputs(), options.verify);
+    correct = verify_passed(r.verify);
+  });
+  if (!correct) {
     r.status = Status::incorrect;
     r.reason = fmt::format("verification failed: {}", r.verify.detail);
     return;
   }
 
-  for (int i = 0; i < options.warmup_launches; ++i) run->launch(engine.stream());
-  r.timing = engine.measure(*run, options.measure);
+  phase(hooks, Phase::warmup, [&] {
+    for (int i = 0; i < options.warmup_launches; ++i) run->launch(stream, io);
+  });
+  // The point's footprint: prepare, the verified launch and the warm-up. Copies the timer makes
+  // for cold batches are a measurement device, not the point's.
+  r.memory.workspace_bytes = run->workspace_bytes();
+  r.memory.peak_bytes = tracker ? tracker->peak() - base + run->untracked_peak_bytes()
+                                : tensors->bytes() + run->workspace_bytes();
+
+  phase(hooks, Phase::measure, [&] {
+    if (!hooks.measure(*run, *tensors, engine, r)) {
+      r.timing = engine.measure(*run, *tensors, options.measure);
+    }
+  });
 
   // The output of the last timed launch is checked too: a kernel that is right once and wrong
   // under repetition (a race, stale state) must not pass.
-  VerifyResult last = verify_outputs(spec, ctx, run->read_outputs(), options.verify);
-  if (!verify_passed(last)) {
-    r.verify = last;
+  phase(hooks, Phase::verify_last, [&] {
+    run->publish(stream, io);
+    const VerifyResult last = verify_outputs(spec, fill, tensors->read_outputs(), options.verify);
+    if (!verify_passed(last)) {
+      r.verify = last;
+      correct = false;
+    }
+  });
+  if (!correct) {
     r.status = Status::incorrect;
-    r.reason = fmt::format("verification of the last timed run failed: {}", last.detail);
+    r.reason = fmt::format("verification of the last timed run failed: {}", r.verify.detail);
     return;
   }
 
-  if (options.trace_kernels) r.kernels = engine.trace_kernels(*run, r.kernels_note);
+  if (options.trace_kernels) {
+    phase(hooks, Phase::kernels,
+          [&] { r.kernels = engine.trace_kernels(*run, *tensors, r.kernels_note); });
+  }
 
-  r.memory.workspace_bytes = run->workspace_bytes();
-  r.memory.peak_bytes =
-      tracker ? tracker->peak() - base + run->untracked_peak_bytes() : run->allocated_bytes();
   r.provider_note = run->note();
   r.memory.extra_bytes = r.memory.peak_bytes - r.memory.analytic_bytes;
   r.memory.process_hwm_bytes = process_hwm_bytes();
@@ -100,7 +127,32 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
 #endif
 }
 
+Result refused(Result r, Status status, Fault fault, std::string reason) {
+  r.status = status;
+  r.fault = fault;
+  r.reason = std::move(reason);
+  return r;
+}
+
 }  // namespace
+
+std::string_view to_string(Phase p) {
+  switch (p) {
+    case Phase::prepare:
+      return "prepare";
+    case Phase::verify:
+      return "verify";
+    case Phase::warmup:
+      return "warm-up";
+    case Phase::measure:
+      return "timed";
+    case Phase::verify_last:
+      return "verify-last";
+    case Phase::kernels:
+      return "kernels";
+  }
+  return "?";
+}
 
 void derive_rates(Result& r) {
   const double t = r.timing.median_us * 1e-6;
@@ -110,67 +162,91 @@ void derive_rates(Result& r) {
   r.tokens_per_s = static_cast<double>(r.spec.batch * r.spec.q_len) / t;
 }
 
-Result run_point(const Spec& spec, Provider& provider, Engine& engine, const RunOptions& options) {
+Result point_row(const Provider& provider, const Spec& spec, uint64_t seed) {
   Result r;
-  r.provider = provider.name();
+  r.traits = provider.traits();
+  r.provider = r.traits.name;
   r.spec = spec;
-  r.device = engine.device().name;
-  r.started_at = utc_now_iso8601();
+  r.seed = seed;
   r.flop_convention = std::string(kFlopConvention);
-
-  if (auto errors = spec.validate(); !errors.empty()) {
-    return finished(std::move(r), Status::failed, "invalid spec: " + join(errors, "; "));
+  if (spec.validate().empty()) {
+    r.flops = flops(spec);
+    r.bytes = min_bytes(spec);
+    r.memory.analytic_bytes = io_bytes(spec);
   }
-  r.flops = flops(spec);
-  r.bytes = min_bytes(spec);
-  r.memory.analytic_bytes = io_bytes(spec);
+  return r;
+}
 
+Result unrun_row(const Provider& provider, const Spec& spec, uint64_t seed, Status status,
+                 Fault fault, std::string reason) {
+  return refused(point_row(provider, spec, seed), status, fault, std::move(reason));
+}
+
+std::optional<Result> refuse_point(const Spec& spec, Provider& provider, Engine& engine,
+                                   const RunOptions& options) {
+  Result r = point_row(provider, spec, options.seed);
+  r.device = engine.device().name;
+  if (auto errors = spec.validate(); !errors.empty()) {
+    return refused(std::move(r), Status::not_supported, Fault::invalid,
+                   "invalid spec: " + join(errors, "; "));
+  }
   if (provider.device_kind() != engine.kind()) {
-    return finished(std::move(r), Status::not_supported,
-                    fmt::format("runs on {}, this point is on {}",
-                                to_string(provider.device_kind()), to_string(engine.kind())));
+    return refused(std::move(r), Status::not_supported, Fault::not_supported,
+                   fmt::format("runs on {}, this point is on {}", to_string(provider.device_kind()),
+                               to_string(engine.kind())));
   }
   if (Availability a = provider.availability(); !a.available) {
-    return finished(std::move(r), Status::not_supported, a.reason);
+    return refused(std::move(r), Status::not_supported, Fault::not_supported, a.reason);
   }
   if (Availability a = engine.availability(); !a.available) {
-    return finished(std::move(r), Status::not_supported, a.reason);
+    return refused(std::move(r), Status::not_supported, Fault::not_supported, a.reason);
   }
   const int bits = provider.index_bits();
   if (bits < 63 && spec.largest_tensor_elems() >= (int64_t{1} << bits)) {
-    return finished(std::move(r), Status::not_supported,
-                    fmt::format("a tensor of {} elements exceeds the provider's {}-bit indexing",
-                                spec.largest_tensor_elems(), bits));
+    return refused(std::move(r), Status::not_supported, Fault::not_supported,
+                   fmt::format("a tensor of {} elements exceeds the provider's {}-bit indexing",
+                               spec.largest_tensor_elems(), bits));
   }
   if (Support s = provider.supports(spec, engine.device()); !s.ok) {
-    return finished(std::move(r), Status::not_supported, s.reason);
+    return refused(std::move(r), Status::not_supported, Fault::not_supported, s.reason);
   }
-  const int64_t estimate = provider.estimate_bytes(spec);
+  const Io layout = io_layout(spec, spec.dtype, r.traits.writes_lse);
+  const int64_t estimate = tensor_bytes(layout) + provider.workspace_estimate(spec);
   const int64_t capacity = engine.device().memory_bytes;
   if (capacity > 0 && estimate > capacity) {
-    return finished(std::move(r), Status::oom,
-                    fmt::format("estimated {:.2f} GiB exceeds the device's {:.2f} GiB; not run",
-                                static_cast<double>(estimate) / double(1 << 30),
-                                static_cast<double>(capacity) / double(1 << 30)));
+    return refused(std::move(r), Status::oom, Fault::oom,
+                   fmt::format("estimated {:.2f} GiB exceeds the device's {:.2f} GiB; not run",
+                               static_cast<double>(estimate) / double(1 << 30),
+                               static_cast<double>(capacity) / double(1 << 30)));
   }
+  return std::nullopt;
+}
 
-  // One catch per point: whatever a provider throws ends this point only.
+Result run_point(const Spec& spec, Provider& provider, Engine& engine, const RunOptions& options,
+                 PointHooks* hooks) {
+  if (std::optional<Result> no = refuse_point(spec, provider, engine, options)) return *no;
+  Result r = point_row(provider, spec, options.seed);
+  r.device = engine.device().name;
+  r.started_at = utc_now_iso8601();
+  PointHooks none;
+  PointHooks& h = hooks ? *hooks : none;
+  // One catch per point: whatever a provider throws ends this point only, classified here.
   try {
-    execute(r, spec, provider, engine, options);
-    return r;
-  } catch (const NotSupported& e) {
-    r.status = Status::not_supported;
-    r.reason = e.reason();
-  } catch (const OutOfMemory& e) {
-    r.status = Status::oom;
-    r.reason = e.what();
-  } catch (const std::bad_alloc&) {
-    r.status = Status::oom;
-    r.reason = "host allocation failed (std::bad_alloc)";
+    h.around([&] { execute(r, spec, provider, engine, options, h); });
   } catch (const std::exception& e) {
-    r.status = mentions_oom(e.what()) ? Status::oom : Status::failed;
-    r.reason = e.what();
+    r.fault = classify(e);
+    r.reason = fault_reason(e);
+    // A sticky CUDA error poisons the context whatever the exception said about it: ask the
+    // device, not the message.
+    if (r.fault != Fault::sticky_device) {
+      if (const std::string why = engine.poisoned(); !why.empty()) {
+        r.fault = Fault::sticky_device;
+        r.reason += "; " + why;
+      }
+    }
+    r.status = status_of(r.fault);
   }
+  h.finish(r);
   return r;
 }
 

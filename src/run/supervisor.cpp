@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "attnprof/model.hpp"
 #include "run/child_process.hpp"
 #include "run/protocol.hpp"
 
@@ -102,6 +101,7 @@ void Supervisor::spawn(const WorkerGroup& group) {
       // The default group's worker describes the engines; a group's worker has the same
       // engines, but its own fingerprint (its libraries).
       engines_[group.name] = hello.engines;
+      provider_entries_[group.name] = hello.providers;
       workers_[group.name] = std::move(child);
       return;
     } catch (const std::exception& e) {
@@ -161,31 +161,35 @@ const Fingerprint& Supervisor::fingerprint(DeviceKind kind) {
 }
 
 const Fingerprint& Supervisor::fingerprint(const Provider& provider) {
+  const std::string name = provider.name();
+  if (auto it = provider_fingerprints_.find(name); it != provider_fingerprints_.end()) {
+    return it->second;
+  }
   const WorkerGroup group = provider.worker_group();
-  if (group.name.empty()) return fingerprint(provider.device_kind());
-  if (!engines_.contains(group.name)) {
+  std::string source = group.name;
+  if (!group.name.empty() && !engines_.contains(group.name)) {
     try {
       spawn(group);
     } catch (const std::exception&) {
       // Its points will fail with the reason; their rows carry the default worker's fingerprint.
-      return fingerprint(provider.device_kind());
+      source = "";
     }
   }
-  if (const WorkerEngine* e = engine(provider.device_kind(), group.name)) return e->env;
-  return fingerprint(provider.device_kind());
+  const WorkerEngine* e = engine(provider.device_kind(), source);
+  Fingerprint f = e ? e->env : fingerprint(provider.device_kind());
+  // The provider's own entries (library versions) as its group's worker loads them.
+  if (auto g = provider_entries_.find(source); g != provider_entries_.end()) {
+    if (auto p = g->second.find(name); p != g->second.end()) {
+      for (const auto& [k, v] : p->second) f[k] = v;
+    }
+  }
+  return provider_fingerprints_.emplace(name, std::move(f)).first->second;
 }
 
-Result Supervisor::fault_row(const Point& point, Status status, std::string reason) const {
-  Result r;
-  r.provider = point.provider->name();
-  r.spec = point.spec;
+Result Supervisor::fault_row(const Point& point, Status status, Fault fault,
+                             std::string reason) const {
+  Result r = unrun_row(*point.provider, point.spec, run_.seed, status, fault, std::move(reason));
   if (const WorkerEngine* e = engine(point.provider->device_kind())) r.device = e->device;
-  r.flop_convention = std::string(kFlopConvention);
-  r.flops = flops(point.spec);
-  r.bytes = min_bytes(point.spec);
-  r.memory.analytic_bytes = io_bytes(point.spec);
-  r.status = status;
-  r.reason = std::move(reason);
   return r;
 }
 
@@ -222,7 +226,7 @@ Result Supervisor::lost_point(const Point& point, const std::string& group, bool
   Result r;
   if (hung) {
     w.kill_and_reap();
-    r = fault_row(point, Status::timeout,
+    r = fault_row(point, Status::timeout, Fault::timeout,
                   fmt::format("no answer within the hang limit ({} s, --hang-timeout); worker "
                               "killed{}",
                               options_.hang_timeout_s, last_words(w)));
@@ -232,11 +236,11 @@ Result Supervisor::lost_point(const Point& point, const std::string& group, bool
     const bool oom_killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
                             !w.killed_here() && oom_kills_before >= 0 &&
                             oom_kills() > oom_kills_before;
-    r = oom_killed ? fault_row(point, Status::oom,
+    r = oom_killed ? fault_row(point, Status::oom, Fault::oom,
                                "worker killed by the kernel's out-of-memory killer (SIGKILL; "
                                "/proc/vmstat oom_kill rose)" +
                                    last_words(w))
-                   : fault_row(point, Status::failed,
+                   : fault_row(point, Status::failed, Fault::crash,
                                "worker " + describe_wait_status(status) + last_words(w));
   }
   retire(group, true);
@@ -251,7 +255,7 @@ std::optional<Result> Supervisor::run(const Point& point) {
       send(group, protocol::encode_request({point.provider->name(), point.spec, run_}));
   if (!unsent.empty()) {
     if (stop_now()) return std::nullopt;
-    Result r = fault_row(point, Status::failed, unsent);
+    Result r = fault_row(point, Status::failed, Fault::crash, unsent);
     r.started_at = started_at;
     return r;
   }
@@ -268,11 +272,12 @@ std::optional<Result> Supervisor::run(const Point& point) {
   if (wait == ChildProcess::Wait::line) {
     try {
       protocol::Reply reply = protocol::decode_reply(line);
-      if (reply.poisoned) retire(group.name, true);
+      // A sticky device fault poisoned the worker's context: replace it before the next point.
+      if (reply.row.fault == Fault::sticky_device) retire(group.name, true);
       return std::move(reply.row);
     } catch (const std::exception& e) {
       w.kill_and_reap();
-      r = fault_row(point, Status::failed, e.what() + last_words(w));
+      r = fault_row(point, Status::failed, Fault::crash, e.what() + last_words(w));
       retire(group.name, true);
     }
   } else {

@@ -14,8 +14,8 @@ namespace {
 // Runs points with run_point() in this process.
 class InProcessExecutor final : public Executor {
  public:
-  InProcessExecutor(const Engines& engines, const RunOptions& options)
-      : engines_(engines), options_(options) {}
+  InProcessExecutor(const Engines& engines, const RunOptions& options, HooksFactory hooks)
+      : engines_(engines), options_(options), hooks_(std::move(hooks)) {}
 
   bool has_engine(DeviceKind kind) const override { return engines_.for_kind(kind) != nullptr; }
 
@@ -34,15 +34,27 @@ class InProcessExecutor final : public Executor {
     return it->second;
   }
 
+  const Fingerprint& fingerprint(const Provider& provider) override {
+    auto [it, fresh] = by_provider_.try_emplace(provider.name());
+    if (fresh) {
+      it->second = fingerprint(provider.device_kind());
+      for (const auto& [k, v] : provider.fingerprint()) it->second[k] = v;
+    }
+    return it->second;
+  }
+
   std::optional<Result> run(const Point& pt) override {
-    return run_point(pt.spec, *pt.provider, *engines_.for_kind(pt.provider->device_kind()),
-                     options_);
+    Engine& engine = *engines_.for_kind(pt.provider->device_kind());
+    std::unique_ptr<PointHooks> hooks = hooks_ ? hooks_(options_, engine) : nullptr;
+    return run_point(pt.spec, *pt.provider, engine, options_, hooks.get());
   }
 
  private:
   Engines engines_;
   RunOptions options_;
+  HooksFactory hooks_;
   std::map<DeviceKind, Fingerprint> cache_;
+  std::map<std::string, Fingerprint> by_provider_;
 };
 
 using SeriesId = std::pair<std::string, std::string>;  // provider, series_key
@@ -55,15 +67,6 @@ SeriesId series_of(const std::string& provider, const Spec& spec) {
 void note_oom(std::map<SeriesId, int64_t>& oom_at, const Result& r) {
   auto& at = oom_at.try_emplace(series_of(r.provider, r.spec), series_size(r.spec)).first->second;
   at = std::min(at, series_size(r.spec));
-}
-
-Result unrun_row(const Point& pt, Status status, std::string reason) {
-  Result r;
-  r.provider = pt.provider->name();
-  r.spec = pt.spec;
-  r.status = status;
-  r.reason = std::move(reason);
-  return r;
 }
 
 }  // namespace
@@ -104,8 +107,8 @@ Fingerprint engine_fingerprint(Engine& engine) {
 }
 
 std::unique_ptr<Executor> make_in_process_executor(const Engines& engines,
-                                                   const RunOptions& options) {
-  return std::make_unique<InProcessExecutor>(engines, options);
+                                                   const RunOptions& options, HooksFactory hooks) {
+  return std::make_unique<InProcessExecutor>(engines, options, std::move(hooks));
 }
 
 namespace {
@@ -175,11 +178,11 @@ SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
     Result r;
     if (auto it = oom_at.find(series_of(pt.provider->name(), pt.spec));
         it != oom_at.end() && series_size(pt.spec) >= it->second) {
-      r = unrun_row(pt, Status::skipped,
+      r = unrun_row(*pt.provider, pt.spec, control.seed, Status::skipped, Fault::none,
                     "skipped: a smaller size of this series ran out of memory");
     } else if (!executor.has_engine(kind)) {
-      r = unrun_row(pt, Status::not_supported,
-                    fmt::format("no {} engine in this run", to_string(kind)));
+      r = unrun_row(*pt.provider, pt.spec, control.seed, Status::not_supported,
+                    Fault::not_supported, fmt::format("no {} engine in this run", to_string(kind)));
     } else {
       for (Sink* s : sinks) s->begin_point(pt.provider->name(), pt.spec);
       std::optional<Result> ran = executor.run(pt);
@@ -201,8 +204,10 @@ SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
 
 SweepSummary run_sweep(const std::vector<Point>& points, const Engines& engines,
                        const RunOptions& options, const std::vector<Sink*>& sinks) {
-  InProcessExecutor executor(engines, options);
-  return run_sweep(points, executor, sinks);
+  InProcessExecutor executor(engines, options, {});
+  SweepControl control;
+  control.seed = options.seed;
+  return run_sweep(points, executor, sinks, control);
 }
 
 }  // namespace attnprof

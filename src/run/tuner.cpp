@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "attnprof/tune.hpp"
-#include "attnprof/worker.hpp"
 #include "report/units.hpp"
 
 namespace attnprof {
@@ -28,23 +27,30 @@ const char* axis_name(TuneAxis axis) {
   return axis == TuneAxis::batch ? "batch" : "seq";
 }
 
+// Thrown when the executor abandoned a point (a stop was requested).
+struct Stopped {};
+
 // Measures values one at a time and keeps every point.
 class Search {
  public:
-  Search(const Spec& spec, Provider& provider, Engine& engine, const TuneOptions& options,
+  Search(const Spec& spec, Provider& provider, Executor& executor, const TuneOptions& options,
          TuneResult& out)
       : spec_(spec),
         provider_(provider),
-        engine_(engine),
+        executor_(executor),
         options_(options),
         out_(out),
-        env_(engine_fingerprint(engine)) {}
+        env_(executor.fingerprint(provider)) {}
 
-  // Runs the point at `value`; returns whether it fits.
+  // Runs the point at `value`; returns whether it fits. Throws Stopped when the executor
+  // abandoned the point.
   bool fits(int64_t value) {
     TunePoint p;
     p.value = value;
-    p.result = run_point(with_value(spec_, options_.axis, value), provider_, engine_, options_.run);
+    std::optional<Result> row =
+        executor_.run({with_value(spec_, options_.axis, value), &provider_});
+    if (!row) throw Stopped{};
+    p.result = std::move(*row);
     p.result.env = env_;
     p.fits = fits_limits(p.result, options_.limits, p.why_not);
     out_.curve.push_back(std::move(p));
@@ -60,7 +66,7 @@ class Search {
  private:
   const Spec& spec_;
   Provider& provider_;
-  Engine& engine_;
+  Executor& executor_;
   const TuneOptions& options_;
   TuneResult& out_;
   Fingerprint env_;
@@ -97,12 +103,9 @@ bool fits_limits(const Result& r, const TuneLimits& limits, std::string& why_not
   return true;
 }
 
-TuneResult tune(const Spec& spec, Provider& provider, Engine& engine, const TuneOptions& options) {
-  TuneResult out;
-  out.provider = provider.name();
-  out.axis = options.axis;
-  out.spec = with_value(spec, options.axis, options.start);
-  Search search(spec, provider, engine, options, out);
+namespace {
+
+void search_boundaries(Search& search, const TuneOptions& options, TuneResult& out) {
   const int64_t step = std::max<int64_t>(1, options.resolution);
 
   // Geometric growth: 1, 2, 4, ... (or start, 2 start, ...) until a value does not fit.
@@ -130,16 +133,38 @@ TuneResult tune(const Spec& spec, Provider& provider, Engine& engine, const Tune
     }
     out.boundary = search.why_not(hi);
   }
+}
+
+// Sorts the curve; the largest fitting value and the one with the most tokens/s.
+void summarize_curve(TuneResult& out) {
   std::sort(out.curve.begin(), out.curve.end(),
             [](const TunePoint& a, const TunePoint& b) { return a.value < b.value; });
-  if (lo > 0) out.largest = lo;
   double best = -1;
   for (const TunePoint& p : out.curve) {
-    if (p.fits && p.result.tokens_per_s > best) {
+    if (!p.fits) continue;
+    out.largest = p.value;
+    if (p.result.tokens_per_s > best) {
       best = p.result.tokens_per_s;
       out.optimal = p.value;
     }
   }
+}
+
+}  // namespace
+
+TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
+                const TuneOptions& options) {
+  TuneResult out;
+  out.provider = provider.name();
+  out.axis = options.axis;
+  out.spec = with_value(spec, options.axis, options.start);
+  Search search(spec, provider, executor, options, out);
+  try {
+    search_boundaries(search, options, out);
+  } catch (const Stopped&) {
+    out.boundary = "stopped before the search ended: what was found so far";
+  }
+  summarize_curve(out);
   return out;
 }
 

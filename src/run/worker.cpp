@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "attnprof/registry.hpp"
 #include "attnprof/runner.hpp"
 #include "run/protocol.hpp"
 
@@ -49,31 +48,40 @@ WorkerEngine describe(Engine& engine) {
   return w;
 }
 
-Result serve(const protocol::Request& request, Engine* cpu, Engine* cuda) {
-  Provider* provider = find_provider(request.provider);
+Provider* find(const std::vector<Provider*>& providers, const std::string& name) {
+  for (Provider* p : providers) {
+    if (p->name() == name) return p;
+  }
+  return nullptr;
+}
+
+Result serve(const protocol::Request& request, const std::vector<Provider*>& providers,
+             const HooksFactory& hooks, Engine* cpu, Engine* cuda) {
+  Provider* provider = find(providers, request.provider);
   if (provider == nullptr) {
     Result r;
     r.provider = request.provider;
     r.spec = request.spec;
+    r.seed = request.options.seed;
     r.status = Status::failed;
+    r.fault = Fault::provider;
     r.reason = fmt::format("the worker has no provider '{}'", request.provider);
     return r;
   }
   Engine* engine = provider->device_kind() == DeviceKind::cpu ? cpu : cuda;
   if (engine == nullptr) {
-    Result r;
-    r.provider = request.provider;
-    r.spec = request.spec;
-    r.status = Status::not_supported;
-    r.reason = fmt::format("no {} engine in this worker", to_string(provider->device_kind()));
-    return r;
+    return unrun_row(
+        *provider, request.spec, request.options.seed, Status::not_supported, Fault::not_supported,
+        fmt::format("no {} engine in this worker", to_string(provider->device_kind())));
   }
-  return run_point(request.spec, *provider, *engine, request.options);
+  std::unique_ptr<PointHooks> h = hooks ? hooks(request.options, *engine) : nullptr;
+  return run_point(request.spec, *provider, *engine, request.options, h.get());
 }
 
 }  // namespace
 
-int serve_worker(const WorkerOptions& options) {
+int serve_worker(const WorkerOptions& options, const std::vector<Provider*>& providers,
+                 const HooksFactory& hooks) {
   // Die with the supervisor, even when it is killed with SIGKILL: a hung point must not outlive
   // the sweep. The parent check closes the window before prctl() took effect.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -96,6 +104,9 @@ int serve_worker(const WorkerOptions& options) {
   hello.pid = ::getpid();
   hello.engines.push_back(describe(*cpu));
   if (cuda) hello.engines.push_back(describe(*cuda));
+  for (Provider* p : providers) {
+    if (Fingerprint f = p->fingerprint(); !f.empty()) hello.providers[p->name()] = std::move(f);
+  }
   if (!put_line(protocol_fd, protocol::encode_hello(hello))) return 1;
 
   std::string line;
@@ -108,10 +119,8 @@ int serve_worker(const WorkerOptions& options) {
       fmt::print(stderr, "attnprof worker: {}\n", e.what());
       return 2;
     }
-    const Result r = serve(request, cpu.get(), cuda.get());
-    if (!put_line(protocol_fd, protocol::encode_reply(r, protocol::poisons_worker(r.reason)))) {
-      return 1;
-    }
+    const Result r = serve(request, providers, hooks, cpu.get(), cuda.get());
+    if (!put_line(protocol_fd, protocol::encode_reply(r))) return 1;
   }
   return 0;
 }

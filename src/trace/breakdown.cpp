@@ -30,7 +30,8 @@ std::vector<KernelRow> by_name(const std::vector<TraceEvent>& events) {
   return rows;
 }
 
-void add_flags(Breakdown& b, const ProviderTrace& t, const std::vector<TraceEvent>& events) {
+void add_flags(Breakdown& b, const Result& row, const std::vector<TraceEvent>& events) {
+  const PointTrace& t = trace_of(row);
   const CategoryRow& copies = b.row(KernelCategory::elementwise_copy);
   if (b.fused_path && copies.share > kFusedCopyShareLimit) {
     std::set<std::string> names;
@@ -44,11 +45,10 @@ void add_flags(Breakdown& b, const ProviderTrace& t, const std::vector<TraceEven
         "{} event(s): {}",
         100.0 * copies.share, 100.0 * kFusedCopyShareLimit, copies.count, list));
   }
-  if (is_fused_provider(t.provider) && b.row(KernelCategory::fused_attention).count == 0 &&
-      b.total_us > 0) {
+  if (row.traits.fused && b.row(KernelCategory::fused_attention).count == 0 && b.total_us > 0) {
     b.flags.push_back(fmt::format(
         "{} is a fused provider but no fused-attention kernel ran in the timed launches",
-        t.provider));
+        row.provider));
   }
   int64_t host_copies = 0;
   for (const TraceEvent& e : events) {
@@ -82,12 +82,8 @@ const CategoryRow& Breakdown::row(KernelCategory c) const {
   return kEmpty;
 }
 
-bool is_fused_provider(std::string_view provider) {
-  return provider.rfind("cudnn.", 0) == 0 || contains(provider, "flash") ||
-         contains(provider, "fmha") || contains(provider, "efficient");
-}
-
-std::vector<TraceEvent> events_in_phase(const ProviderTrace& t, std::string_view phase) {
+std::vector<TraceEvent> events_in_phase(const Result& row, std::string_view phase) {
+  const PointTrace& t = trace_of(row);
   auto range = std::find_if(t.ranges.begin(), t.ranges.end(),
                             [&](const TraceEvent& r) { return r.name == phase; });
   if (range == t.ranges.end()) return t.device_events;
@@ -98,10 +94,11 @@ std::vector<TraceEvent> events_in_phase(const ProviderTrace& t, std::string_view
   return out;
 }
 
-Breakdown make_breakdown(const ProviderTrace& t) {
+Breakdown make_breakdown(const Result& row) {
+  const PointTrace& t = trace_of(row);
   Breakdown b;
   b.launches = t.timed_launches;
-  const std::vector<TraceEvent> events = events_in_phase(t, kPhaseTimed);
+  const std::vector<TraceEvent> events = events_in_phase(row, kPhaseTimed);
   for (KernelCategory c : kKernelCategories) b.categories.push_back(CategoryRow{c, 0, 0.0, 0.0});
   for (const TraceEvent& e : events) {
     CategoryRow& r = b.categories[static_cast<size_t>(e.category)];
@@ -111,8 +108,8 @@ Breakdown make_breakdown(const ProviderTrace& t) {
   }
   for (CategoryRow& r : b.categories) r.share = b.total_us > 0 ? r.total_us / b.total_us : 0.0;
   b.kernels = by_name(events);
-  b.fused_path = is_fused_provider(t.provider) || b.row(KernelCategory::fused_attention).count > 0;
-  add_flags(b, t, events);
+  b.fused_path = row.traits.fused || b.row(KernelCategory::fused_attention).count > 0;
+  add_flags(b, row, events);
   return b;
 }
 

@@ -46,36 +46,6 @@ std::string_view without_parameters(std::string_view name) {
 
 }  // namespace
 
-std::string_view to_string(KernelCategory c) {
-  switch (c) {
-    case KernelCategory::gemm:
-      return "GEMM";
-    case KernelCategory::fused_attention:
-      return "fused attention";
-    case KernelCategory::softmax_reduction:
-      return "softmax/reduction";
-    case KernelCategory::elementwise_copy:
-      return "elementwise/cast/copy";
-    case KernelCategory::other:
-      return "other";
-  }
-  return "other";
-}
-
-std::string_view to_string(TraceKind k) {
-  switch (k) {
-    case TraceKind::kernel:
-      return "kernel";
-    case TraceKind::memcpy:
-      return "memcpy";
-    case TraceKind::memset:
-      return "memset";
-    case TraceKind::range:
-      return "range";
-  }
-  return "kernel";
-}
-
 KernelCategory categorize(std::string_view kernel_name) {
   std::string lower(without_parameters(kernel_name));
   std::transform(lower.begin(), lower.end(), lower.begin(),

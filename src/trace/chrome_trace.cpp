@@ -52,7 +52,8 @@ json complete_event(const TraceEvent& e, int64_t pid, int64_t tid, uint64_t orig
           {"args", std::move(args)}};
 }
 
-void add_provider(json& events, const ProviderTrace& t, int64_t pid) {
+void add_provider(json& events, const Result& row, int64_t pid) {
+  const PointTrace& t = trace_of(row);
   uint64_t origin = UINT64_MAX;
   for (const auto* list : {&t.ranges, &t.device_events}) {
     for (const TraceEvent& e : *list) origin = std::min(origin, e.start_ns);
@@ -62,9 +63,9 @@ void add_provider(json& events, const ProviderTrace& t, int64_t pid) {
   for (const TraceEvent& e : t.device_events) streams.insert(e.stream);
   const int64_t phases = phases_tid(streams);
 
-  std::string process = fmt::format("{} · {} · {}", t.provider, t.spec.label(), t.device);
-  if (t.status != Status::passed)
-    process += fmt::format(" · {}: {}", to_string(t.status), t.reason);
+  std::string process = fmt::format("{} · {} · {}", row.provider, row.spec.label(), row.device);
+  if (row.status != Status::passed)
+    process += fmt::format(" · {}: {}", to_string(row.status), row.reason);
   events.push_back(metadata("process_name", pid, std::nullopt, {{"name", process}}));
   events.push_back(metadata("process_sort_index", pid, std::nullopt, {{"sort_index", pid}}));
   events.push_back(metadata("thread_name", pid, phases, {{"name", "phases (host)"}}));
@@ -84,7 +85,7 @@ void add_provider(json& events, const ProviderTrace& t, int64_t pid) {
 
 }  // namespace
 
-std::string chrome_trace_json(const std::vector<ProviderTrace>& traces) {
+std::string chrome_trace_json(const std::vector<Result>& traces) {
   json events = json::array();
   for (size_t i = 0; i < traces.size(); ++i) {
     add_provider(events, traces[i], static_cast<int64_t>(i) + 1);

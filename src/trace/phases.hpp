@@ -1,10 +1,12 @@
-// The phases of a traced point (prepare, verify, warm-up, timed), each recorded as a range on a
-// clock the engine chooses: the host's steady clock (CPU engine) or CUPTI's timestamp with a
-// device synchronize at each range's end (CUDA engine), so ranges and kernels share one base.
+// The trace hooks of the point lifecycle (attnprof/trace.hpp): the phases recorded as ranges on a
+// clock the engine chooses, the host's steady clock (CPU engine) or CUPTI's timestamp with a
+// device synchronize at each range's end (CUDA engine, src/trace/cuda/), so ranges and kernels
+// share one base; sampling replaced by a fixed number of back-to-back launches.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "attnprof/trace.hpp"
 
@@ -17,9 +19,30 @@ struct PhaseClock {
 
 PhaseClock host_phase_clock();
 
-// Runs prepare, verify, warm-up and timed on `t.spec`, appending one range per phase to
-// t.ranges and setting t.status / t.reason / t.timed_launches. Never throws.
-void run_phases(ProviderTrace& t, Provider& provider, Engine& engine, const TraceOptions& options,
-                const PhaseClock& clock);
+class TraceHooks : public PointHooks {
+ public:
+  TraceHooks(int launches, PhaseClock clock) : launches_(launches), clock_(std::move(clock)) {}
+  void begin(Phase p) override;
+  void end(Phase p) override;
+  bool measure(Run& run, PointTensors& tensors, Engine& engine, Result& row) override;
+  void finish(Result& row) override;
+
+ protected:
+  void set_clock(PhaseClock clock) { clock_ = std::move(clock); }
+  PointTrace& trace() { return trace_; }
+
+ private:
+  int launches_;
+  PhaseClock clock_;
+  PointTrace trace_;
+  TraceEvent open_;  // the phase begun last
+};
+
+#if defined(ATTNPROF_WITH_CUDA)
+// src/trace/cuda/point_trace_cuda.cpp: the CUDA engine's trace hooks (under CUPTI) and the hooks
+// of the one launch Nsight Compute profiles.
+std::unique_ptr<PointHooks> make_cuda_trace_hooks(int launches, Engine& engine);
+std::unique_ptr<PointHooks> make_profile_hooks(Engine& engine);
+#endif
 
 }  // namespace attnprof

@@ -1,42 +1,15 @@
-// trace_point(): the point's phases on any engine. The CUDA engine's part (CUPTI around the
-// phases, CUPTI timestamps) is in src/trace/cuda/point_trace_cuda.cpp; the phases themselves,
-// and the CPU engine's host-clock ranges, are here.
+// The trace hooks of the point lifecycle on any engine (phases.hpp); the CUDA engine's part (CUPTI
+// around the phases, CUPTI timestamps) is in src/trace/cuda/point_trace_cuda.cpp.
 #include <fmt/format.h>
 
 #include <chrono>
-#include <new>
 #include <stdexcept>
 
-#include "attnprof/trace.hpp"
-#include "attnprof/verify.hpp"
 #include "trace/phases.hpp"
-
-#if defined(ATTNPROF_WITH_CUDA)
-#include "trace/cuda/point_trace_cuda.hpp"
-#endif
 
 namespace attnprof {
 
 namespace {
-
-// The checks run_point makes before it prepares anything; the reason when the point cannot run.
-std::optional<std::pair<Status, std::string>> cannot_run(const Spec& spec, Provider& provider,
-                                                         Engine& engine) {
-  using R = std::pair<Status, std::string>;
-  if (auto errors = spec.validate(); !errors.empty()) return R{Status::failed, errors.front()};
-  if (provider.device_kind() != engine.kind()) {
-    return R{Status::not_supported,
-             fmt::format("runs on {}, this engine is {}", to_string(provider.device_kind()),
-                         to_string(engine.kind()))};
-  }
-  if (Availability a = provider.availability(); !a.available)
-    return R{Status::not_supported, a.reason};
-  if (Availability a = engine.availability(); !a.available)
-    return R{Status::not_supported, a.reason};
-  if (Support s = provider.supports(spec, engine.device()); !s.ok)
-    return R{Status::not_supported, s.reason};
-  return std::nullopt;
-}
 
 uint64_t steady_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -44,104 +17,75 @@ uint64_t steady_ns() {
                                    .count());
 }
 
+// The CPU engine's: ranges only, on the host's clock.
+class HostTraceHooks final : public TraceHooks {
+ public:
+  explicit HostTraceHooks(int launches) : TraceHooks(launches, host_phase_clock()) {}
+  void finish(Result& row) override {
+    TraceHooks::finish(row);
+    row.kernels_note = "host only (CPU provider: phases, no kernels)";
+  }
+};
+
+// --ncu asked of a CPU provider: the point fails with why.
+class NotProfilable final : public PointHooks {
+ public:
+  bool measure(Run&, PointTensors&, Engine&, Result&) override {
+    throw std::runtime_error("not a CUDA provider: Nsight Compute profiles CUDA kernels");
+  }
+};
+
 }  // namespace
 
 PhaseClock host_phase_clock() {
   return {steady_ns, [] {}};
 }
 
-void run_phases(ProviderTrace& t, Provider& provider, Engine& engine, const TraceOptions& options,
-                const PhaseClock& clock) {
-  auto phase = [&](std::string_view name, auto&& body) {
-    TraceEvent r;
-    r.name = std::string(name);
-    r.kind = TraceKind::range;
-    r.start_ns = clock.now_ns();
-    body();
-    clock.sync();  // the range ends when the device work it queued has finished
-    r.end_ns = clock.now_ns();
-    t.ranges.push_back(std::move(r));
-  };
-  try {
-    PrepareContext ctx;
-    ctx.seed = options.seed;
-    ctx.threads = engine.device().threads;
-    ctx.tracker = engine.tracker();
-    std::unique_ptr<Run> run;
-    phase(kPhasePrepare, [&] { run = provider.prepare(t.spec, engine.device(), ctx); });
-    VerifyResult v;
-    phase(kPhaseVerify, [&] {
-      run->poison_outputs();
-      run->launch(engine.stream());
-      v = verify_outputs(t.spec, ctx, run->read_outputs());
-    });
-    if (!verify_passed(v)) {
-      t.status = Status::incorrect;
-      t.reason = fmt::format("verification failed: {}", v.detail);
-      return;
+void TraceHooks::begin(Phase p) {
+  open_ = TraceEvent{};
+  open_.name = std::string(to_string(p));
+  open_.kind = TraceKind::range;
+  open_.start_ns = clock_.now_ns();
+}
+
+void TraceHooks::end(Phase) {
+  clock_.sync();  // the range ends when the device work it queued has finished
+  open_.end_ns = clock_.now_ns();
+  trace_.ranges.push_back(open_);
+}
+
+bool TraceHooks::measure(Run& run, PointTensors& tensors, Engine& engine, Result&) {
+  for (int i = 0; i < launches_; ++i) run.launch(engine.stream(), tensors.io());
+  trace_.timed_launches = launches_;
+  return true;
+}
+
+void TraceHooks::finish(Result& row) {
+  row.trace = trace_;
+}
+
+HooksFactory trace_hooks_factory() {
+  return [](const RunOptions& options, Engine& engine) -> std::unique_ptr<PointHooks> {
+    if (options.profile_one_launch) {
+#if defined(ATTNPROF_WITH_CUDA)
+      if (engine.kind() == DeviceKind::cuda) return make_profile_hooks(engine);
+#endif
+      return std::make_unique<NotProfilable>();
     }
-    phase(kPhaseWarmup, [&] {
-      for (int i = 0; i < options.warmup_launches; ++i) run->launch(engine.stream());
-    });
-    phase(kPhaseTimed, [&] {
-      for (int i = 0; i < options.timed_launches; ++i) run->launch(engine.stream());
-    });
-    t.timed_launches = options.timed_launches;
-    t.status = Status::passed;
-  } catch (const NotSupported& e) {
-    t.status = Status::not_supported;
-    t.reason = e.reason();
-  } catch (const OutOfMemory& e) {
-    t.status = Status::oom;
-    t.reason = e.what();
-  } catch (const std::bad_alloc&) {
-    t.status = Status::oom;
-    t.reason = "host allocation failed (std::bad_alloc)";
-  } catch (const std::exception& e) {
-    t.status = Status::failed;
-    t.reason = e.what();
-  }
+    if (options.trace_launches <= 0) return nullptr;
+#if defined(ATTNPROF_WITH_CUDA)
+    if (engine.kind() == DeviceKind::cuda) {
+      return make_cuda_trace_hooks(options.trace_launches, engine);
+    }
+#endif
+    (void)engine;
+    return std::make_unique<HostTraceHooks>(options.trace_launches);
+  };
 }
 
-ProviderTrace trace_point(const Spec& spec, Provider& provider, Engine& engine,
-                          const TraceOptions& options) {
-  ProviderTrace t;
-  t.provider = provider.name();
-  t.device = engine.device().name;
-  t.device_index = engine.device().index;
-  t.spec = spec;
-  if (auto no = cannot_run(spec, provider, engine)) {
-    t.status = no->first;
-    t.reason = no->second;
-    return t;
-  }
-#if defined(ATTNPROF_WITH_CUDA)
-  if (engine.kind() == DeviceKind::cuda) {
-    cuda::trace_point_cuda(t, provider, engine, options);
-    return t;
-  }
-#endif
-  t.kernels_note = "host only (CPU provider: phases, no kernels)";
-  run_phases(t, provider, engine, options, host_phase_clock());
-  return t;
-}
-
-void run_profiled_launch(const Spec& spec, Provider& provider, Engine& engine,
-                         const TraceOptions& options) {
-#if defined(ATTNPROF_WITH_CUDA)
-  if (auto no = cannot_run(spec, provider, engine)) {
-    throw std::runtime_error(fmt::format("{}: {}", provider.name(), no->second));
-  }
-  if (engine.kind() == DeviceKind::cuda) {
-    cuda::run_profiled_launch_cuda(spec, provider, engine, options);
-    return;
-  }
-  throw std::runtime_error(
-      fmt::format("{} is not a CUDA provider; ncu profiles CUDA kernels", provider.name()));
-#else
-  (void)spec, (void)provider, (void)engine, (void)options;
-  throw std::runtime_error("built without CUDA: nothing for ncu to profile");
-#endif
+const PointTrace& trace_of(const Result& row) {
+  static const PointTrace kNone{};
+  return row.trace ? *row.trace : kNone;
 }
 
 }  // namespace attnprof

@@ -33,15 +33,16 @@ RooflinePlacement place(std::string what, double flops, double bytes, double tim
 
 }  // namespace
 
-Roofline place_on_roofline(const ProviderTrace& t, const Breakdown& b,
+Roofline place_on_roofline(const Result& row, const Breakdown& b,
                            const std::optional<Ceilings>& ceilings) {
+  const PointTrace& t = trace_of(row);
   Roofline r;
-  if (t.status != Status::passed || b.launches <= 0) {
+  if (row.status != Status::passed || b.launches <= 0) {
     r.notes.push_back("nothing to place: the point did not run its timed launches");
     return r;
   }
-  const double flops_per_launch = flops(t.spec);
-  const double bytes_per_launch = min_bytes(t.spec);
+  const double flops_per_launch = flops(row.spec);
+  const double bytes_per_launch = min_bytes(row.spec);
   // Device time per launch: the summed kernel time (gaps between kernels are host overhead, not
   // work). A CPU provider has no kernels: its timed range's wall time.
   double time_us = b.total_us / b.launches;

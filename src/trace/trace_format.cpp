@@ -28,10 +28,12 @@ std::string code(const std::string& s, bool markdown) {
 
 }  // namespace
 
-std::string render_breakdown(const ProviderTrace& t, const Breakdown& b, bool markdown) {
+std::string render_breakdown(const Result& row, const Breakdown& b, bool markdown) {
+  const PointTrace& t = trace_of(row);
   std::string out;
   if (t.device_events.empty()) {  // a CPU provider, or CUPTI was busy: nothing to break down
-    return fmt::format("kernels: {}\n", t.kernels_note.empty() ? "none traced" : t.kernels_note);
+    return fmt::format("kernels: {}\n",
+                       row.kernels_note.empty() ? "none traced" : row.kernels_note);
   }
   Table cats;
   cats.header = {"category", "events", "per launch", "total", "share"};
@@ -60,7 +62,7 @@ std::string render_breakdown(const ProviderTrace& t, const Breakdown& b, bool ma
     out += '\n';
     out += render(ks, markdown);
   }
-  if (!t.kernels_note.empty()) out += fmt::format("\nkernels: {}\n", t.kernels_note);
+  if (!row.kernels_note.empty()) out += fmt::format("\nkernels: {}\n", row.kernels_note);
   for (const std::string& f : b.flags) out += fmt::format("{}flag: {}\n", markdown ? "- " : "", f);
   return out;
 }

@@ -313,14 +313,14 @@ TEST(CliFaults, ResumeRefusesABadJournalWithOneLineAndLeavesItAlone) {
   r.provider = "cpu.naive";
   r.status = Status::passed;
   std::string other = to_json_line(r) + "\n";
-  other.replace(other.find("\"schema_version\":1"), 18, "\"schema_version\":2");
+  other.replace(other.find("\"schema_version\":2"), 18, "\"schema_version\":3");
   struct Case {
     std::string text;
     const char* expect;
   };
   const Case cases[] = {
-      {other, "schema_version 2, this build reads 1"},
-      {to_json_line(r) + "\n{\"schema_version\":1,\n" + to_json_line(r) + "\n", "line 2"},
+      {other, "schema_version 3, this build reads 1 to 2"},
+      {to_json_line(r) + "\n{\"schema_version\":2,\n" + to_json_line(r) + "\n", "line 2"},
       {"provider,status\ncpu.naive,passed\n", "line 1"},
   };
   const fs::path journal = temp_file("bad.jsonl");

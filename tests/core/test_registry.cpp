@@ -12,7 +12,10 @@ TEST(Registry, NamesAreUniqueAndDescribed) {
   std::set<std::string> names;
   for (const auto& p : all_providers()) {
     EXPECT_TRUE(names.insert(p->name()).second) << p->name();
-    EXPECT_FALSE(p->description().empty()) << p->name();
+    const ProviderTraits t = p->traits();
+    EXPECT_FALSE(t.description.empty()) << p->name();
+    EXPECT_FALSE(t.library.empty()) << p->name() << " declares no library";
+    EXPECT_TRUE(t.forward || t.backward) << p->name();
     const Availability a = p->availability();
     if (!a.available) {
       EXPECT_FALSE(a.reason.empty()) << p->name();

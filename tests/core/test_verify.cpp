@@ -19,7 +19,7 @@ using testing_specs::make_spec;
 
 // Outputs from the fp64 reference rounded to float, for the given rows only (others stay 0):
 // what a perfect provider would return on those rows.
-HostOutputs reference_outputs(const Spec& s, const PrepareContext& ctx,
+HostOutputs reference_outputs(const Spec& s, const InputFill& ctx,
                               const std::vector<RowIndex>& rows) {
   HostOutputs out;
   const int64_t dv = s.dv(), d = s.head_dim, g = s.group_size();
@@ -62,7 +62,7 @@ HostOutputs reference_outputs(const Spec& s, const PrepareContext& ctx,
   return out;
 }
 
-HostOutputs full_reference(const Spec& s, const PrepareContext& ctx) {
+HostOutputs full_reference(const Spec& s, const InputFill& ctx) {
   return reference_outputs(s, ctx, rows_to_check(s, VerifyOptions{}, ctx.seed));
 }
 
@@ -78,7 +78,7 @@ TEST(Verify, BoundsGrowWithTheRoundoffOfTheDtype) {
 }
 
 TEST(Verify, CorrectOutputsPass) {
-  const PrepareContext ctx{.seed = 5};
+  const InputFill ctx{.seed = 5};
   const Spec specs[] = {
       make_spec(2, 4, 2, 37, 37, 16, DType::fp32, {MaskKind::causal_tl, 0}),
       make_spec(1, 8, 1, 20, 45, 8, DType::fp16, {MaskKind::causal_br, 0}, Mode::fwd, Layout::bshd),
@@ -104,7 +104,7 @@ TEST(Verify, CorrectOutputsPass) {
 }
 
 TEST(Verify, OneWrongElementFailsAndNamesItsRow) {
-  const PrepareContext ctx{.seed = 9};
+  const InputFill ctx{.seed = 9};
   const Spec s = make_spec(2, 4, 2, 33, 40, 16, DType::fp16, {MaskKind::causal_br, 0}, Mode::fwd,
                            Layout::bshd);
   HostOutputs out = full_reference(s, ctx);
@@ -130,7 +130,7 @@ TEST(Verify, OneWrongElementFailsAndNamesItsRow) {
 // an error of a tenth of a typical row still fails, named; an error of a thousandth of a typical
 // row on a row that nearly cancels (its own norm far smaller) passes.
 TEST(Verify, GradientRowsAreJudgedAgainstTheTypicalRowNorm) {
-  const PrepareContext ctx{.seed = 11};
+  const InputFill ctx{.seed = 11};
   const Spec s = make_spec(1, 2, 1, 16, 16, 8, DType::bf16, {MaskKind::causal_tl, 0}, Mode::bwd);
   HostOutputs out = full_reference(s, ctx);
   double sum2 = 0;
@@ -151,7 +151,7 @@ TEST(Verify, GradientRowsAreJudgedAgainstTheTypicalRowNorm) {
 }
 
 TEST(Verify, WrongLseFailsEvenWithCorrectOutput) {
-  const PrepareContext ctx{.seed = 2};
+  const InputFill ctx{.seed = 2};
   const Spec s = make_spec(1, 2, 2, 16, 16, 8, DType::fp32);
   HostOutputs out = full_reference(s, ctx);
   out.lse[7] += 0.01f;  // e.g. a log2 / ln mix-up would be far larger
@@ -162,7 +162,7 @@ TEST(Verify, WrongLseFailsEvenWithCorrectOutput) {
 }
 
 TEST(Verify, Fp16RoundedOutputPassesFp16ButNotFp32) {
-  const PrepareContext ctx{.seed = 4};
+  const InputFill ctx{.seed = 4};
   Spec s = make_spec(1, 2, 2, 64, 64, 32, DType::fp32);
   HostOutputs out = full_reference(s, ctx);
   for (float& x : out.o) x = round_to_dtype(x, 1);
@@ -174,7 +174,7 @@ TEST(Verify, Fp16RoundedOutputPassesFp16ButNotFp32) {
 }
 
 TEST(Verify, NanLeftAnywhereFailsEvenOutsideTheSample) {
-  const PrepareContext ctx{.seed = 17};
+  const InputFill ctx{.seed = 17};
   // B*Hq*Nq*Nk*D = 2 * 4096^2 * 16 > 2^28: stratified.
   const Spec s = make_spec(1, 2, 2, 4096, 4096, 16, DType::bf16, {MaskKind::causal_tl, 0});
   const std::vector<RowIndex> rows = rows_to_check(s, VerifyOptions{}, ctx.seed);
@@ -202,7 +202,7 @@ TEST(Verify, NanLeftAnywhereFailsEvenOutsideTheSample) {
 }
 
 TEST(Verify, EmptyRowsAcceptZeroOutputAndInfiniteLseOfEitherSign) {
-  const PrepareContext ctx{.seed = 3};
+  const InputFill ctx{.seed = 3};
   const Spec s = make_spec(1, 1, 1, 12, 4, 8, DType::fp32, {MaskKind::causal_br, 0});
   HostOutputs out = full_reference(s, ctx);  // rows 0..7 see no key
   ASSERT_TRUE(std::isinf(out.lse[0]));
@@ -214,7 +214,7 @@ TEST(Verify, EmptyRowsAcceptZeroOutputAndInfiniteLseOfEitherSign) {
 }
 
 TEST(Verify, MissingOrShortTensorsFail) {
-  const PrepareContext ctx{.seed = 1};
+  const InputFill ctx{.seed = 1};
   const Spec s = make_spec(1, 2, 2, 8, 8, 8, DType::fp32, {}, Mode::fwd_bwd);
   HostOutputs out = full_reference(s, ctx);
   out.dv.pop_back();
@@ -262,7 +262,7 @@ TEST(Verify, StratifiedRowsHaveEdgesDiagonalAndAreDeterministic) {
 }
 
 TEST(Verify, StratifiedBackwardChecksSampledGroupsWithinItsBudget) {
-  const PrepareContext ctx{.seed = 12};
+  const InputFill ctx{.seed = 12};
   const Spec s = make_spec(2, 4, 2, 24, 20, 8, DType::fp32, {MaskKind::window, 9}, Mode::bwd);
   VerifyOptions opt;
   opt.full_check_work = 100;  // force the stratified path on a small shape

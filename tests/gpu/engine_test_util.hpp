@@ -7,13 +7,15 @@
 
 #include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "attnprof/engine.hpp"
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
 #include "measure/cuda/cuda_engine.hpp"
-#include "measure/cuda/device_buffer.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::testing {
@@ -44,15 +46,11 @@ class CudaEngineTest : public ::testing::Test {
   }
 
   std::unique_ptr<cuda::CudaEngine> engine_;
+  NoTensors none_;  // for runs that hold their own operands
 };
 
 // A Run that only launches kernels (no outputs).
-class KernelRun : public Run {
- public:
-  void poison_outputs() override {}
-  HostOutputs read_outputs() override { return {}; }
-  int64_t allocated_bytes() const override { return 0; }
-};
+class KernelRun : public Run {};
 
 // A kernel of known length: one thread spinning `ns` of %globaltimer on the timed stream and,
 // optionally, a longer spin on `side` that the timed stream must not count.
@@ -60,7 +58,7 @@ class SpinRun final : public KernelRun {
  public:
   explicit SpinRun(uint64_t ns, cudaStream_t side = nullptr, uint64_t side_ns = 0)
       : ns_(ns), side_(side), side_ns_(side_ns) {}
-  void launch(Stream& s) override {
+  void launch(Stream& s, const Io&) override {
     cuda::launch_spin_ns(ns_, static_cast<cudaStream_t>(s.native));
     if (side_) cuda::launch_spin_ns(side_ns_, side_);
   }
@@ -75,7 +73,7 @@ class SpinRun final : public KernelRun {
 class CyclesRun final : public KernelRun {
  public:
   explicit CyclesRun(uint64_t cycles) : cycles_(cycles) {}
-  void launch(Stream& s) override {
+  void launch(Stream& s, const Io&) override {
     cuda::launch_spin_cycles(cycles_, static_cast<cudaStream_t>(s.native));
   }
 
@@ -83,37 +81,34 @@ class CyclesRun final : public KernelRun {
   uint64_t cycles_;
 };
 
-// Reads a buffer that fits in L2; offers rotating copies (Run::rotate_inputs) for cold batches.
+// Reads every input of the point's tensors (the harness's, so cold batches rotate through
+// their copies with no code here) and records which sets it was bound to and launched on.
 class ReadRun final : public KernelRun {
  public:
-  explicit ReadRun(int64_t bytes) : bytes_(bytes), sink_(sizeof(uint64_t), nullptr) { add_copy(); }
-  int rotate_inputs(int copies) override {
-    while (static_cast<int>(copies_.size()) > std::max(copies, 1)) copies_.pop_back();
-    while (static_cast<int>(copies_.size()) < copies) add_copy();
-    most_copies_ = std::max(most_copies_, static_cast<int>(copies_.size()));
-    return static_cast<int>(copies_.size());
+  ReadRun() : sink_(sizeof(uint64_t), nullptr) {}
+  void bind(std::span<const Io> sets) override {
+    bound_ = static_cast<int>(sets.size());
+    most_bound_ = std::max(most_bound_, bound_);
   }
-  void select_copy(int copy) override { selected_ = copy; }
-  void launch(Stream& s) override {
-    cuda::launch_read(copies_.at(static_cast<size_t>(selected_)).data(), bytes_,
-                      sink_.as<uint64_t>(), 0, static_cast<cudaStream_t>(s.native));
+  void launch(Stream& s, const Io& io) override {
+    const auto st = static_cast<cudaStream_t>(s.native);
+    for (const TensorView* t : {&io.q, &io.k, &io.v}) {
+      cuda::launch_read(t->data, t->bytes(), sink_.as<uint64_t>(), 0, st);
+    }
+    seen_.insert(io.q.data);
+    last_q_ = io.q.data;
   }
-  int64_t allocated_bytes() const override { return bytes_; }
 
-  int copies() const { return static_cast<int>(copies_.size()); }
-  int most_copies() const { return most_copies_; }
-  int selected() const { return selected_; }
+  int bound() const { return bound_; }
+  int most_bound() const { return most_bound_; }
+  std::size_t distinct_sets_launched() const { return seen_.size(); }
+  const void* last_q() const { return last_q_; }
 
  private:
-  void add_copy() {
-    copies_.emplace_back(bytes_, nullptr);
-    ATTNPROF_CUDA(cudaMemset(copies_.back().data(), 0x5A, static_cast<size_t>(bytes_)));
-  }
-  int64_t bytes_;
   cuda::DeviceBuffer sink_;
-  std::vector<cuda::DeviceBuffer> copies_;
-  int selected_ = 0;
-  int most_copies_ = 1;
+  int bound_ = 0, most_bound_ = 0;
+  std::set<const void*> seen_;
+  const void* last_q_ = nullptr;
 };
 
 }  // namespace attnprof::testing

@@ -17,6 +17,7 @@
 #include "attnprof/memory.hpp"
 #include "attnprof/verify.hpp"
 #include "engine_test_util.hpp"
+#include "one_point.hpp"
 #include "providers/cuda/softmax.cuh"
 #include "providers/factories.hpp"
 #include "test_specs.hpp"
@@ -42,14 +43,12 @@ std::unique_ptr<Provider> make(const std::string& name) {
 
 const char* const kProviders[] = {"cuda.naive", "cuda.naive.expand", "cuda.math"};
 
-// A non-blocking stream, as the engine times on: providers must not rely on the legacy stream
-// synchronizing with it.
-struct TestStream {
-  cudaStream_t s = nullptr;
-  TestStream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
-  ~TestStream() { (void)cudaStreamDestroy(s); }
-  Stream handle() const { return Stream{s}; }
-};
+// One engine for the whole suite (a CUDA context and its stream are expensive): its stream is
+// non-blocking, so providers cannot rely on the legacy stream synchronizing with it.
+cuda::CudaEngine& shared_engine() {
+  static cuda::CudaEngine engine(0);
+  return engine;
+}
 
 using testing_specs::make_spec;
 
@@ -159,28 +158,27 @@ TEST(CudaProviderPieces, SupportsSaysWhyNot) {
   }
 }
 
-// estimate_bytes() is the runs' allocation, counted here from the recipe independently.
+// workspace_estimate() is the runs' allocation beyond the harness's tensors, counted here from
+// the recipe independently.
 TEST(CudaProviderPieces, EstimatesCountEveryBuffer) {
   const int64_t b = 2, hq = 8, hkv = 2, nq = 300, nk = 500, d = 64, dv = 32;
   const Spec s =
       make_spec(b, hq, hkv, nq, nk, d, DType::fp16, causal(), Mode::fwd, Layout::bhsd, dv);
-  const int64_t io =
-      2 * (b * hq * nq * d + b * hkv * nk * d + b * hkv * nk * dv + b * hq * nq * dv);
   const int64_t scores = b * hq * nq * nk;  // elements, of S and of P
   const int64_t cublas = int64_t{32} << 20;
   const int64_t expanded = b * hq * nk * (d + dv);  // K and V at the query heads
-  EXPECT_EQ(make_cuda_naive()->estimate_bytes(s), io + 2 * 2 * scores + cublas);
-  EXPECT_EQ(make_cuda_naive_expand()->estimate_bytes(s),
-            io + 2 * 2 * scores + 2 * expanded + cublas);
+  EXPECT_EQ(make_cuda_naive()->workspace_estimate(s), 2 * 2 * scores + cublas);
+  EXPECT_EQ(make_cuda_naive_expand()->workspace_estimate(s),
+            2 * 2 * scores + 2 * expanded + cublas);
   // math: fp32 Q, K, V, O copies; scaled Q; expanded K, V; scaled K; S and P in fp32.
   const int64_t f32 =
       4 * (b * hq * nq * d + b * hkv * nk * d + b * hkv * nk * dv + b * hq * nq * dv +
            b * hq * nq * d + expanded + b * hq * nk * d + 2 * scores);
-  EXPECT_EQ(make_cuda_math()->estimate_bytes(s), io + f32 + cublas);
+  EXPECT_EQ(make_cuda_math()->workspace_estimate(s), f32 + cublas);
   // bshd adds the six per-(batch, head) pointer arrays of the batched GEMMs to cuda.naive.
   Spec t = s;
   t.layout = Layout::bshd;
-  EXPECT_EQ(make_cuda_naive()->estimate_bytes(t), io + 2 * 2 * scores + cublas + 6 * b * hq * 8);
+  EXPECT_EQ(make_cuda_naive()->workspace_estimate(t), 2 * 2 * scores + cublas + 6 * b * hq * 8);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,42 +273,39 @@ TEST_P(CudaProviderReference, MatchesFp64Reference) {
   const Support sup = provider->supports(c.spec, *gpu);
   ASSERT_TRUE(sup.ok) << sup.reason;
 
-  MemoryTracker tracker;
-  PrepareContext ctx;
-  ctx.seed = 0x5EED0000u + std::hash<std::string>{}(case_name(c)) % 1000;
-  ctx.tracker = &tracker;
-  TestStream stream;
+  cuda::CudaEngine& engine = shared_engine();
+  MemoryTracker& tracker = *engine.tracker();
+  const int64_t base = tracker.current();
+  tracker.reset_peak();
+  const InputFill fill{0x5EED0000u + std::hash<std::string>{}(case_name(c)) % 1000};
   {
-    auto run = provider->prepare(c.spec, *gpu, ctx);
-    // Memory: every allocation is tracked, and the estimate is what was allocated.
-    EXPECT_EQ(tracker.peak(), run->allocated_bytes());
-    EXPECT_EQ(provider->estimate_bytes(c.spec), run->allocated_bytes());
-    EXPECT_GT(run->workspace_bytes(), 0);
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*provider, engine, c.spec, fill);
+    // Memory: every allocation is tracked, and the estimate is what the run allocated.
+    EXPECT_EQ(tracker.peak() - base, pt.tensors->bytes() + pt.run->workspace_bytes());
+    EXPECT_EQ(provider->workspace_estimate(c.spec), pt.run->workspace_bytes());
+    EXPECT_GT(pt.run->workspace_bytes(), 0);
 
     // The poison reaches every element, and the launch overwrites every element.
-    run->poison_outputs();
-    ASSERT_TRUE(all_nan(run->read_outputs().o));
-    Stream s = stream.handle();
-    run->launch(s);
-    const HostOutputs first = run->read_outputs();
-    const VerifyResult v = verify_outputs(c.spec, ctx, first);
+    pt.tensors->poison_outputs();
+    ASSERT_TRUE(all_nan(pt.tensors->read_outputs().o));
+    const HostOutputs first = pt.launch_and_read(engine);
+    const VerifyResult v = verify_outputs(c.spec, fill, first);
     EXPECT_EQ(v.nan_count, 0) << v.detail;
     EXPECT_TRUE(verify_passed(v)) << "rel_l2_err " << v.rel_l2_err << " > " << v.tolerance << " ("
                                   << v.sampling << ", " << v.rows_checked << " rows): " << v.detail;
 
     // A second launch over fresh poison computes the same bits (no read of unwritten memory,
     // no race between the steps).
-    run->poison_outputs();
-    run->launch(s);
-    const HostOutputs second = run->read_outputs();
+    const HostOutputs second = pt.launch_and_read(engine);
     ASSERT_EQ(first.o.size(), second.o.size());
     size_t differ = 0;
     for (size_t e = 0; e < first.o.size(); ++e)
       differ += std::memcmp(&first.o[e], &second.o[e], sizeof(float)) != 0;
     EXPECT_EQ(differ, 0u) << "elements that changed between two launches";
-    EXPECT_EQ(tracker.peak(), run->allocated_bytes());  // launch allocates nothing
+    // launch allocates nothing
+    EXPECT_EQ(tracker.peak() - base, pt.tensors->bytes() + pt.run->workspace_bytes());
   }
-  EXPECT_EQ(tracker.current(), 0);  // the run freed all it took
+  EXPECT_EQ(tracker.current(), base);  // the run and the tensors freed all they took
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaProviderReference, ::testing::ValuesIn(reference_cases()),
@@ -319,7 +314,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaProviderReference, ::testing::ValuesIn(refe
                          });
 
 // ---------------------------------------------------------------------------------------------
-// The mask-coverage test (DESIGN.md, Verification): Q = 0 makes every visible key's weight
+// The mask-coverage test (docs/method.md, "Verification"): Q = 0 makes every visible key's weight
 // equal, V encodes the key index, so each output is the mean of the encoding over exactly the
 // visible keys (computed here from Mask::visible, 0 for a row that sees none). A mask one key
 // off moves the mean by about (v_j - mean) / count, far above fp32 and fp16 rounding at these
@@ -351,15 +346,8 @@ TEST_P(CudaProviderMaskCoverage, OutputIsMeanOfVisibleKeys) {
   const Spec& s = c.spec;
   ASSERT_TRUE(s.validate().empty()) << s.validate().front();
   const auto provider = make(c.provider);
-  PrepareContext ctx;
-  ctx.seed = 7;
-  ctx.pattern = InputPattern::mask_coverage;
-  TestStream stream;
-  auto run = provider->prepare(s, *gpu, ctx);
-  run->poison_outputs();
-  Stream st = stream.handle();
-  run->launch(st);
-  const std::vector<float> o = run->read_outputs().o;
+  const InputFill ctx{7, InputPattern::mask_coverage};
+  const std::vector<float> o = testing_specs::run_once(*provider, shared_engine(), s, ctx).o;
   ASSERT_EQ(static_cast<int64_t>(o.size()), s.o_elems());
 
   // Rounding of 1/count and of O itself: fp32 ~1e-6, fp16 ~1e-3, bf16 ~8e-3 relative.
@@ -425,10 +413,9 @@ INSTANTIATE_TEST_SUITE_P(Masks, CudaProviderMaskCoverage, ::testing::ValuesIn(co
 TEST(CudaProviderMemory, ExpandHoldsTheRepeatedKv) {
   REQUIRE_GPU(gpu);
   const Spec s = make_spec(2, 8, 2, 64, 256, 64, DType::bf16, causal());
-  PrepareContext ctx;
-  auto naive = make_cuda_naive()->prepare(s, *gpu, ctx);
-  auto expand = make_cuda_naive_expand()->prepare(s, *gpu, ctx);
-  EXPECT_EQ(expand->allocated_bytes() - naive->allocated_bytes(),
+  auto naive = testing_specs::prepare_point(*make_cuda_naive(), shared_engine(), s, {});
+  auto expand = testing_specs::prepare_point(*make_cuda_naive_expand(), shared_engine(), s, {});
+  EXPECT_EQ(expand.run->workspace_bytes() - naive.run->workspace_bytes(),
             2 * int64_t{2} * s.batch * s.q_heads * s.kv_len * s.head_dim);
 }
 

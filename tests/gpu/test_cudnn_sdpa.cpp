@@ -17,6 +17,7 @@
 #include "attnprof/reference.hpp"
 #include "attnprof/verify.hpp"
 #include "engine_test_util.hpp"
+#include "one_point.hpp"
 #include "providers/cudnn/cudnn_version.hpp"
 #include "providers/factories.hpp"
 #include "test_specs.hpp"
@@ -33,20 +34,26 @@ namespace {
 
 constexpr uint64_t kSeed = 20261129;
 
+// One engine for the suite: its non-blocking stream means launches cannot rely on implicit
+// legacy-stream ordering.
+cuda::CudaEngine& shared_engine() {
+  static cuda::CudaEngine engine(0);
+  return engine;
+}
+
 class CudnnSdpa : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string why;
-    const std::optional<Device> gpu = testing::first_gpu(why);
-    if (!gpu) GTEST_SKIP() << why;
-    device_ = *gpu;
+    if (Availability a = shared_engine().availability(); !a.available) GTEST_SKIP() << a.reason;
+    device_ = shared_engine().device();
     provider_ = make_cudnn_sdpa();
     if (Availability a = provider_->availability(); !a.available) GTEST_SKIP() << a.reason;
-    // A non-blocking stream: launches must not rely on implicit legacy-stream ordering.
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
   }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
+
+  MemoryTracker& tracker() { return *shared_engine().tracker(); }
+
+  testing_specs::OnePoint prepare(const Spec& spec, InputPattern pattern = InputPattern::random) {
+    return testing_specs::prepare_point(*provider_, shared_engine(), spec, {kSeed, pattern});
   }
 
   // prepare -> poison -> launch -> read -> verify, as the runner does it.
@@ -54,29 +61,22 @@ class CudnnSdpa : public ::testing::Test {
     EXPECT_TRUE(spec.validate().empty()) << spec.label();
     Support s = provider_->supports(spec, device_);
     EXPECT_TRUE(s.ok) << spec.label() << ": " << s.reason;
-    PrepareContext ctx;
-    ctx.seed = kSeed;
-    ctx.pattern = pattern;
-    ctx.tracker = &tracker_;
-    std::unique_ptr<attnprof::Run> run = provider_->prepare(spec, device_, ctx);
-    // Every byte the run holds went through the tracker, workspace included.
-    EXPECT_EQ(tracker_.current(), run->allocated_bytes());
-    EXPECT_LE(run->workspace_bytes(), run->allocated_bytes());
-    run->poison_outputs();
-    Stream stream{stream_};
-    run->launch(stream);
-    HostOutputs out = run->read_outputs();
-    VerifyResult v = verify_outputs(spec, ctx, out);
-    if (keep) *keep = std::move(out);
-    run.reset();
-    EXPECT_EQ(tracker_.current(), 0);
+    const int64_t base = tracker().current();
+    VerifyResult v;
+    {
+      testing_specs::OnePoint pt = prepare(spec, pattern);
+      // Every byte the point holds went through the tracker, workspace included.
+      EXPECT_EQ(tracker().current() - base, pt.tensors->bytes() + pt.run->workspace_bytes());
+      HostOutputs out = pt.launch_and_read(shared_engine());
+      v = verify_outputs(spec, pt.fill, out);
+      if (keep) *keep = std::move(out);
+    }
+    EXPECT_EQ(tracker().current(), base);
     return v;
   }
 
   Device device_;
   std::unique_ptr<Provider> provider_;
-  cudaStream_t stream_ = nullptr;
-  MemoryTracker tracker_;
 };
 
 using testing_specs::coverage_means;
@@ -211,27 +211,20 @@ INSTANTIATE_TEST_SUITE_P(
 // The last timed launch is verified too: a relaunch after poisoning must rewrite every output.
 TEST_F(CudnnSdpa, RelaunchRewritesEveryOutput) {
   const Spec spec = make_spec(1, 8, 2, 257, 257, 128, bf16, kCausal, Mode::fwd_bwd);
-  PrepareContext ctx;
-  ctx.seed = kSeed;
-  ctx.tracker = &tracker_;
-  auto run = provider_->prepare(spec, device_, ctx);
-  Stream stream{stream_};
-  run->poison_outputs();
-  run->launch(stream);
-  HostOutputs first = run->read_outputs();
-  run->poison_outputs();
-  run->launch(stream);
-  run->launch(stream);
-  HostOutputs last = run->read_outputs();
-  const VerifyResult first_check = verify_outputs(spec, ctx, first);
+  testing_specs::OnePoint pt = prepare(spec);
+  HostOutputs first = pt.launch_and_read(shared_engine());
+  pt.tensors->poison_outputs();
+  pt.run->launch(shared_engine().stream(), pt.io());
+  HostOutputs last = pt.launch_and_read(shared_engine());
+  const VerifyResult first_check = verify_outputs(spec, pt.fill, first);
   EXPECT_TRUE(verify_passed(first_check)) << first_check.detail;
-  const VerifyResult last_check = verify_outputs(spec, ctx, last);
+  const VerifyResult last_check = verify_outputs(spec, pt.fill, last);
   EXPECT_TRUE(verify_passed(last_check)) << last_check.detail;
   // The forward is deterministic; cuDNN's backward accumulates dQ with atomics, so only O and
   // the LSE are compared bit for bit.
   EXPECT_EQ(first.o, last.o);
   EXPECT_EQ(first.lse, last.lse);
-  EXPECT_GT(run->workspace_bytes(), 0) << "the backward needs a dQ accumulator";
+  EXPECT_GT(pt.run->workspace_bytes(), 0) << "the backward needs a dQ accumulator";
 }
 
 // cudnn.sdpa.infer: cuDNN's inference forward (no log-sum-exp) gives the same verified outputs,
@@ -258,23 +251,22 @@ TEST_F(CudnnSdpa, InferenceForwardMatchesWithoutAnLse) {
 // A decode step's bottom-right causal mask hides nothing: the graph is built without a mask
 // (the graph PyTorch builds for the same call) and the row says so; a real mask is kept.
 TEST_F(CudnnSdpa, GraphGetsTheSimplestEquivalentMask) {
-  PrepareContext ctx;
-  ctx.seed = kSeed;
-  ctx.tracker = &tracker_;
-  const auto decode =
-      provider_->prepare(make_spec(1, 8, 2, 1, 512, 64, bf16, kCausalBr), device_, ctx);
-  EXPECT_NE(decode->note().find("graph built with mask none"), std::string::npos) << decode->note();
-  const auto square =
-      provider_->prepare(make_spec(1, 8, 2, 64, 64, 64, bf16, kCausalBr), device_, ctx);
-  EXPECT_NE(square->note().find("mask causal,"), std::string::npos) << square->note();
-  const auto chunk =
-      provider_->prepare(make_spec(1, 8, 2, 64, 512, 64, bf16, kCausalBr), device_, ctx);
-  EXPECT_EQ(chunk->note(), "");
+  const auto decode = prepare(make_spec(1, 8, 2, 1, 512, 64, bf16, kCausalBr));
+  EXPECT_NE(decode.run->note().find("graph built with mask none"), std::string::npos)
+      << decode.run->note();
+  const auto square = prepare(make_spec(1, 8, 2, 64, 64, 64, bf16, kCausalBr));
+  EXPECT_NE(square.run->note().find("mask causal,"), std::string::npos) << square.run->note();
+  const auto chunk = prepare(make_spec(1, 8, 2, 64, 512, 64, bf16, kCausalBr));
+  EXPECT_EQ(chunk.run->note(), "");
 }
 
-TEST_F(CudnnSdpa, DescriptionNamesTheCudnnVersion) {
-  EXPECT_NE(provider_->description().find(cudnn::cudnn_runtime_version()), std::string::npos)
-      << provider_->description();
+TEST_F(CudnnSdpa, TraitsNameTheCudnnVersion) {
+  const ProviderTraits t = provider_->traits();
+  EXPECT_NE(t.description.find(cudnn::cudnn_runtime_version()), std::string::npos) << t.description;
+  EXPECT_EQ(t.library, "cuDNN");
+  EXPECT_TRUE(t.fused);
+  EXPECT_TRUE(t.writes_lse);
+  EXPECT_EQ(provider_->fingerprint().at("cudnn"), cudnn::cudnn_runtime_version());
 }
 
 // --- not supported: a result with a reason, never a crash ------------------------------------
@@ -293,16 +285,15 @@ TEST_F(CudnnSdpa, UnsupportedHeadDimIsNotSupportedWithAReason) {
     EXPECT_NE(s.reason.find("head dim"), std::string::npos) << s.reason;
     // prepare() of a point supports() rejects throws NotSupported with the same words, so a
     // caller that skips supports() still records not_supported, not failed.
-    PrepareContext ctx;
-    ctx.tracker = &tracker_;
+    const int64_t base = tracker().current();
     try {
-      provider_->prepare(spec, device_, ctx);
+      prepare(spec);
       ADD_FAILURE() << "prepare accepted head dim " << d;
     } catch (const NotSupported& e) {
       EXPECT_EQ(e.reason(), s.reason);
       EXPECT_EQ(std::string(e.what()), "not_supported: " + s.reason);
     }
-    EXPECT_EQ(tracker_.current(), 0) << "nothing may stay allocated";
+    EXPECT_EQ(tracker().current(), base) << "nothing may stay allocated";
   }
 }
 

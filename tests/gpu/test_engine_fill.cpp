@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "cuda/tensor_fill.hpp"
 #include "engine_test_util.hpp"
-#include "providers/cuda/cuda_tensors.hpp"
 
 namespace attnprof::testing {
 namespace {

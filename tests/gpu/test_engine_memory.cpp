@@ -63,8 +63,10 @@ TEST_F(CudaEngineTest, OutOfMemoryThrowsAndLeavesTheContextUsable) {
   } catch (const cuda::CudaError& e) {
     EXPECT_EQ(e.code(), cudaErrorMemoryAllocation);
     EXPECT_FALSE(e.sticky());
+    EXPECT_EQ(e.fault(), Fault::oom);
     EXPECT_NE(std::string(e.what()).find("cudaErrorMemoryAllocation"), std::string::npos);
   }
+  EXPECT_EQ(cuda::sticky_error(), "") << "an out-of-memory does not poison the context";
   EXPECT_EQ(tracker.current(), 0);
   cuda::DeviceBuffer ok(kMiB, &tracker);
   EXPECT_EQ(tracker.current(), kMiB);
@@ -76,6 +78,11 @@ TEST(CudaErrors, StickyErrorsAreKnown) {
   EXPECT_TRUE(cuda::CudaError(cudaErrorLaunchFailure, "x").sticky());
   EXPECT_FALSE(cuda::CudaError(cudaErrorMemoryAllocation, "x").sticky());
   EXPECT_FALSE(cuda::CudaError(cudaErrorInvalidValue, "x").sticky());
+  // Classified once, by the code: the fault travels typed (fault.hpp).
+  EXPECT_EQ(cuda::CudaError(cudaErrorIllegalAddress, "x").fault(), Fault::sticky_device);
+  EXPECT_EQ(cuda::CudaError(cudaErrorMemoryAllocation, "x").fault(), Fault::oom);
+  EXPECT_EQ(cuda::CudaError(cudaErrorInvalidValue, "x").fault(), Fault::device);
+  EXPECT_EQ(classify(cuda::CudaError(cudaErrorLaunchFailure, "x")), Fault::sticky_device);
   try {
     ATTNPROF_CUDA(cudaErrorInvalidValue);
     FAIL();
@@ -84,12 +91,17 @@ TEST(CudaErrors, StickyErrorsAreKnown) {
     EXPECT_NE(what.find("cudaErrorInvalidValue"), std::string::npos) << what;
     EXPECT_NE(what.find("test_engine_memory.cpp"), std::string::npos) << what;
   }
-  EXPECT_THROW(ATTNPROF_CUBLAS(CUBLAS_STATUS_NOT_SUPPORTED), std::runtime_error);
+  try {
+    ATTNPROF_CUBLAS(CUBLAS_STATUS_NOT_SUPPORTED);
+    FAIL();
+  } catch (const FaultError& e) {
+    EXPECT_EQ(e.fault(), Fault::library);
+  }
   try {
     ATTNPROF_CUBLAS(CUBLAS_STATUS_ALLOC_FAILED);
     FAIL();
-  } catch (const cuda::CudaError& e) {
-    EXPECT_EQ(e.code(), cudaErrorMemoryAllocation);
+  } catch (const FaultError& e) {
+    EXPECT_EQ(e.fault(), Fault::oom);
   }
 }
 

@@ -4,8 +4,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "cuda/cupti_tracer.hpp"
 #include "engine_test_util.hpp"
-#include "trace/cuda/cupti_tracer.hpp"
 
 namespace attnprof::testing {
 namespace {
@@ -37,8 +37,9 @@ TEST(CuptiAggregate, GroupsByNameInOrderOfFirstAppearance) {
 
 TEST_F(CudaEngineTest, CuptiSeesTheSpinKernelOnTheTimedStream) {
   SpinRun run(50'000);  // 50 us
-  run.launch(engine().stream());
-  const cuda::TraceCapture cap = engine().trace(run);
+  run.launch(engine().stream(), Io{});
+  const cuda::TraceCapture cap =
+      cuda::trace_activities([&] { run.launch(engine().stream(), Io{}); }, stream());
   if (!cap.available) GTEST_SKIP() << cap.note;
   const auto kernels = cuda::aggregate_kernels(cap.activities);
   ASSERT_EQ(kernels.size(), 1u);
@@ -49,7 +50,7 @@ TEST_F(CudaEngineTest, CuptiSeesTheSpinKernelOnTheTimedStream) {
   for (const cuda::TraceActivity& a : cap.activities) EXPECT_EQ(a.stream_id, cap.stream_id);
 
   std::string note = "stale";
-  const auto via_engine = engine().trace_kernels(run, note);
+  const auto via_engine = engine().trace_kernels(run, none_, note);
   EXPECT_EQ(note, "");
   ASSERT_EQ(via_engine.size(), 1u);
   EXPECT_EQ(via_engine[0].name, kernels[0].name);
@@ -60,7 +61,7 @@ TEST_F(CudaEngineTest, CuptiReportsKernelsOutsideTheTimedStream) {
   ATTNPROF_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   SpinRun run(20'000, side, 20'000);
   std::string note;
-  const auto kernels = engine().trace_kernels(run, note);
+  const auto kernels = engine().trace_kernels(run, none_, note);
   ATTNPROF_CUDA(cudaStreamSynchronize(side));
   ATTNPROF_CUDA(cudaStreamDestroy(side));
   if (note.rfind("unavailable", 0) == 0) GTEST_SKIP() << note;

@@ -197,16 +197,18 @@ TEST_F(TorchProviderTest, EveryTimedKernelRunsOnTheTimedStream) {
         Case{"torch.sdpa.default", make_spec(1, 8, 2, 512, 512, 128, bf16, kNone, Mode::bwd)},
         Case{"torch.naive", make_spec(1, 8, 2, 512, 512, 64, bf16, kCausal)}}) {
     SCOPED_TRACE(std::string(c.provider) + " " + c.spec.label());
-    TraceOptions options;
-    options.timed_launches = 2;
-    const ProviderTrace t = trace_point(c.spec, provider(c.provider), engine(), options);
+    RunOptions options;
+    options.trace_launches = 2;
+    options.trace_kernels = false;
+    std::unique_ptr<PointHooks> hooks = trace_hooks_factory()(options, engine());
+    const Result t = run_point(c.spec, provider(c.provider), engine(), options, hooks.get());
     ASSERT_EQ(t.status, Status::passed) << t.reason;
     if (t.kernels_note.rfind("unavailable", 0) == 0) GTEST_SKIP() << t.kernels_note;
     int kernels = 0;
     for (const TraceEvent& e : events_in_phase(t, kPhaseTimed)) {
       if (e.kind != TraceKind::kernel) continue;
       ++kernels;
-      EXPECT_EQ(e.stream, t.timed_stream) << e.name;
+      EXPECT_EQ(e.stream, trace_of(t).timed_stream) << e.name;
     }
     EXPECT_GE(kernels, 2);
   }

@@ -8,21 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/engine.hpp"
 #include "attnprof/verify.hpp"
+#include "one_point.hpp"
 #include "providers/factories.hpp"
 #include "test_specs.hpp"
 
 namespace attnprof {
 namespace {
 
-HostOutputs run_once(Provider& p, const Spec& s, const PrepareContext& ctx) {
-  const Support sup = p.supports(s, Device{});
+using testing_specs::prepare_point;
+
+HostOutputs run_once(Provider& p, const Spec& s, const InputFill& fill, int threads) {
+  const Support sup = p.supports(s, host_cpu_device());
   EXPECT_TRUE(sup.ok) << p.name() << " " << s.label() << ": " << sup.reason;
-  std::unique_ptr<attnprof::Run> run = p.prepare(s, Device{}, ctx);
-  run->poison_outputs();
-  Stream stream;
-  run->launch(stream);
-  return run->read_outputs();
+  std::unique_ptr<Engine> cpu = make_cpu_engine(threads);
+  return testing_specs::run_once(p, *cpu, s, fill, threads);
 }
 
 struct Case {
@@ -58,9 +59,9 @@ TEST(CpuProviders, ForwardMatchesReferenceAcrossShapesMasksDtypes) {
       s.head_dim = n % 4 == 3 ? 32 : 64;
       s.v_head_dim = n % 5 == 4 ? 48 : 0;  // Dv != D now and then
       s.layout = n % 2 ? Layout::bshd : Layout::bhsd;
-      const PrepareContext ctx{.seed = uint64_t(1000 + n), .threads = 2};
+      const InputFill fill{.seed = uint64_t(1000 + n)};
       for (auto& p : providers) {
-        const VerifyResult r = verify_outputs(s, ctx, run_once(*p, s, ctx));
+        const VerifyResult r = verify_outputs(s, fill, run_once(*p, s, fill, 2));
         EXPECT_TRUE(verify_passed(r)) << p->name() << " " << s.label() << " " << r.detail;
         EXPECT_EQ(r.nan_count, 0);
         EXPECT_GE(r.lse_max_abs_err, 0.0) << "both providers expose the LSE";
@@ -76,22 +77,22 @@ TEST(CpuProviders, PoisonedOutputsFailVerificationUntilLaunched) {
   s.q_heads = 4;
   s.kv_heads = 2;
   s.dtype = DType::fp32;
-  const PrepareContext ctx{.seed = 8, .threads = 2};
+  const InputFill fill{.seed = 8};
+  std::unique_ptr<Engine> cpu = make_cpu_engine(2);
   for (auto make : {make_cpu_naive, make_cpu_flash}) {
     std::unique_ptr<Provider> p = make();
-    std::unique_ptr<attnprof::Run> run = p->prepare(s, Device{}, ctx);
-    run->poison_outputs();
-    const VerifyResult poisoned = verify_outputs(s, ctx, run->read_outputs());
+    testing_specs::OnePoint pt = prepare_point(*p, *cpu, s, fill, 2);
+    pt.tensors->poison_outputs();
+    const VerifyResult poisoned = verify_outputs(s, fill, pt.tensors->read_outputs());
     EXPECT_FALSE(verify_passed(poisoned));
     EXPECT_EQ(poisoned.nan_count, s.o_elems() + s.batch * s.q_heads * s.q_len);
-    Stream stream;
-    run->launch(stream);
-    EXPECT_TRUE(verify_passed(verify_outputs(s, ctx, run->read_outputs()))) << p->name();
+    pt.run->launch(cpu->stream(), pt.io());
+    EXPECT_TRUE(verify_passed(verify_outputs(s, fill, pt.tensors->read_outputs()))) << p->name();
     // read_outputs copies: poisoning again does not touch what was read.
-    HostOutputs kept = run->read_outputs();
-    run->poison_outputs();
+    HostOutputs kept = pt.tensors->read_outputs();
+    pt.tensors->poison_outputs();
     EXPECT_TRUE(std::isfinite(kept.o[0]));
-    EXPECT_TRUE(std::isnan(run->read_outputs().o[0]));
+    EXPECT_TRUE(std::isnan(pt.tensors->read_outputs().o[0]));
   }
 }
 
@@ -114,29 +115,27 @@ TEST(CpuProviders, ForwardOnlyAndHonestBytes) {
     EXPECT_FALSE(p->supports(s, gpu).ok);
   }
   const int64_t io = (4 * 2 * 512 * 64 + 2 * 512) * 4;  // Q, K, V, O and LSE in float
-  const PrepareContext ctx{.seed = 1, .threads = 2};
-  MemoryTracker tracker;
-  PrepareContext tracked = ctx;
-  tracked.tracker = &tracker;
+  const InputFill fill{.seed = 1};
+  std::unique_ptr<Engine> cpu = make_cpu_engine(2);
+  MemoryTracker& tracker = *cpu->tracker();
   {
-    std::unique_ptr<attnprof::Run> naive = make_cpu_naive()->prepare(s, Device{}, tracked);
-    // Two workers, one 512 x 512 float score matrix each.
-    EXPECT_EQ(naive->workspace_bytes(), 2 * 512 * 512 * 4);
-    EXPECT_EQ(naive->allocated_bytes(), io + naive->workspace_bytes());
-    EXPECT_EQ(tracker.current(), naive->allocated_bytes());
+    testing_specs::OnePoint naive = prepare_point(*make_cpu_naive(), *cpu, s, fill, 2);
+    // The engine holds the tensors; two workers, one 512 x 512 float score matrix each.
+    EXPECT_EQ(naive.tensors->bytes(), io);
+    EXPECT_EQ(naive.run->workspace_bytes(), 2 * 512 * 512 * 4);
+    EXPECT_EQ(tracker.current(), io + naive.run->workspace_bytes());
   }
   EXPECT_EQ(tracker.current(), 0);
   // Flash scratch does not grow with the sequence.
   Spec longer = s;
   longer.q_len = longer.kv_len = 4096;
-  std::unique_ptr<attnprof::Run> f1 = make_cpu_flash()->prepare(s, Device{}, ctx);
-  std::unique_ptr<attnprof::Run> f2 = make_cpu_flash()->prepare(longer, Device{}, ctx);
-  EXPECT_GT(f1->workspace_bytes(), 0);
-  EXPECT_EQ(f1->workspace_bytes(), f2->workspace_bytes());
-  EXPECT_EQ(f1->allocated_bytes(), io + f1->workspace_bytes());
-  EXPECT_GE(make_cpu_naive()->estimate_bytes(s), io + 512 * 512 * 4);
-  EXPECT_GE(make_cpu_flash()->estimate_bytes(s), io);
-  EXPECT_LT(make_cpu_flash()->estimate_bytes(longer), make_cpu_naive()->estimate_bytes(longer));
+  testing_specs::OnePoint f1 = prepare_point(*make_cpu_flash(), *cpu, s, fill, 2);
+  testing_specs::OnePoint f2 = prepare_point(*make_cpu_flash(), *cpu, longer, fill, 2);
+  EXPECT_GT(f1.run->workspace_bytes(), 0);
+  EXPECT_EQ(f1.run->workspace_bytes(), f2.run->workspace_bytes());
+  EXPECT_GE(make_cpu_naive()->workspace_estimate(s), 512 * 512 * 4);
+  EXPECT_LT(make_cpu_flash()->workspace_estimate(longer),
+            make_cpu_naive()->workspace_estimate(longer));
 }
 
 // Mean of the mask-coverage V encoding (inputs.hpp) over the keys Mask::visible lets each
@@ -168,11 +167,10 @@ TEST(CpuProviders, MaskCoverageIsExactForEveryMask) {
         s.mask = mask;
         // One thread, except a few lengths where cpu.flash's query tiles are split over two
         // (the sweep above covers threading; idle OpenMP workers spin and slow a busy host).
-        const PrepareContext ctx{
-            .seed = 3, .pattern = InputPattern::mask_coverage, .threads = nq % 50 == 0 ? 2 : 1};
+        const InputFill fill{.seed = 3, .pattern = InputPattern::mask_coverage};
         const std::vector<double> want = expected_coverage(s);
         for (auto& p : providers) {
-          const HostOutputs out = run_once(*p, s, ctx);
+          const HostOutputs out = run_once(*p, s, fill, nq % 50 == 0 ? 2 : 1);
           ++runs;
           for (size_t e = 0; e < want.size(); ++e) {
             const double got = out.o[e];

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <vector>
 
+#include "attnprof/engine.hpp"
 #include "attnprof/reference.hpp"
 #include "attnprof/verify.hpp"
+#include "one_point.hpp"
 #include "providers/factories.hpp"
 
 namespace attnprof {
@@ -73,14 +75,11 @@ double numeric_grad(const Spec& s, Group g, std::vector<double> Group::*member, 
 
 TEST(CpuReference, GradientsMatchFiniteDifferences) {
   const Spec s = tiny();
-  const PrepareContext ctx{.seed = 21, .threads = 2};
+  const InputFill ctx{.seed = 21};
   std::unique_ptr<Provider> p = make_cpu_reference();
   ASSERT_TRUE(p->supports(s, Device{}).ok);
-  std::unique_ptr<attnprof::Run> run = p->prepare(s, Device{}, ctx);
-  run->poison_outputs();
-  Stream stream;
-  run->launch(stream);
-  const HostOutputs out = run->read_outputs();
+  std::unique_ptr<Engine> cpu = make_cpu_engine(2);
+  const HostOutputs out = testing_specs::run_once(*p, *cpu, s, ctx, 2);
   ASSERT_EQ(out.dq.size(), size_t(s.q_elems()));
   const int64_t d = s.head_dim, dv = s.dv(), gs = s.group_size();
   // The float outputs carry ~6e-8 relative rounding; the finite differences ~1e-9 absolute.
@@ -137,12 +136,9 @@ TEST(CpuReference, EveryModeAndDtypeVerifies) {
       s.mask = Mask{MaskKind::window, 3};
       s.q_len = 19;
       s.kv_len = 11;
-      const PrepareContext ctx{.seed = 4, .threads = 2};
-      std::unique_ptr<attnprof::Run> run = make_cpu_reference()->prepare(s, Device{}, ctx);
-      run->poison_outputs();
-      Stream stream;
-      run->launch(stream);
-      const HostOutputs out = run->read_outputs();
+      const InputFill ctx{.seed = 4};
+      std::unique_ptr<Engine> cpu = make_cpu_engine(2);
+      const HostOutputs out = testing_specs::run_once(*make_cpu_reference(), *cpu, s, ctx, 2);
       EXPECT_EQ(out.o.empty(), m == Mode::bwd);
       EXPECT_EQ(out.dq.empty(), m == Mode::fwd);
       const VerifyResult r = verify_outputs(s, ctx, out);

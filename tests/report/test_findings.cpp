@@ -26,6 +26,23 @@ Result row(const std::string& provider, int64_t batch, int64_t hq, int64_t hkv, 
   r.memory.peak_bytes = r.memory.analytic_bytes + extra_bytes;
   r.tflops = 1;
   r.flops = static_cast<double>(batch * hq * n * n);  // orders shapes by size
+  // What the providers declare (traits.hpp); cuda.flash stands for a fused kernel of ours.
+  r.traits.name = provider;
+  r.traits.description = "test row";
+  r.traits.device = DeviceKind::cuda;
+  if (provider == "cuda.naive") {
+    r.traits.family = Family::naive;
+    r.traits.role = Role::baseline;
+  } else if (provider == "cuda.naive.expand") {
+    r.traits.family = Family::naive;
+    r.traits.role = Role::gqa_expansion;
+    r.traits.variant_of = "cuda.naive";
+  } else if (provider == "torch.sdpa.default") {
+    r.traits.family = Family::dispatcher;
+  } else {
+    r.traits.family = Family::fused;
+    r.traits.fused = true;
+  }
   return r;
 }
 
@@ -226,11 +243,16 @@ TEST(Findings, ClassificationOfKernelsAndProviders) {
   EXPECT_EQ(sdpa_backend_of_kernel("fmha_cutlassF_bf16_aligned_64x128_rf_sm80"), "efficient");
   EXPECT_EQ(sdpa_backend_of_kernel("cudnn_generated_fort_native_sdpa_sm90"), "cudnn");
   EXPECT_EQ(sdpa_backend_of_kernel("ampere_bf16_s16816gemm_bf16_128x128"), "math");
-  EXPECT_EQ(provider_family("cuda.naive.expand"), "unfused");
-  EXPECT_EQ(provider_family("torch.sdpa.math"), "unfused");
-  EXPECT_EQ(provider_family("cudnn.sdpa"), "fused");
-  EXPECT_EQ(provider_family("torch.sdpa.efficient"), "fused");
-  EXPECT_EQ(provider_family("torch.sdpa.default"), "");
+  // Facts come from the rows' declared traits, never from the names.
+  const std::vector<Result> rows = mha_rows();
+  ASSERT_NE(traits_in(rows, "cudnn.sdpa"), nullptr);
+  EXPECT_TRUE(traits_in(rows, "cudnn.sdpa")->fused);
+  EXPECT_EQ(traits_in(rows, "not.there"), nullptr);
+  std::vector<Result> renamed = rows;
+  for (Result& r : renamed) {
+    if (r.provider == "cuda.naive") r.provider = r.traits.name = "my.unfused.baseline";
+  }
+  EXPECT_EQ(choose_baseline(renamed, ""), "my.unfused.baseline");
   EXPECT_EQ(choose_baseline(mha_rows(), ""), "cuda.naive");
   EXPECT_EQ(choose_baseline(mha_rows(), "cudnn.sdpa"), "cudnn.sdpa");
   EXPECT_EQ(choose_baseline({mha_rows()[1]}, ""), "");

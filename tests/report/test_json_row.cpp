@@ -103,6 +103,49 @@ void expect_same(const Result& a, const Result& b) {
   EXPECT_EQ(a.kernels_note, b.kernels_note);
   EXPECT_EQ(a.env, b.env);
   EXPECT_EQ(a.started_at, b.started_at);
+  EXPECT_EQ(a.fault, b.fault);
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(ta.clock_policy, tb.clock_policy);
+  EXPECT_SAME_DOUBLE(ta.power_w, tb.power_w);
+  EXPECT_EQ(ta.copies, tb.copies);
+  EXPECT_SAME_DOUBLE(ta.host_load, tb.host_load);
+  EXPECT_SAME_DOUBLE(ta.host_busy, tb.host_busy);
+  EXPECT_SAME_DOUBLE(a.peak_tflops, b.peak_tflops);
+  EXPECT_SAME_DOUBLE(a.peak_tbps, b.peak_tbps);
+  EXPECT_EQ(a.peaks_source, b.peaks_source);
+  const ProviderTraits &xa = a.traits, &xb = b.traits;
+  EXPECT_EQ(xa.name, xb.name);
+  EXPECT_EQ(xa.description, xb.description);
+  EXPECT_EQ(xa.device, xb.device);
+  EXPECT_EQ(xa.family, xb.family);
+  EXPECT_EQ(xa.fused, xb.fused);
+  EXPECT_EQ(xa.library, xb.library);
+  EXPECT_EQ(xa.library_version, xb.library_version);
+  EXPECT_EQ(xa.in_default_set, xb.in_default_set);
+  EXPECT_EQ(xa.role, xb.role);
+  EXPECT_EQ(xa.variant_of, xb.variant_of);
+  EXPECT_EQ(xa.forward, xb.forward);
+  EXPECT_EQ(xa.backward, xb.backward);
+  EXPECT_EQ(xa.writes_lse, xb.writes_lse);
+  ASSERT_EQ(a.trace.has_value(), b.trace.has_value());
+  if (a.trace) {
+    ASSERT_EQ(a.trace->ranges.size(), b.trace->ranges.size());
+    ASSERT_EQ(a.trace->device_events.size(), b.trace->device_events.size());
+    for (std::size_t i = 0; i < a.trace->device_events.size(); ++i) {
+      const TraceEvent &ea = a.trace->device_events[i], &eb = b.trace->device_events[i];
+      EXPECT_EQ(ea.name, eb.name);
+      EXPECT_EQ(ea.category, eb.category);
+      EXPECT_EQ(ea.kind, eb.kind);
+      EXPECT_EQ(ea.stream, eb.stream);
+      EXPECT_EQ(ea.start_ns, eb.start_ns);
+      EXPECT_EQ(ea.end_ns, eb.end_ns);
+      EXPECT_EQ(ea.grid, eb.grid);
+      EXPECT_EQ(ea.block, eb.block);
+      EXPECT_EQ(ea.bytes, eb.bytes);
+    }
+    EXPECT_EQ(a.trace->timed_stream, b.trace->timed_stream);
+    EXPECT_EQ(a.trace->timed_launches, b.trace->timed_launches);
+  }
 }
 
 // Every field set to something other than its default, with the values that break naive
@@ -159,7 +202,60 @@ Result fully_populated() {
   r.kernels_note = "names from CUPTI";
   r.env = {{"gpu", "NVIDIA H200"}, {"driver", "560.35.03"}, {"empty", ""}, {"ü", "ß"}};
   r.started_at = "2026-01-12T09:30:00Z";
+  r.fault = Fault::library;
+  r.seed = std::numeric_limits<uint64_t>::max();
+  r.timing.clock_policy = "recover";
+  r.timing.power_w = 699.5;
+  r.timing.copies = 41;
+  r.timing.host_load = 3.25;
+  r.timing.host_busy = 0.125;
+  r.peak_tflops = 792.5;
+  r.peak_tbps = 4.48;
+  r.peaks_source = "measured by attnprof peaks 2026-11-29T10:00:00Z";
+  r.traits.name = "cuda.flash2";
+  r.traits.description = "a \"fused\" kernel";
+  r.traits.device = DeviceKind::cuda;
+  r.traits.family = Family::fused;
+  r.traits.fused = true;
+  r.traits.library = "attnprof";
+  r.traits.library_version = "0.1";
+  r.traits.in_default_set = true;
+  r.traits.role = Role::gqa_expansion;
+  r.traits.variant_of = "cuda.flash";
+  r.traits.backward = true;
+  r.traits.writes_lse = true;
+  PointTrace& t = r.trace.emplace();
+  t.timed_stream = 13;
+  t.timed_launches = 3;
+  TraceEvent range;
+  range.name = "timed";
+  range.kind = TraceKind::range;
+  range.start_ns = 10;
+  range.end_ns = std::numeric_limits<uint64_t>::max() / 2;
+  t.ranges = {range};
+  TraceEvent k;
+  k.name = "flash_fwd";
+  k.category = KernelCategory::fused_attention;
+  k.stream = 13;
+  k.start_ns = 11;
+  k.end_ns = 99;
+  k.grid = Dim3{128, 16, 2};
+  k.block = Dim3{256, 1, 1};
+  t.device_events = {k};
   return r;
+}
+
+TEST(JsonRow, SchemaOneRowsStillRead) {
+  // A journal of the first schema (before faults, traits, clock policy): every row reads, with
+  // the new fields at their defaults and the provider's name standing in for its traits.
+  const auto rows = read_journal(test::golden_path("results_v1.jsonl"));
+  ASSERT_FALSE(rows.empty());
+  for (const Result& r : rows) {
+    EXPECT_EQ(r.schema_version, kSchemaVersion);  // read into this build's form
+    EXPECT_EQ(r.traits.name, r.provider);
+    EXPECT_TRUE(r.traits.description.empty());
+    EXPECT_EQ(r.fault, Fault::none);
+  }
 }
 
 TEST(JsonRow, FullyPopulatedResultRoundTripsExactly) {
@@ -220,20 +316,27 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
     for (const auto& item : object.items()) out.insert(item.key());
     return out;
   };
-  EXPECT_EQ(
-      keys(j),
-      (std::set<std::string>{
-          "schema_version",  "provider",       "status",      "reason",       "spec",   "device",
-          "timing",          "tflops",         "gbps",        "tokens_per_s", "flops",  "bytes",
-          "flop_convention", "pct_peak_flops", "pct_peak_bw", "bound",        "memory", "verify",
-          "kernels",         "kernels_note",   "env",         "started_at"}));
+  EXPECT_EQ(keys(j),
+            (std::set<std::string>{"schema_version", "provider",     "traits", "status",
+                                   "fault",          "reason",       "spec",   "seed",
+                                   "device",         "timing",       "tflops", "gbps",
+                                   "tokens_per_s",   "flops",        "bytes",  "flop_convention",
+                                   "pct_peak_flops", "pct_peak_bw",  "bound",  "peak_tflops",
+                                   "peak_tbps",      "peaks_source", "memory", "verify",
+                                   "kernels",        "kernels_note", "env",    "started_at",
+                                   "trace"}));
+  EXPECT_EQ(keys(j["traits"]),
+            (std::set<std::string>{"name", "description", "device", "family", "fused", "library",
+                                   "library_version", "in_default_set", "role", "variant_of",
+                                   "forward", "backward", "writes_lse"}));
   EXPECT_EQ(keys(j["spec"]),
             (std::set<std::string>{"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim",
                                    "v_head_dim", "dtype", "mask", "mode", "layout", "scale"}));
   EXPECT_EQ(keys(j["timing"]),
             (std::set<std::string>{"mode", "median_us", "mean_us", "min_us", "p5_us", "p95_us",
                                    "cv", "rel_noise", "samples", "launches_per_sample", "noisy",
-                                   "stop_reason", "dropped_throttled", "clock_mhz"}));
+                                   "stop_reason", "dropped_throttled", "clock_mhz", "clock_policy",
+                                   "power_w", "copies", "host_load", "host_busy"}));
   EXPECT_EQ(keys(j["memory"]), (std::set<std::string>{"peak_bytes", "extra_bytes", "analytic_bytes",
                                                       "workspace_bytes", "process_hwm_bytes"}));
   EXPECT_EQ(keys(j["verify"]),
@@ -262,10 +365,10 @@ std::string edited(void (*edit)(nlohmann::json&)) {
 
 TEST(JsonRow, OtherSchemaVersionIsRefusedWithOneLine) {
   const std::string line = edited([](nlohmann::json& j) {
-    j["schema_version"] = 2;
+    j["schema_version"] = 3;
     j.erase("timing");  // a newer schema may lay fields out differently: version comes first
   });
-  EXPECT_EQ(error_of(line), "journal schema_version 2, this build reads 1");
+  EXPECT_EQ(error_of(line), "journal schema_version 3, this build reads 1 to 2");
 }
 
 TEST(JsonRow, MalformedLinesAreRefusedWithOneLine) {
@@ -337,14 +440,14 @@ TEST_F(Journal, TruncatedLastLineIsReportedWithItsNumber) {
 
 TEST_F(Journal, SchemaMismatchNamesTheLine) {
   std::string line = to_json_line(test::sample_results()[0]);
-  line.replace(line.find("\"schema_version\":1"), 18, "\"schema_version\":7");
+  line.replace(line.find("\"schema_version\":2"), 18, "\"schema_version\":7");
   test::write_text(path_, line + "\n");
   try {
     (void)read_journal(path_);
     FAIL() << "another schema version must not read";
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()),
-              path_.string() + ", line 1: journal schema_version 7, this build reads 1");
+              path_.string() + ", line 1: journal schema_version 7, this build reads 1 to 2");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "attnprof/registry.hpp"
 #include "attnprof/report.hpp"
 #include "attnprof/sink.hpp"
 #include "report/fixtures.hpp"
@@ -18,7 +19,10 @@ namespace attnprof {
 namespace {
 
 std::vector<Result> golden_rows() {
-  return read_journal(test::golden_path("report_input.jsonl"));
+  // Schema 1 rows: their traits come from this build's table, as `attnprof report` fills them.
+  std::vector<Result> rows = read_journal(test::golden_path("report_input.jsonl"));
+  backfill_traits(rows);
+  return rows;
 }
 
 ReportOptions golden_options() {

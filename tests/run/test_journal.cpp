@@ -79,11 +79,11 @@ TEST_F(JournalFile, ACompleteLastRowWithoutItsNewlineIsKept) {
 
 TEST_F(JournalFile, AnotherSchemaVersionIsRefused) {
   std::string other = line(32);
-  other.replace(other.find("\"schema_version\":1"), 18, "\"schema_version\":2");
+  other.replace(other.find("\"schema_version\":2"), 18, "\"schema_version\":3");
   write(line(16) + other);
   const std::string why = refusal();
   EXPECT_NE(why.find("line 2"), std::string::npos) << why;
-  EXPECT_NE(why.find("schema_version 2, this build reads 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("schema_version 3, this build reads 1 to 2"), std::string::npos) << why;
   EXPECT_EQ(why.find('\n'), std::string::npos);
 }
 
@@ -99,7 +99,7 @@ TEST_F(JournalFile, AForeignFileIsRefusedEvenOnItsLastLine) {
   EXPECT_NE(refusal().find("line 1"), std::string::npos);
   write("hello");
   EXPECT_NE(refusal().find("line 1"), std::string::npos);
-  write(line(16) + "{\"schema_version\":2,\"provider\":\"x");
+  write(line(16) + "{\"schema_version\":3,\"provider\":\"x");
   EXPECT_NE(refusal().find("line 2"), std::string::npos);
 }
 

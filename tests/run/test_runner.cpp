@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <new>
 #include <stdexcept>
 
 #include "attnprof/registry.hpp"
@@ -12,57 +14,63 @@
 namespace attnprof {
 namespace {
 
-enum class Fault {
+enum class Plant {
   none,
   wrong_value,
   leave_nan,
   throw_in_launch,
   not_supported_in_prepare,
   huge_estimate,
-  wrong_after_first
+  wrong_after_first,
+  library_error,
+  host_oom,
 };
 
+// cpu.reference's run, then the planted fault on the harness's outputs (host floats).
 class FaultyRun final : public Run {
  public:
-  FaultyRun(std::unique_ptr<Run> inner, Fault f) : inner_(std::move(inner)), fault_(f) {}
-  void poison_outputs() override { inner_->poison_outputs(); }
-  void launch(Stream& s) override {
-    if (fault_ == Fault::throw_in_launch) throw std::runtime_error("kernel exploded");
+  FaultyRun(std::unique_ptr<Run> inner, Plant f) : inner_(std::move(inner)), plant_(f) {}
+  void launch(Stream& s, const Io& io) override {
+    if (plant_ == Plant::throw_in_launch) throw std::runtime_error("kernel exploded");
+    if (plant_ == Plant::library_error) throw FaultError(Fault::library, "libfoo: status 7");
+    if (plant_ == Plant::host_oom) throw std::bad_alloc();
     ++launches_;
-    inner_->launch(s);
+    inner_->launch(s, io);
+    float* o = io.o.as<float>();
+    if (plant_ == Plant::wrong_value || (plant_ == Plant::wrong_after_first && launches_ > 1))
+      o[io.o.elems() / 2] += 1.0f;
+    if (plant_ == Plant::leave_nan) o[io.o.elems() - 1] = std::nanf("");
   }
-  HostOutputs read_outputs() override {
-    HostOutputs o = inner_->read_outputs();
-    if (fault_ == Fault::wrong_value || (fault_ == Fault::wrong_after_first && launches_ > 1))
-      o.o[o.o.size() / 2] += 1.0f;
-    if (fault_ == Fault::leave_nan) o.o.back() = std::nanf("");
-    return o;
-  }
-  int64_t allocated_bytes() const override { return inner_->allocated_bytes(); }
+  int64_t workspace_bytes() const override { return inner_->workspace_bytes(); }
 
  private:
   std::unique_ptr<Run> inner_;
-  Fault fault_;
+  Plant plant_;
   int launches_ = 0;
 };
 
 class FaultyProvider final : public Provider {
  public:
-  explicit FaultyProvider(Fault f) : fault_(f), inner_(find_provider("cpu.reference")) {}
-  std::string name() const override { return "test.faulty." + std::to_string(int(fault_)); }
-  std::string description() const override { return "cpu.reference with a planted fault"; }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
-  Support supports(const Spec& s, const Device& d) const override { return inner_->supports(s, d); }
-  int64_t estimate_bytes(const Spec& s) const override {
-    return fault_ == Fault::huge_estimate ? (int64_t{1} << 62) : inner_->estimate_bytes(s);
+  explicit FaultyProvider(Plant f) : plant_(f), inner_(find_provider("cpu.reference")) {}
+  ProviderTraits traits() const override {
+    ProviderTraits t = inner_->traits();
+    t.name = "test.faulty." + std::to_string(int(plant_));
+    t.description = "cpu.reference with a planted fault";
+    t.family = Family::test;
+    return t;
   }
-  std::unique_ptr<Run> prepare(const Spec& s, const Device& d, const PrepareContext& c) override {
-    if (fault_ == Fault::not_supported_in_prepare) throw NotSupported("library says no");
-    return std::make_unique<FaultyRun>(inner_->prepare(s, d, c), fault_);
+  Support supports(const Spec& s, const Device& d) const override { return inner_->supports(s, d); }
+  int64_t workspace_estimate(const Spec& s) const override {
+    return plant_ == Plant::huge_estimate ? (int64_t{1} << 62) : inner_->workspace_estimate(s);
+  }
+  std::unique_ptr<Run> prepare(const Spec& s, const Device& d, const PrepareContext& c,
+                               const Io& io) override {
+    if (plant_ == Plant::not_supported_in_prepare) throw NotSupported("library says no");
+    return std::make_unique<FaultyRun>(inner_->prepare(s, d, c, io), plant_);
   }
 
  private:
-  Fault fault_;
+  Plant plant_;
   Provider* inner_;
 };
 
@@ -85,14 +93,14 @@ RunOptions quick() {
   return o;
 }
 
-Result run_with(Fault f) {
+Result run_with(Plant f, PointHooks* hooks = nullptr) {
   FaultyProvider p(f);
   auto engine = make_cpu_engine(1);
-  return run_point(small(), p, *engine, quick());
+  return run_point(small(), p, *engine, quick(), hooks);
 }
 
 TEST(Runner, HealthyPointPassesWithTimingAndMemory) {
-  const Result r = run_with(Fault::none);
+  const Result r = run_with(Plant::none);
   EXPECT_EQ(r.status, Status::passed) << r.reason;
   EXPECT_GT(r.timing.median_us, 0);
   EXPECT_GE(r.timing.samples, 3);
@@ -103,53 +111,116 @@ TEST(Runner, HealthyPointPassesWithTimingAndMemory) {
 }
 
 TEST(Runner, WrongValueIsIncorrect) {
-  const Result r = run_with(Fault::wrong_value);
+  const Result r = run_with(Plant::wrong_value);
   EXPECT_EQ(r.status, Status::incorrect);
   EXPECT_NE(r.reason.find("verification failed"), std::string::npos) << r.reason;
 }
 
 TEST(Runner, UnwrittenOutputIsIncorrect) {
-  const Result r = run_with(Fault::leave_nan);
+  const Result r = run_with(Plant::leave_nan);
   EXPECT_EQ(r.status, Status::incorrect);
   EXPECT_GT(r.verify.nan_count, 0);
 }
 
 TEST(Runner, WrongOnlyUnderRepetitionIsCaughtByTheLastTimedCheck) {
-  const Result r = run_with(Fault::wrong_after_first);
+  const Result r = run_with(Plant::wrong_after_first);
   EXPECT_EQ(r.status, Status::incorrect);
   EXPECT_NE(r.reason.find("last timed run"), std::string::npos) << r.reason;
 }
 
 TEST(Runner, ThrowingProviderIsFailedWithItsWords) {
-  const Result r = run_with(Fault::throw_in_launch);
+  const Result r = run_with(Plant::throw_in_launch);
   EXPECT_EQ(r.status, Status::failed);
+  EXPECT_EQ(r.fault, Fault::provider);  // an untyped exception: the provider's own error
   EXPECT_EQ(r.reason, "kernel exploded");
   EXPECT_EQ(r.provider, "test.faulty.3");
+  EXPECT_EQ(r.traits.family, Family::test);  // the row records what the provider declared
+}
+
+TEST(Runner, FaultsAreClassifiedWhereTheyAreCaught) {
+  const Result lib = run_with(Plant::library_error);
+  EXPECT_EQ(lib.status, Status::failed);
+  EXPECT_EQ(lib.fault, Fault::library);
+  const Result host = run_with(Plant::host_oom);
+  EXPECT_EQ(host.status, Status::oom);
+  EXPECT_EQ(host.fault, Fault::oom);
+  EXPECT_EQ(run_with(Plant::wrong_value).fault, Fault::none);  // incorrect is a verdict
+  EXPECT_EQ(run_with(Plant::none).fault, Fault::none);
 }
 
 TEST(Runner, LibraryRejectionIsNotSupported) {
-  const Result r = run_with(Fault::not_supported_in_prepare);
+  const Result r = run_with(Plant::not_supported_in_prepare);
   EXPECT_EQ(r.status, Status::not_supported);
+  EXPECT_EQ(r.fault, Fault::not_supported);
   EXPECT_EQ(r.reason, "library says no");
 }
 
 TEST(Runner, EstimateBeyondTheDeviceIsOomWithoutRunning) {
-  const Result r = run_with(Fault::huge_estimate);
+  const Result r = run_with(Plant::huge_estimate);
   EXPECT_EQ(r.status, Status::oom);
+  EXPECT_EQ(r.fault, Fault::oom);
   EXPECT_NE(r.reason.find("GiB"), std::string::npos);
+}
+
+TEST(Runner, AnInvalidSpecIsRefusedWithTheFieldNamed) {
+  FaultyProvider p(Plant::none);
+  auto engine = make_cpu_engine(1);
+  Spec s = small();
+  s.kv_heads = 3;  // does not divide q_heads
+  const Result r = run_point(s, p, *engine, quick());
+  EXPECT_EQ(r.status, Status::not_supported);
+  EXPECT_EQ(r.fault, Fault::invalid);
+  EXPECT_NE(r.reason.find("kv_heads"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.seed, quick().seed);
+}
+
+// Records the phases it sees; replaces sampling with two launches.
+class Recorder final : public PointHooks {
+ public:
+  void around(const std::function<void()>& body) override {
+    seen += "[";
+    body();
+    seen += "]";
+  }
+  void begin(Phase p) override { seen += std::string(to_string(p)) + "("; }
+  void end(Phase) override { seen += ")"; }
+  bool measure(Run& run, PointTensors& t, Engine& e, Result&) override {
+    run.launch(e.stream(), t.io());
+    run.launch(e.stream(), t.io());
+    return true;
+  }
+  void finish(Result& row) override { row.provider_note = seen; }
+  std::string seen;
+};
+
+TEST(Runner, OneLifecycleWithHooksForWhatVaries) {
+  Recorder hooks;
+  const Result r = run_with(Plant::none, &hooks);
+  EXPECT_EQ(r.status, Status::passed) << r.reason;
+  EXPECT_EQ(r.provider_note, "[prepare()verify()warm-up()timed()verify-last()kernels()]");
+  EXPECT_EQ(r.timing.samples, 0);  // the hook measured nothing
+  // A failure ends the phases where it happened; finish() still sees the row.
+  Recorder failing;
+  const Result f = run_with(Plant::throw_in_launch, &failing);
+  EXPECT_EQ(f.status, Status::failed);
+  EXPECT_EQ(f.provider_note, "[prepare()verify(");
 }
 
 TEST(Runner, IndexWidthIsEnforced) {
   class Narrow final : public Provider {
    public:
-    std::string name() const override { return "test.narrow"; }
-    std::string description() const override { return "8-bit indexing"; }
-    DeviceKind device_kind() const override { return DeviceKind::cpu; }
+    ProviderTraits traits() const override {
+      ProviderTraits t;
+      t.name = "test.narrow";
+      t.description = "8-bit indexing";
+      t.family = Family::test;
+      return t;
+    }
     int index_bits() const override { return 8; }
     Support supports(const Spec&, const Device&) const override { return Support::yes(); }
-    int64_t estimate_bytes(const Spec&) const override { return 0; }
-    std::unique_ptr<attnprof::Run> prepare(const Spec&, const Device&,
-                                           const PrepareContext&) override {
+    int64_t workspace_estimate(const Spec&) const override { return 0; }
+    std::unique_ptr<attnprof::Run> prepare(const Spec&, const Device&, const PrepareContext&,
+                                           const Io&) override {
       throw std::logic_error("must not be prepared");
     }
   } narrow;
@@ -166,8 +237,8 @@ class Collect final : public Sink {
 };
 
 TEST(Sweep, OneFailingPointNeverEndsTheSweepAndOomSkipsLargerSizes) {
-  FaultyProvider boom(Fault::throw_in_launch);
-  FaultyProvider big(Fault::huge_estimate);
+  FaultyProvider boom(Plant::throw_in_launch);
+  FaultyProvider big(Plant::huge_estimate);
   Provider* ref = find_provider("cpu.reference");
   std::vector<Spec> specs;
   for (int64_t n : {8, 16, 32}) {

@@ -19,6 +19,7 @@ class ScriptedExecutor final : public Executor {
  public:
   bool has_engine(DeviceKind kind) const override { return kind == DeviceKind::cpu; }
   const Fingerprint& fingerprint(DeviceKind) override { return env; }
+  const Fingerprint& fingerprint(const Provider&) override { return env; }
   std::optional<Result> run(const Point& pt) override {
     ran.push_back(pt.provider->name() + " " + std::to_string(pt.spec.q_len));
     if (on_run) return on_run(pt);

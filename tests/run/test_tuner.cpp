@@ -16,8 +16,9 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// cpu.naive's correct run (untracked), plus exactly `bytes` reported to the tracker and a sleep
-// of `sleep` in every launch.
+// cpu.naive's correct run (untracked), plus what brings the point to exactly `bytes` with the
+// harness's tensors (tracked by the engine) reported to the tracker, and a sleep of `sleep` in
+// every launch.
 class SyntheticRun final : public Run {
  public:
   SyntheticRun(std::unique_ptr<Run> inner, MemoryTracker* tracker, int64_t bytes,
@@ -28,13 +29,11 @@ class SyntheticRun final : public Run {
   ~SyntheticRun() override {
     if (tracker_) tracker_->on_free(bytes_);
   }
-  void poison_outputs() override { inner_->poison_outputs(); }
-  void launch(Stream& s) override {
-    inner_->launch(s);
+  void launch(Stream& s, const Io& io) override {
+    inner_->launch(s, io);
     if (sleep_.count() > 0) std::this_thread::sleep_for(sleep_);
   }
-  HostOutputs read_outputs() override { return inner_->read_outputs(); }
-  int64_t allocated_bytes() const override { return bytes_; }
+  int64_t workspace_bytes() const override { return bytes_; }
 
  private:
   std::unique_ptr<Run> inner_;
@@ -55,21 +54,25 @@ class SyntheticProvider final : public Provider {
  public:
   SyntheticProvider(Curve c, TuneAxis axis)
       : curve_(std::move(c)), axis_(axis), naive_(find_provider("cpu.naive")) {}
-  std::string name() const override { return "test.synthetic"; }
-  std::string description() const override { return "known memory and latency curves"; }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+  ProviderTraits traits() const override {
+    ProviderTraits t = naive_->traits();
+    t.name = "test.synthetic";
+    t.description = "known memory and latency curves";
+    t.family = Family::test;
+    return t;
+  }
   Support supports(const Spec&, const Device&) const override {
     return curve_.supported ? Support::yes() : Support::no("synthetic: never supported");
   }
-  int64_t estimate_bytes(const Spec&) const override { return 0; }
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
-                               const PrepareContext& ctx) override {
+  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io& io) override {
     const int64_t v = axis_ == TuneAxis::batch ? spec.batch : spec.kv_len;
     if (v > curve_.oom_above) throw OutOfMemory("synthetic: out of memory");
     PrepareContext untracked = ctx;
     untracked.tracker = nullptr;
-    return std::make_unique<SyntheticRun>(naive_->prepare(spec, device, untracked), ctx.tracker,
-                                          curve_.bytes(v),
+    return std::make_unique<SyntheticRun>(naive_->prepare(spec, device, untracked, io), ctx.tracker,
+                                          curve_.bytes(v) - tensor_bytes(io),
                                           std::chrono::microseconds(curve_.sleep_us(v)));
   }
 
@@ -101,7 +104,8 @@ TuneOptions quick(TuneLimits limits) {
 TuneResult run_tune(const Curve& c, const TuneOptions& o, const Spec& spec = tiny()) {
   SyntheticProvider p(c, o.axis);
   auto engine = make_cpu_engine(1);
-  return tune(spec, p, *engine, o);
+  auto executor = make_in_process_executor(Engines{engine.get(), nullptr}, o.run);
+  return tune(spec, p, *executor, o);
 }
 
 std::vector<int64_t> values(const TuneResult& r) {

@@ -25,13 +25,14 @@ const char* kCast =
 
 // cuda.naive, two timed launches: GEMM 60 µs, softmax 30 µs, GEMM 10 µs each; the prepare and
 // verify phases run kernels too, which the breakdown must leave out.
-ProviderTrace naive_trace() {
-  ProviderTrace t = phased_trace("cuda.naive", 2);
-  t.device_events = {kernel("fill_random_kernel", 10'000, 20'000), kernel(kGemm, 150'000, 160'000)};
+Result naive_trace() {
+  Result t = phased_trace("cuda.naive", 2);
+  t.trace->device_events = {kernel("fill_random_kernel", 10'000, 20'000),
+                            kernel(kGemm, 150'000, 160'000)};
   for (uint64_t base : {300'000u, 500'000u}) {
-    t.device_events.push_back(kernel(kGemm, base, base + 60'000));
-    t.device_events.push_back(kernel(kSoftmax, base + 60'000, base + 90'000));
-    t.device_events.push_back(kernel(kGemm, base + 90'000, base + 100'000));
+    t.trace->device_events.push_back(kernel(kGemm, base, base + 60'000));
+    t.trace->device_events.push_back(kernel(kSoftmax, base + 60'000, base + 90'000));
+    t.trace->device_events.push_back(kernel(kGemm, base + 90'000, base + 100'000));
   }
   return t;
 }
@@ -56,14 +57,14 @@ TEST(Breakdown, SharesCountsAndTotalsOverTheTimedRange) {
 }
 
 TEST(Breakdown, WithoutATimedRangeEveryEventCounts) {
-  ProviderTrace t = naive_trace();
-  t.ranges.clear();
+  Result t = naive_trace();
+  t.trace->ranges.clear();
   EXPECT_DOUBLE_EQ(make_breakdown(t).total_us, 220.0);
 }
 
 TEST(Breakdown, FlagsCastsInAFusedPath) {
-  ProviderTrace t = phased_trace("cudnn.sdpa", 1);
-  t.device_events = {kernel(kCast, 300'000, 310'000), kernel(kFused, 310'000, 400'000)};
+  Result t = phased_trace("cudnn.sdpa", 1);
+  t.trace->device_events = {kernel(kCast, 300'000, 310'000), kernel(kFused, 310'000, 400'000)};
   const Breakdown b = make_breakdown(t);
   EXPECT_TRUE(b.fused_path);
   EXPECT_DOUBLE_EQ(b.row(KernelCategory::elementwise_copy).share, 0.1);
@@ -74,33 +75,33 @@ TEST(Breakdown, FlagsCastsInAFusedPath) {
 }
 
 TEST(Breakdown, CastsUnderTheLimitOrOutsideAFusedPathAreNotFlagged) {
-  ProviderTrace t = phased_trace("cudnn.sdpa", 1);
-  t.device_events = {kernel(kCast, 300'000, 304'000), kernel(kFused, 304'000, 400'000)};
+  Result t = phased_trace("cudnn.sdpa", 1);
+  t.trace->device_events = {kernel(kCast, 300'000, 304'000), kernel(kFused, 304'000, 400'000)};
   EXPECT_TRUE(make_breakdown(t).flags.empty());  // 4% <= 5%
-  ProviderTrace math = phased_trace("cuda.math", 1);
-  math.device_events = {kernel(kCast, 300'000, 350'000), kernel(kGemm, 350'000, 400'000)};
+  Result math = phased_trace("cuda.math", 1);
+  math.trace->device_events = {kernel(kCast, 300'000, 350'000), kernel(kGemm, 350'000, 400'000)};
   EXPECT_TRUE(make_breakdown(math).flags.empty());  // not a fused path: casts are expected
 }
 
 TEST(Breakdown, AFusedKernelMakesAFusedPathWhateverTheProviderIsCalled) {
-  ProviderTrace t = phased_trace("torch.sdpa.cudnn", 1);
-  t.device_events = {kernel(kCast, 300'000, 320'000), kernel(kFused, 320'000, 400'000)};
+  Result t = phased_trace("torch.sdpa.cudnn", 1);
+  t.trace->device_events = {kernel(kCast, 300'000, 320'000), kernel(kFused, 320'000, 400'000)};
   EXPECT_EQ(make_breakdown(t).flags.size(), 1u);
 }
 
 TEST(Breakdown, FlagsAFusedProviderThatRanNoFusedKernel) {
-  ProviderTrace t = phased_trace("test.flash", 1);
-  t.device_events = {kernel(kGemm, 300'000, 400'000)};
+  Result t = phased_trace("test.flash", 1);
+  t.trace->device_events = {kernel(kGemm, 300'000, 400'000)};
   const Breakdown b = make_breakdown(t);
   ASSERT_EQ(b.flags.size(), 1u);
   EXPECT_NE(b.flags[0].find("no fused-attention kernel ran"), std::string::npos);
 }
 
 TEST(Breakdown, FlagsHostCopiesAndKernelsOffTheTimedStream) {
-  ProviderTrace t = phased_trace("cuda.naive", 1);
-  t.device_events = {kernel(kGemm, 300'000, 400'000, 7), kernel(kGemm, 400'000, 410'000, 9),
-                     memcpy_event("memcpy DtoH", 410'000, 420'000, 4096),
-                     memcpy_event("memcpy DtoD", 420'000, 430'000, 4096)};
+  Result t = phased_trace("cuda.naive", 1);
+  t.trace->device_events = {kernel(kGemm, 300'000, 400'000, 7), kernel(kGemm, 400'000, 410'000, 9),
+                            memcpy_event("memcpy DtoH", 410'000, 420'000, 4096),
+                            memcpy_event("memcpy DtoD", 420'000, 430'000, 4096)};
   const Breakdown b = make_breakdown(t);
   ASSERT_EQ(b.flags.size(), 2u);
   EXPECT_EQ(b.flags[0].rfind("1 host<->device copies", 0), 0u) << b.flags[0];
@@ -108,17 +109,23 @@ TEST(Breakdown, FlagsHostCopiesAndKernelsOffTheTimedStream) {
   EXPECT_EQ(b.row(KernelCategory::elementwise_copy).count, 2);
 }
 
-TEST(Breakdown, FusedProviderNames) {
-  EXPECT_TRUE(is_fused_provider("cudnn.sdpa"));
-  EXPECT_TRUE(is_fused_provider("torch.sdpa.flash"));
-  EXPECT_TRUE(is_fused_provider("torch.sdpa.efficient"));
-  EXPECT_FALSE(is_fused_provider("cuda.naive"));
-  EXPECT_FALSE(is_fused_provider("torch.sdpa.math"));
+TEST(Breakdown, FusedIsWhatTheRowDeclaresNotItsName) {
+  // A provider whose name says nothing, declaring itself fused, and running no fused kernel.
+  Result t = phased_trace("vendor.x", 1);
+  t.traits.fused = true;
+  t.trace->device_events = {kernel(kGemm, 300'000, 400'000)};
+  const Breakdown b = make_breakdown(t);
+  EXPECT_TRUE(b.fused_path);
+  ASSERT_EQ(b.flags.size(), 1u);
+  EXPECT_NE(b.flags[0].find("vendor.x is a fused provider"), std::string::npos) << b.flags[0];
+  // The same name declaring nothing is not held to it.
+  t.traits.fused = false;
+  EXPECT_TRUE(make_breakdown(t).flags.empty());
 }
 
 TEST(Breakdown, RendersCategoriesKernelsAndFlags) {
-  ProviderTrace t = phased_trace("cudnn.sdpa", 1);
-  t.device_events = {kernel(kCast, 300'000, 310'000), kernel(kFused, 310'000, 400'000)};
+  Result t = phased_trace("cudnn.sdpa", 1);
+  t.trace->device_events = {kernel(kCast, 300'000, 310'000), kernel(kFused, 310'000, 400'000)};
   const Breakdown b = make_breakdown(t);
   const std::string plain = render_breakdown(t, b, false);
   EXPECT_NE(plain.find("fused attention"), std::string::npos) << plain;

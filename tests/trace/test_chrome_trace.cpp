@@ -19,10 +19,10 @@ using testing::memcpy_event;
 using testing::phased_trace;
 
 // Two providers, the second not supported; CUPTI-like absolute timestamps.
-std::vector<ProviderTrace> example() {
+std::vector<Result> example() {
   const uint64_t t0 = 1'700'000'000'000'000'000ull;
-  ProviderTrace naive = phased_trace("cuda.naive", 1);
-  for (TraceEvent& r : naive.ranges) {
+  Result naive = phased_trace("cuda.naive", 1);
+  for (TraceEvent& r : naive.trace->ranges) {
     r.start_ns += t0;
     r.end_ns += t0;
   }
@@ -30,16 +30,16 @@ std::vector<ProviderTrace> example() {
       kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", t0 + 300'123, t0 + 360'456);
   gemm.grid = Dim3{132, 1, 1};
   gemm.block = Dim3{384, 1, 1};
-  naive.device_events = {
+  naive.trace->device_events = {
       memcpy_event("memcpy HtoD", t0 + 5'000, t0 + 7'500, 1 << 20), gemm,
       kernel("void attnprof::cuda::(anonymous namespace)::masked_softmax_kernel<__nv_bfloat16, "
              "8>(__nv_bfloat16 const*, __nv_bfloat16*, long, long, long, attnprof::cuda::RowMask)",
              t0 + 360'500, t0 + 390'000),
       kernel("side_stream_kernel", t0 + 390'000, t0 + 391'000, 13)};
-  ProviderTrace unsupported = phased_trace("cudnn.sdpa", 0);
+  Result unsupported = phased_trace("cudnn.sdpa", 0);
   unsupported.status = Status::not_supported;
   unsupported.reason = "mask window:128 is not supported";
-  unsupported.ranges.clear();
+  unsupported.trace->ranges.clear();
   return {naive, unsupported};
 }
 
@@ -106,8 +106,8 @@ TEST(ChromeTrace, NamesProcessesAndTracks) {
 }
 
 TEST(ChromeTrace, PhasesMoveOffTrackZeroWhenAStreamHasIdZero) {
-  ProviderTrace t = phased_trace("cuda.naive", 1);
-  t.device_events = {kernel("k", 300'000, 310'000, 0), kernel("k2", 310'000, 320'000, 5)};
+  Result t = phased_trace("cuda.naive", 1);
+  t.trace->device_events = {kernel("k", 300'000, 310'000, 0), kernel("k2", 310'000, 320'000, 5)};
   const json doc = json::parse(chrome_trace_json({t}));
   for (const json& e : doc.at("traceEvents")) {
     if (e.at("ph") == "X" && e.at("cat") == "phase") {

@@ -22,10 +22,10 @@ bool any_note(const Roofline& r, std::string_view text) {
 }
 
 TEST(Roofline, FusedPointIsComputeBoundAndItsKernelsArePlaced) {
-  ProviderTrace t = phased_trace("cudnn.sdpa", 2);  // B2 H16 N8192 D128 bf16
-  t.device_events = {kernel("cudnn_generated_fort_native_sdpa_x", 300'000, 400'000),
-                     kernel("cudnn_generated_fort_native_sdpa_x", 400'000, 500'000),
-                     kernel("convert_kernel", 500'000, 520'000)};
+  Result t = phased_trace("cudnn.sdpa", 2);  // B2 H16 N8192 D128 bf16
+  t.trace->device_events = {kernel("cudnn_generated_fort_native_sdpa_x", 300'000, 400'000),
+                            kernel("cudnn_generated_fort_native_sdpa_x", 400'000, 500'000),
+                            kernel("convert_kernel", 500'000, 520'000)};
   const Breakdown b = make_breakdown(t);
   const Roofline r = place_on_roofline(t, b, kH200);
   ASSERT_EQ(r.placements.size(), 2u);
@@ -46,11 +46,11 @@ TEST(Roofline, FusedPointIsComputeBoundAndItsKernelsArePlaced) {
 }
 
 TEST(Roofline, GemmKernelsAreNotPlacedAndSaySo) {
-  ProviderTrace t = phased_trace("cuda.naive", 1);
+  Result t = phased_trace("cuda.naive", 1);
   t.spec.q_len = t.spec.kv_len = 1;  // decode-like: tiny intensity
-  t.device_events = {kernel("nvjet_sm90_a", 300'000, 301'000),
-                     kernel("masked_softmax_kernel", 301'000, 302'000),
-                     kernel("nvjet_sm90_b", 302'000, 303'000)};
+  t.trace->device_events = {kernel("nvjet_sm90_a", 300'000, 301'000),
+                            kernel("masked_softmax_kernel", 301'000, 302'000),
+                            kernel("nvjet_sm90_b", 302'000, 303'000)};
   const Roofline r = place_on_roofline(t, make_breakdown(t), kH200);
   ASSERT_EQ(r.placements.size(), 1u);
   EXPECT_EQ(r.placements[0].bound, "memory");
@@ -58,16 +58,16 @@ TEST(Roofline, GemmKernelsAreNotPlacedAndSaySo) {
 }
 
 TEST(Roofline, FusedAndGemmTogetherPlaceOnlyThePoint) {
-  ProviderTrace t = phased_trace("torch.sdpa.flash", 1);
-  t.device_events = {kernel("flash_fwd_kernel", 300'000, 400'000),
-                     kernel("nvjet_sm90_a", 400'000, 410'000)};
+  Result t = phased_trace("torch.sdpa.flash", 1);
+  t.trace->device_events = {kernel("flash_fwd_kernel", 300'000, 400'000),
+                            kernel("nvjet_sm90_a", 400'000, 410'000)};
   const Roofline r = place_on_roofline(t, make_breakdown(t), kH200);
   EXPECT_EQ(r.placements.size(), 1u);
   EXPECT_TRUE(any_note(r, "fused attention kernels not placed"));
 }
 
 TEST(Roofline, WithoutCeilingsRatesButNoBound) {
-  ProviderTrace t = phased_trace("cpu.naive", 2);
+  Result t = phased_trace("cpu.naive", 2);
   const Roofline r = place_on_roofline(t, make_breakdown(t), std::nullopt);
   ASSERT_EQ(r.placements.size(), 1u);
   EXPECT_EQ(r.placements[0].bound, "");
@@ -77,7 +77,7 @@ TEST(Roofline, WithoutCeilingsRatesButNoBound) {
 }
 
 TEST(Roofline, NothingToPlaceForAFailedPoint) {
-  ProviderTrace t = phased_trace("cuda.naive", 1);
+  Result t = phased_trace("cuda.naive", 1);
   t.status = Status::failed;
   const Roofline r = place_on_roofline(t, make_breakdown(t), kH200);
   EXPECT_TRUE(r.placements.empty());

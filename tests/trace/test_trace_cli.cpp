@@ -44,7 +44,7 @@ TEST(TraceCli, CpuProvidersGivePhasesOnlyTraces) {
       ++phases;
     }
   }
-  EXPECT_EQ(phases, 8);  // 4 phases x 2 providers
+  EXPECT_EQ(phases, 10);  // prepare, verify, warm-up, timed, verify-last x 2 providers
   EXPECT_EQ(pids, (std::set<int>{1, 2}));
   std::ifstream m(md);
   std::stringstream ss;

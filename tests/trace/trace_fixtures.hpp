@@ -38,22 +38,28 @@ inline TraceEvent memcpy_event(const char* name, uint64_t start_ns, uint64_t end
   return e;
 }
 
-// A passed point with the four phases at 0-100, 100-200, 200-300 and 300-1000 µs.
-inline ProviderTrace phased_trace(const std::string& provider, int launches) {
-  ProviderTrace t;
-  t.provider = provider;
-  t.device = "NVIDIA H200";
-  t.spec.batch = 2;
-  t.spec.q_heads = t.spec.kv_heads = 16;
-  t.spec.q_len = t.spec.kv_len = 8192;
-  t.spec.head_dim = 128;
-  t.spec.dtype = DType::bf16;
-  t.status = Status::passed;
+// A passed row with the four phases at 0-100, 100-200, 200-300 and 300-1000 µs. cudnn.* and
+// *flash* providers declare themselves fused (the traits a real row carries).
+inline Result phased_trace(const std::string& provider, int launches) {
+  Result r;
+  r.provider = provider;
+  r.traits.name = provider;
+  r.traits.device = DeviceKind::cuda;
+  r.traits.fused = provider.rfind("cudnn.", 0) == 0 || provider.find("flash") != std::string::npos;
+  r.traits.family = r.traits.fused ? Family::fused : Family::naive;
+  r.device = "NVIDIA H200";
+  r.spec.batch = 2;
+  r.spec.q_heads = r.spec.kv_heads = 16;
+  r.spec.q_len = r.spec.kv_len = 8192;
+  r.spec.head_dim = 128;
+  r.spec.dtype = DType::bf16;
+  r.status = Status::passed;
+  PointTrace& t = r.trace.emplace();
   t.timed_stream = 7;
   t.timed_launches = launches;
   t.ranges = {range("prepare", 0, 100'000), range("verify", 100'000, 200'000),
               range("warm-up", 200'000, 300'000), range("timed", 300'000, 1'000'000)};
-  return t;
+  return r;
 }
 
 }  // namespace attnprof::testing

@@ -4,8 +4,9 @@
 
 #include <stdexcept>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "measure/cuda/cuda_fingerprint.hpp"
+#include "measure/cuda/device_tensors.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::cuda {
@@ -54,11 +55,14 @@ void CudaEngine::init() {
   // code queues there neither waits for nor delays the timed stream.
   ATTNPROF_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   stream_handle_.native = stream_;
-  // Read before cold samples: twice the L2 (DESIGN.md) plus 1 MiB, in 16-byte units.
+  // Read before cold samples: twice the L2 (docs/method.md) plus 1 MiB, in 16-byte units.
   flush_ = DeviceBuffer(2 * device_.l2_bytes + (int64_t{1} << 20), nullptr);
   sink_ = DeviceBuffer(sizeof(uint64_t), nullptr);
   ATTNPROF_CUDA(cudaMemsetAsync(flush_.data(), 0, static_cast<size_t>(flush_.bytes()), stream_));
   clock_ = std::make_unique<SmClock>(device_.sm_count);
+  char bus[64] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device_.index) != cudaSuccess) bus[0] = '\0';
+  power_ = std::make_unique<PowerMeter>(bus);
   for (cudaEvent_t& e : events_) ATTNPROF_CUDA(cudaEventCreate(&e));
 
   timer_.stream = stream_;
@@ -68,6 +72,7 @@ void CudaEngine::init() {
   timer_.flush_bytes = flush_.bytes();
   timer_.sink = sink_.as<uint64_t>();
   timer_.clock = clock_.get();
+  timer_.power = power_.get();
   timer_.spin_done = events_[0];
   timer_.start = events_[1];
   timer_.stop = events_[2];
@@ -93,22 +98,32 @@ void CudaEngine::require_available() const {
   if (!availability_.available) throw std::runtime_error(availability_.reason);
 }
 
-TimingResult CudaEngine::measure(Run& run, const MeasureOptions& options) {
+std::unique_ptr<PointTensors> CudaEngine::allocate(const Spec& spec, bool lse,
+                                                   const InputFill& fill) {
+  require_available();
+  ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  return make_device_tensors(spec, lse, fill, &tracker_);
+}
+
+TimingResult CudaEngine::measure(Run& run, PointTensors& tensors, const MeasureOptions& options) {
   require_available();
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
   ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
-  return measure_on_stream(timer_, run, options);
+  return measure_on_stream(timer_, run, tensors, options);
 }
 
-TraceCapture CudaEngine::trace(Run& run) {
+std::string CudaEngine::poisoned() {
+  if (!availability_.available) return "";
+  return sticky_error();
+}
+
+std::vector<KernelRecord> CudaEngine::trace_kernels(Run& run, PointTensors& tensors,
+                                                    std::string& note) {
   require_available();
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
   ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
-  return trace_activities([&] { run.launch(stream_handle_); }, stream_);
-}
-
-std::vector<KernelRecord> CudaEngine::trace_kernels(Run& run, std::string& note) {
-  const TraceCapture cap = trace(run);
+  const TraceCapture cap =
+      trace_activities([&] { run.launch(stream_handle_, tensors.io()); }, stream_);
   note = cap.note;
   if (!cap.available) return {};
   int64_t elsewhere = 0;

@@ -1,5 +1,6 @@
 // The CUDA engine: one device, one non-default stream everything is launched and timed on, the
-// L2-flush buffer, the in-stream clock probe, the memory tracker and the CUPTI tracer.
+// points' tensors (device_tensors.hpp), the L2-flush buffer, the in-stream clock probe, the
+// board-power meter, the memory tracker and the CUPTI tracer.
 // make_cuda_engine() (attnprof/engine.hpp) returns one; code that needs more than the Engine
 // interface (the raw trace, the cudaStream_t) casts to this class.
 #pragma once
@@ -11,10 +12,11 @@
 #include <string>
 
 #include "attnprof/engine.hpp"
+#include "cuda/cupti_tracer.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/nvml.hpp"
 #include "measure/cuda/cuda_timer.hpp"
-#include "measure/cuda/device_buffer.hpp"
 #include "measure/cuda/sm_clock.hpp"
-#include "trace/cuda/cupti_tracer.hpp"
 
 namespace attnprof::cuda {
 
@@ -36,14 +38,15 @@ class CudaEngine final : public Engine {
   const Device& device() const override { return device_; }
   Stream& stream() override { return stream_handle_; }
   MemoryTracker* tracker() override { return &tracker_; }
-  TimingResult measure(Run& run, const MeasureOptions& options) override;
-  std::vector<KernelRecord> trace_kernels(Run& run, std::string& note) override;
+  std::unique_ptr<PointTensors> allocate(const Spec& spec, bool lse,
+                                         const InputFill& fill) override;
+  TimingResult measure(Run& run, PointTensors& tensors, const MeasureOptions& options) override;
+  std::vector<KernelRecord> trace_kernels(Run& run, PointTensors& tensors,
+                                          std::string& note) override;
+  std::string poisoned() override;
   Fingerprint fingerprint() const override { return fingerprint_; }
 
   cudaStream_t cuda_stream() const { return stream_; }
-  // Every activity of one extra, untimed launch with its CUPTI stream id, and the timed
-  // stream's id (for the Chrome-trace export and the check that all kernels ran on it).
-  TraceCapture trace(Run& run);
 
  private:
   void init();
@@ -58,6 +61,7 @@ class CudaEngine final : public Engine {
   DeviceBuffer flush_;  // 2x L2 + 1 MiB, untracked: the engine's instrument, not a point's
   DeviceBuffer sink_;
   std::unique_ptr<SmClock> clock_;
+  std::unique_ptr<PowerMeter> power_;
   cudaEvent_t events_[3] = {nullptr, nullptr, nullptr};
   TimerContext timer_;
 };

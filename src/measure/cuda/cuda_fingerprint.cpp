@@ -4,11 +4,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#if defined(ATTNPROF_WITH_CUDNN)
-#include <cudnn.h>
-#endif
-
-#include "measure/cuda/nvml.hpp"
+#include "cuda/nvml.hpp"
 
 namespace attnprof::cuda {
 
@@ -41,17 +37,6 @@ std::string cublas_version() {
   return fmt::format("{}.{}.{}", major, minor, patch);
 }
 
-std::string cudnn_version() {
-#if defined(ATTNPROF_WITH_CUDNN)
-  // The library actually loaded (not the header's): cuDNN 9 encodes 10000 * major + 100 * minor
-  // + patch.
-  const size_t v = cudnnGetVersion();
-  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
-#else
-  return "";
-#endif
-}
-
 Fingerprint cuda_fingerprint(const Device& d) {
   Fingerprint f;
   auto put = [&f](const char* key, std::string value) {
@@ -60,7 +45,6 @@ Fingerprint cuda_fingerprint(const Device& d) {
   put("cuda_driver", cuda_driver_version());
   put("cuda_runtime", cuda_runtime_version());
   put("cublas", cublas_version());
-  put("cudnn", cudnn_version());
   if (d.sm_count == 0) return f;  // no device: versions only
   put("gpu", d.name);
   put("gpu_sm_count", std::to_string(d.sm_count));

@@ -14,10 +14,9 @@ namespace attnprof::cuda {
 std::string cuda_driver_version();
 std::string cuda_runtime_version();
 std::string cublas_version();  // "13.0.2"
-std::string cudnn_version();   // "9.19.0"; "" when built without cuDNN
 
 // Keys (all strings): gpu, gpu_sm_count, gpu_cc, gpu_memory_bytes, gpu_l2_bytes,
-// gpu_clock_rate_mhz, gpu_pci_bus_id, cuda_driver, cuda_runtime, cublas, cudnn, driver (NVML's
+// gpu_clock_rate_mhz, gpu_pci_bus_id, cuda_driver, cuda_runtime, cublas, driver (NVML's
 // driver string, else "cuda <cuda_driver>"), gpu_power_limit_w, gpu_ecc, gpu_sm_clock_mhz,
 // gpu_sm_clock_max_mhz, gpu_mem_clock_mhz, gpu_mem_clock_max_mhz, nvml (why NVML fields are
 // missing). Entries that cannot be read are left out.

@@ -7,9 +7,10 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::cuda {
@@ -28,11 +29,15 @@ constexpr double kBatchBelowS = 100e-6;
 constexpr double kBatchTargetS = 200e-6;
 constexpr int64_t kMaxBatch = 4096;
 constexpr int kMaxCopies = 256;
-// DESIGN.md: a sample whose SM clock ran under 75% of the rated clock is a throttled sample.
+// docs/method.md, "Timing": a sample whose SM clock ran under 75% of the rated clock is a throttled
+// sample.
 constexpr double kThrottleFraction = 0.75;
 // The spin kernel that hides the host's enqueue: at least 20 us, at most 50 ms, starting at
 // 100 us and sized to twice the enqueue time the host last needed.
 constexpr uint64_t kSpinMinNs = 20'000, kSpinStartNs = 100'000, kSpinMaxNs = 50'000'000;
+// Clock policy recover: the idle gap before each sample is kRecoverFactor times the last
+// sample's time, at least kRecoverMinS; the point's timeout grows by kRecoverTimeoutScale.
+constexpr double kRecoverMinS = 2e-3, kRecoverFactor = 2.0, kRecoverTimeoutScale = 3.0;
 
 enum class TimingMode { cold, hot, graph, wall };
 
@@ -52,20 +57,26 @@ double seconds_since(Clock::time_point t0) {
 struct Sample {
   double seconds = 0;    // device (or wall) time of the whole batch
   double mhz = 0;        // mean SM clock over the batch; 0 when unknown
+  double watts = 0;      // board power read after the sample; 0 when unknown
   bool exposed = false;  // the spin ended before the host finished enqueueing
 };
 
 // One point's sampling state: the batch size, rotation copies and graph it set up, and the
-// spin length it adapts. Restores the run (copy 0, no extra copies) when destroyed.
+// spin length it adapts. Restores the run (bound to copy 0, no extra copies) when destroyed.
 class Sampler {
  public:
-  Sampler(TimerContext& ctx, Run& run, TimingMode mode) : ctx_(ctx), run_(run), mode_(mode) {}
+  Sampler(TimerContext& ctx, Run& run, PointTensors& tensors, const MeasureOptions& options,
+          TimingMode mode)
+      : ctx_(ctx), run_(run), tensors_(tensors), options_(options), mode_(mode) {
+    sets_ = {tensors.io()};
+  }
   ~Sampler() {
     if (exec_) (void)cudaGraphExecDestroy(exec_);
-    if (copies_ > 1) {
+    if (sets_.size() > 1) {
       try {
-        run_.select_copy(0);
-        run_.rotate_inputs(1);
+        const Io first[] = {tensors_.io()};
+        run_.bind(first);
+        tensors_.replicate(1);
       } catch (...) {  // a destructor must not throw; the run is discarded after a failure
       }
     }
@@ -74,24 +85,33 @@ class Sampler {
   Sampler& operator=(const Sampler&) = delete;
 
   bool spin_at_max() const { return spin_ns_ >= kSpinMaxNs; }
+  int64_t copies() const { return static_cast<int64_t>(sets_.size()); }
 
   // Sets up batches of n launches: rotation copies (cold) or the captured graph (graph).
   void prepare_batch(int64_t n) {
     n_ = n;
-    if (mode_ == TimingMode::cold && n > 1) setup_copies(n);
+    if (mode_ == TimingMode::cold && n > 1 && options_.rotate) setup_copies(n);
     if (mode_ == TimingMode::graph) capture_graph(n);
   }
 
-  Sample take() { return mode_ == TimingMode::wall ? take_wall() : take_events(); }
+  Sample take() {
+    if (options_.clock == ClockPolicy::recover) idle_before_sample();
+    Sample x = mode_ == TimingMode::wall ? take_wall() : take_events();
+    last_s_ = x.seconds;
+    if (ctx_.power) x.watts = ctx_.power->watts();
+    return x;
+  }
 
  private:
-  void launch_once() {
-    if (copies_ > 1) run_.select_copy(static_cast<int>(next_copy_++ % copies_));
-    run_.launch(*ctx_.launch_stream);
+  // The set launch i of a batch of n reads: the copies in reverse, so the batch's last launch
+  // writes copy 0 (whose outputs the harness verifies) and consecutive launches never share one.
+  const Io& set_for(int64_t i) const {
+    const auto c = static_cast<int64_t>(sets_.size());
+    return sets_[static_cast<size_t>((n_ - 1 - i) % c)];
   }
 
   void setup_copies(int64_t n) {
-    const int64_t bytes = std::max<int64_t>(run_.allocated_bytes(), 1);
+    const int64_t bytes = std::max<int64_t>(tensors_.bytes(), 1);
     // Copies that together exceed 2x L2, so a copy is evicted before its next turn.
     int64_t wanted = (2 * ctx_.device->l2_bytes + bytes - 1) / bytes + 1;
     size_t free_b = 0, total_b = 0;
@@ -100,22 +120,20 @@ class Sampler {
     wanted = std::min({wanted, n, int64_t{kMaxCopies}, by_memory});
     if (wanted < 2) return;
     try {
-      copies_ = std::clamp(run_.rotate_inputs(static_cast<int>(wanted)), 1, int(wanted));
-    } catch (const std::exception&) {
-      // No room for copies after all: plain batches over one copy.
-      copies_ = 1;
-      try {
-        run_.rotate_inputs(1);
-      } catch (...) {
-      }
+      sets_ = tensors_.replicate(static_cast<int>(wanted));
+    } catch (const FaultError& e) {
+      if (e.fault() != Fault::oom) throw;
+      // No room for copies after all: plain batches over copy 0.
+      sets_ = tensors_.replicate(1);
     }
+    run_.bind(sets_);
   }
 
   void capture_graph(int64_t n) {
     cudaGraph_t graph = nullptr;
     ATTNPROF_CUDA(cudaStreamBeginCapture(ctx_.stream, cudaStreamCaptureModeThreadLocal));
     try {
-      for (int64_t i = 0; i < n; ++i) run_.launch(*ctx_.launch_stream);
+      for (int64_t i = 0; i < n; ++i) run_.launch(*ctx_.launch_stream, set_for(i));
     } catch (...) {
       (void)cudaStreamEndCapture(ctx_.stream, &graph);
       if (graph) (void)cudaGraphDestroy(graph);
@@ -139,6 +157,12 @@ class Sampler {
     ATTNPROF_CUDA(cudaStreamSynchronize(ctx_.stream));
   }
 
+  // Clock policy recover: the device idles long enough for a power-capped clock to come back.
+  void idle_before_sample() const {
+    const double gap = std::max(kRecoverMinS, kRecoverFactor * last_s_);
+    std::this_thread::sleep_for(std::chrono::duration<double>(gap));
+  }
+
   Sample take_events() {
     const cudaStream_t s = ctx_.stream;
     if (mode_ == TimingMode::cold)
@@ -151,7 +175,7 @@ class Sampler {
     if (exec_) {
       ATTNPROF_CUDA(cudaGraphLaunch(exec_, s));
     } else {
-      for (int64_t i = 0; i < n_; ++i) launch_once();
+      for (int64_t i = 0; i < n_; ++i) run_.launch(*ctx_.launch_stream, set_for(i));
     }
     ATTNPROF_CUDA(cudaEventRecord(ctx_.stop, s));
     ctx_.clock->stop(s);
@@ -175,7 +199,7 @@ class Sampler {
 
   Sample take_wall() {
     const auto h0 = Clock::now();
-    run_.launch(*ctx_.launch_stream);
+    run_.launch(*ctx_.launch_stream, sets_.front());
     ATTNPROF_CUDA(cudaStreamSynchronize(ctx_.stream));
     Sample x;
     x.seconds = seconds_since(h0);
@@ -184,12 +208,14 @@ class Sampler {
 
   TimerContext& ctx_;
   Run& run_;
+  PointTensors& tensors_;
+  const MeasureOptions& options_;
   TimingMode mode_;
   int64_t n_ = 1;
-  int copies_ = 1;
-  int64_t next_copy_ = 0;
+  std::vector<Io> sets_;  // copy 0 first; more while cold batches rotate
   cudaGraphExec_t exec_ = nullptr;
   uint64_t spin_ns_ = kSpinStartNs;
+  double last_s_ = 0;  // the last sample's time
 };
 
 double median_of(std::vector<double> v) {
@@ -201,15 +227,17 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-TimingResult measure_on_stream(TimerContext& ctx, Run& run, const MeasureOptions& options) {
+TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensors,
+                               const MeasureOptions& options) {
   const TimingMode mode = parse_mode(options.mode);
-  Sampler sampler(ctx, run, mode);
+  Sampler sampler(ctx, run, tensors, options, mode);
   StoppingRule rule = options.rule;
+  if (options.clock == ClockPolicy::recover) rule.timeout_s *= kRecoverTimeoutScale;
   const double resolution = mode == TimingMode::wall ? kWallResolutionS : kEventResolutionS;
   rule.timer_resolution_s = resolution;
   const double rated_mhz = ctx.device->clock_khz / 1e3;
 
-  std::vector<double> samples, clocks;
+  std::vector<double> samples, clocks, watts;
   double measured_s = 0;
   int64_t n = 1, dropped = 0;
   bool probing = mode != TimingMode::wall;  // the first sample decides the batch size
@@ -223,12 +251,14 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, const MeasureOptions
     bool keep = !x.exposed || sampler.spin_at_max();
     if (keep && probing) {
       probing = false;
-      if (x.seconds < kBatchBelowS) {
+      if (options.launches_per_sample > 0) {
+        n = options.launches_per_sample;
+      } else if (x.seconds < kBatchBelowS) {
         n = std::clamp<int64_t>(
             static_cast<int64_t>(std::ceil(kBatchTargetS / std::max(x.seconds, 1e-7))), 2,
             kMaxBatch);
-        rule.timer_resolution_s = resolution / static_cast<double>(n);
       }
+      rule.timer_resolution_s = resolution / static_cast<double>(n);
       sampler.prepare_batch(n);
       // The probe was one plain launch: a sample only when it is what every later sample is.
       keep = n == 1 && mode != TimingMode::graph;
@@ -239,6 +269,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, const MeasureOptions
       samples.push_back(x.seconds / static_cast<double>(n));
       measured_s += x.seconds;
       if (x.mhz > 0) clocks.push_back(x.mhz);
+      if (x.watts > 0) watts.push_back(x.watts);
     }
     if (samples.empty()) {
       if (elapsed >= rule.timeout_s) {
@@ -255,6 +286,9 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, const MeasureOptions
   t.launches_per_sample = n;
   t.dropped_throttled = dropped;
   t.clock_mhz = median_of(clocks);
+  t.power_w = median_of(watts);
+  t.clock_policy = std::string(to_string(options.clock));
+  t.copies = sampler.copies();
   return t;
 }
 

@@ -7,10 +7,10 @@
 #include <chrono>
 #include <ctime>
 
-#include "measure/cuda/cuda_check.hpp"
-#include "measure/cuda/device_buffer.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/tensor_fill.hpp"
 #include "measure/cuda/timing_kernels.hpp"
-#include "providers/cuda/cuda_tensors.hpp"
 
 namespace attnprof {
 
@@ -36,12 +36,9 @@ DeviceBuffer random_matrix(int64_t rows, int64_t cols, DType dtype, TensorId whi
   return b;
 }
 
-// Runs that exist only to be timed: no outputs to verify.
-class TimedOnly : public Run {
- public:
-  void poison_outputs() override {}
-  HostOutputs read_outputs() override { return {}; }
-};
+// Runs that exist only to be timed: they hold their own operands, no point tensors (NoTensors:
+// the ceilings are measured on operands far larger than L2, in single launches).
+class TimedOnly : public Run {};
 
 class GemmRun final : public TimedOnly {
  public:
@@ -60,7 +57,7 @@ class GemmRun final : public TimedOnly {
   GemmRun(const GemmRun&) = delete;
   GemmRun& operator=(const GemmRun&) = delete;
 
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io&) override {
     const auto s = static_cast<cudaStream_t>(stream.native);
     if (s != stream_ || !stream_set_) {
       // cublasSetStream resets the workspace to cuBLAS's default pool: set ours after it.
@@ -75,7 +72,6 @@ class GemmRun final : public TimedOnly {
                                  type_, n_, b_.data(), type_, n_, &beta, c_.data(), type_, n_,
                                  compute_, CUBLAS_GEMM_DEFAULT));
   }
-  int64_t allocated_bytes() const override { return a_.bytes() + b_.bytes() + c_.bytes(); }
 
  private:
   int n_;
@@ -97,12 +93,11 @@ class CopyRun final : public TimedOnly {
     dst_ = DeviceBuffer(src_.bytes(), nullptr);
     ATTNPROF_CUDA(cudaStreamSynchronize(stream));
   }
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io&) override {
     ATTNPROF_CUDA(cudaMemcpyAsync(dst_.data(), src_.data(), static_cast<size_t>(src_.bytes()),
                                   cudaMemcpyDeviceToDevice,
                                   static_cast<cudaStream_t>(stream.native)));
   }
-  int64_t allocated_bytes() const override { return src_.bytes() + dst_.bytes(); }
   int64_t bytes() const { return src_.bytes(); }
 
  private:
@@ -117,11 +112,10 @@ class ReadRun final : public TimedOnly {
     blocks_ = cuda::read_kernel_blocks();
     ATTNPROF_CUDA(cudaStreamSynchronize(stream));
   }
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io&) override {
     cuda::launch_read(src_.data(), src_.bytes(), sink_.as<uint64_t>(), blocks_,
                       static_cast<cudaStream_t>(stream.native));
   }
-  int64_t allocated_bytes() const override { return src_.bytes(); }
   int64_t bytes() const { return src_.bytes(); }
 
  private:
@@ -136,13 +130,14 @@ TimingResult time_run(Engine& engine, Run& run) {
   const auto stream = static_cast<cudaStream_t>(engine.stream().native);
   const auto t0 = Clock::now();
   do {
-    run.launch(engine.stream());
+    run.launch(engine.stream(), Io{});
     ATTNPROF_CUDA(cudaStreamSynchronize(stream));
   } while (Clock::now() - t0 < std::chrono::milliseconds(100));
   MeasureOptions m;
   m.mode = "cold";
   m.rule.timeout_s = 3.0;
-  return engine.measure(run, m);
+  NoTensors none;
+  return engine.measure(run, none, m);
 }
 
 // "(1.443 ms median of 312, SM clock 1980 MHz)"

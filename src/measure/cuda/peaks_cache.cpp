@@ -137,7 +137,11 @@ std::string save_peaks(const Peaks& p) {
 void apply_peaks(Result& r, const Peaks& peaks) {
   const double peak_tflops = peaks.tflops_for(r.spec.dtype);
   const double peak_tbps = peaks.best_tbps();
-  if (!(r.timing.median_us > 0) || !(peak_tflops > 0) || !(peak_tbps > 0)) return;
+  if (!(peak_tflops > 0) || !(peak_tbps > 0)) return;
+  r.peak_tflops = peak_tflops;
+  r.peak_tbps = peak_tbps;
+  r.peaks_source = "measured by attnprof peaks " + peaks.measured_at;
+  if (!(r.timing.median_us > 0)) return;
   r.pct_peak_flops = 100.0 * r.tflops / peak_tflops;
   r.pct_peak_bw = 100.0 * r.gbps / (peak_tbps * 1e3);
   if (r.bytes > 0) {

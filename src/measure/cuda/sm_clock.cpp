@@ -1,6 +1,6 @@
 #include "measure/cuda/sm_clock.hpp"
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::cuda {

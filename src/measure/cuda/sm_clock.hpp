@@ -1,7 +1,7 @@
 // The SM clock measured in-stream, after NVBench's gpu_frequency: a stamp kernel before and
 // after the timed region records %globaltimer and SM 0's clock64(); cycles over nanoseconds is
 // the mean SM frequency over the region. Samples taken while the GPU throttled are found this
-// way (DESIGN.md, Clocks), without NVML and without leaving the stream.
+// way (docs/method.md, "Clocks"), without NVML and without leaving the stream.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::cuda {

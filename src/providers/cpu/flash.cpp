@@ -14,7 +14,7 @@
 #include <limits>
 #include <string>
 
-#include "cpu_tensors.hpp"
+#include "cpu_run.hpp"
 #include "providers/factories.hpp"
 
 namespace attnprof {
@@ -100,28 +100,29 @@ class FlashRun final : public cpu::CpuRun {
     add_workspace(workers_ * Scratch::bytes());
   }
 
-  void launch(Stream&) override {
+  void launch(Stream&, const Io& io) override {
     const int64_t items = spec_.batch * spec_.q_heads * q_tiles_;
     // Dynamic: under causal masks the last query tiles see many more keys than the first.
 #pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
     for (int64_t it = 0; it < items; ++it) {
       const int64_t bh = it / q_tiles_;
-      tile(bh / spec_.q_heads, bh % spec_.q_heads, (it % q_tiles_) * kTileQ,
+      tile(io, bh / spec_.q_heads, bh % spec_.q_heads, (it % q_tiles_) * kTileQ,
            scratch_[static_cast<size_t>(omp_get_thread_num())]);
     }
   }
 
  private:
-  void tile(int64_t b, int64_t h, int64_t r0, Scratch& sc) {
+  void tile(const Io& io, int64_t b, int64_t h, int64_t r0, Scratch& sc) {
     const Spec& sp = spec_;
     const int64_t kvh = h / sp.group_size();
     const int64_t d = sp.head_dim, dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
     const int64_t nr = std::min(kTileQ, nq - r0);
-    const cpu::SliceView qv = cpu::slice_view(sp, b, h, sp.q_heads, nq, d);
-    const cpu::SliceView kv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, d);
-    const cpu::SliceView vv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, dv);
-    const cpu::SliceView ov = cpu::slice_view(sp, b, h, sp.q_heads, nq, dv);
-    float* o = o_.data() + ov.offset + r0 * ov.row_stride;
+    const float* q = io.q.as<float>() + io.q.offset(b, h, r0);
+    const float* k = io.k.as<float>() + io.k.offset(b, kvh, 0);
+    const float* v = io.v.as<float>() + io.v.offset(b, kvh, 0);
+    const int64_t q_stride = io.q.stride_s(), k_stride = io.k.stride_s();
+    const int64_t v_stride = io.v.stride_s(), o_stride = io.o.stride_s();
+    float* o = io.o.as<float>() + io.o.offset(b, h, r0);
 
     // Visible interval per row; the tile's key range is their union (one interval, since both
     // ends are nondecreasing in the query index), so no fully masked key tile is visited.
@@ -135,26 +136,24 @@ class FlashRun final : public cpu::CpuRun {
       }
       sc.m[size_t(r)] = kNegInf;
       sc.l[size_t(r)] = 0.0f;
-      std::fill(o + r * ov.row_stride, o + r * ov.row_stride + dv, 0.0f);
+      std::fill(o + r * o_stride, o + r * o_stride + dv, 0.0f);
     }
 
     const float scale = static_cast<float>(sp.softmax_scale());
     for (int64_t kt = k_first; kt <= k_last; kt += kTileK) {
       const int64_t nc = std::min(kTileK, k_last + 1 - kt);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nr), int(nc), int(d), scale,
-                  q_.data() + qv.offset + r0 * qv.row_stride, int(qv.row_stride),
-                  k_.data() + kv.offset + kt * kv.row_stride, int(kv.row_stride), 0.0f, sc.s.data(),
-                  int(kTileK));
-      for (int64_t r = 0; r < nr; ++r) online_softmax_row(sc, r, kt, nc, o + r * ov.row_stride, dv);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nr), int(nc), int(d), scale, q,
+                  int(q_stride), k + kt * k_stride, int(k_stride), 0.0f, sc.s.data(), int(kTileK));
+      for (int64_t r = 0; r < nr; ++r) online_softmax_row(sc, r, kt, nc, o + r * o_stride, dv);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(nr), int(dv), int(nc), 1.0f,
-                  sc.s.data(), int(kTileK), v_.data() + vv.offset + kt * vv.row_stride,
-                  int(vv.row_stride), 1.0f, o, int(ov.row_stride));
+                  sc.s.data(), int(kTileK), v + kt * v_stride, int(v_stride), 1.0f, o,
+                  int(o_stride));
     }
 
     for (int64_t r = 0; r < nr; ++r) {
       const float l = sc.l[size_t(r)];
-      float* orow = o + r * ov.row_stride;
-      float& lse = lse_[static_cast<size_t>((b * sp.q_heads + h) * nq + r0 + r)];
+      float* orow = o + r * o_stride;
+      float& lse = io.lse.as<float>()[io.lse.offset(b, h, r0 + r)];
       if (l == 0.0f) {  // no visible key: o stays 0, lse = -inf (reference.hpp's convention)
         lse = kNegInf;
         continue;
@@ -195,12 +194,22 @@ class FlashRun final : public cpu::CpuRun {
 
 class FlashProvider final : public Provider {
  public:
-  std::string name() const override { return "cpu.flash"; }
-  std::string description() const override {
-    return "fp32 tiled online softmax (FlashAttention forward), 64x256 tiles with OpenBLAS "
-           "sgemm, masked tiles skipped; OpenMP over (batch, head, query tile); native GQA";
+  ProviderTraits traits() const override {
+    ProviderTraits t;
+    t.name = "cpu.flash";
+    t.description =
+        "fp32 tiled online softmax (FlashAttention forward), 64x256 tiles with OpenBLAS sgemm, "
+        "masked tiles skipped; OpenMP over (batch, head, query tile); native GQA";
+    t.device = DeviceKind::cpu;
+    t.family = Family::fused;
+    t.fused = true;
+    t.library = "OpenBLAS";
+    t.library_version = cpu::openblas_version();
+    t.in_default_set = true;
+    t.writes_lse = true;
+    return t;
   }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+  Fingerprint fingerprint() const override { return {{"blas", cpu::openblas_version()}}; }
 
   Support supports(const Spec& spec, const Device& device) const override {
     if (device.kind != DeviceKind::cpu) return Support::no("runs on the CPU only");
@@ -209,13 +218,13 @@ class FlashProvider final : public Provider {
     return cpu::check_blas_dims(spec);
   }
 
-  int64_t estimate_bytes(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec&) const override {
     // The thread count is not known before prepare(); OpenMP's default (all cores) bounds it.
-    return cpu::cpu_tensor_bytes(spec) + omp_get_max_threads() * Scratch::bytes();
+    return omp_get_max_threads() * Scratch::bytes();
   }
 
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
-                               const PrepareContext& ctx) override {
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
+                               const Io&) override {
     return std::make_unique<FlashRun>(spec, ctx);
   }
 };

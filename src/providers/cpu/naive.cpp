@@ -12,7 +12,7 @@
 #include <new>
 #include <string>
 
-#include "cpu_tensors.hpp"
+#include "cpu_run.hpp"
 #include "providers/factories.hpp"
 
 namespace attnprof {
@@ -55,36 +55,33 @@ class NaiveRun final : public cpu::CpuRun {
     add_workspace(workers_ * elems * int64_t{sizeof(float)});
   }
 
-  void launch(Stream&) override {
+  void launch(Stream&, const Io& io) override {
     const int64_t heads = spec_.batch * spec_.q_heads;
 #pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
     for (int64_t bh = 0; bh < heads; ++bh)
-      head(bh / spec_.q_heads, bh % spec_.q_heads,
+      head(io, bh / spec_.q_heads, bh % spec_.q_heads,
            scores_[static_cast<size_t>(omp_get_thread_num())].data());
   }
 
  private:
-  void head(int64_t b, int64_t h, float* s) {
+  void head(const Io& io, int64_t b, int64_t h, float* s) {
     const Spec& sp = spec_;
     const int64_t kvh = h / sp.group_size();
-    const int64_t d = sp.head_dim, dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
-    const cpu::SliceView qv = cpu::slice_view(sp, b, h, sp.q_heads, nq, d);
-    const cpu::SliceView kv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, d);
-    const cpu::SliceView vv = cpu::slice_view(sp, b, kvh, sp.kv_heads, nk, dv);
-    const cpu::SliceView ov = cpu::slice_view(sp, b, h, sp.q_heads, nq, dv);
+    const int64_t dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
     // Dimensions fit int: supports() checked them (check_blas_dims).
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(nk), int(d),
-                static_cast<float>(sp.softmax_scale()), q_.data() + qv.offset, int(qv.row_stride),
-                k_.data() + kv.offset, int(kv.row_stride), 0.0f, s, int(nk));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(nk), int(sp.head_dim),
+                static_cast<float>(sp.softmax_scale()), io.q.as<float>() + io.q.offset(b, h, 0),
+                int(io.q.stride_s()), io.k.as<float>() + io.k.offset(b, kvh, 0),
+                int(io.k.stride_s()), 0.0f, s, int(nk));
+    float* lse = io.lse.as<float>() + io.lse.offset(b, h, 0);
     for (int64_t i = 0; i < nq; ++i) {
       const int64_t first = std::max<int64_t>(0, sp.mask.first_visible(i, nq, nk));
       const int64_t last = std::min<int64_t>(nk - 1, sp.mask.last_visible(i, nq, nk));
-      lse_[static_cast<size_t>((b * sp.q_heads + h) * nq + i)] =
-          masked_softmax_row(s + i * nk, nk, first, last);
+      lse[i] = masked_softmax_row(s + i * nk, nk, first, last);
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(nq), int(dv), int(nk), 1.0f, s,
-                int(nk), v_.data() + vv.offset, int(vv.row_stride), 0.0f, o_.data() + ov.offset,
-                int(ov.row_stride));
+                int(nk), io.v.as<float>() + io.v.offset(b, kvh, 0), int(io.v.stride_s()), 0.0f,
+                io.o.as<float>() + io.o.offset(b, h, 0), int(io.o.stride_s()));
   }
 
   int workers_ = 1;
@@ -93,12 +90,22 @@ class NaiveRun final : public cpu::CpuRun {
 
 class NaiveProvider final : public Provider {
  public:
-  std::string name() const override { return "cpu.naive"; }
-  std::string description() const override {
-    return "fp32 S = QK^T (OpenBLAS sgemm), masked softmax, O = PV (sgemm); full score matrix "
-           "per thread; OpenMP over (batch, head); native GQA";
+  ProviderTraits traits() const override {
+    ProviderTraits t;
+    t.name = "cpu.naive";
+    t.description =
+        "fp32 S = QK^T (OpenBLAS sgemm), masked softmax, O = PV (sgemm); full score matrix per "
+        "thread; OpenMP over (batch, head); native GQA";
+    t.device = DeviceKind::cpu;
+    t.family = Family::naive;
+    t.library = "OpenBLAS";
+    t.library_version = cpu::openblas_version();
+    t.in_default_set = true;
+    t.role = Role::baseline;
+    t.writes_lse = true;
+    return t;
   }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+  Fingerprint fingerprint() const override { return {{"blas", cpu::openblas_version()}}; }
 
   Support supports(const Spec& spec, const Device& device) const override {
     if (device.kind != DeviceKind::cpu) return Support::no("runs on the CPU only");
@@ -107,16 +114,15 @@ class NaiveProvider final : public Provider {
     return cpu::check_blas_dims(spec);
   }
 
-  int64_t estimate_bytes(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec) const override {
     // One full score matrix per worker; the thread count is not known before prepare(), so
     // OpenMP's default (all cores) bounds it.
     const int workers = cpu::cpu_threads(omp_get_max_threads(), spec.batch * spec.q_heads);
-    return cpu::cpu_tensor_bytes(spec) +
-           workers * spec.q_len * spec.kv_len * int64_t{sizeof(float)};
+    return workers * spec.q_len * spec.kv_len * int64_t{sizeof(float)};
   }
 
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
-                               const PrepareContext& ctx) override {
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
+                               const Io&) override {
     return std::make_unique<NaiveRun>(spec, ctx);
   }
 };

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "attnprof/reference.hpp"
-#include "cpu_tensors.hpp"
+#include "cpu_run.hpp"
 #include "providers/factories.hpp"
 
 namespace attnprof {
@@ -18,26 +18,23 @@ namespace {
 constexpr double kMaxWork = double(1ull << 34);
 
 // One (batch, head) slice of a float tensor as a contiguous len x dim double array.
-std::vector<double> to_double(const Spec& spec, const std::vector<float>& t, int64_t b, int64_t h,
-                              int64_t heads, int64_t len, int64_t dim) {
-  const cpu::SliceView sv = cpu::slice_view(spec, b, h, heads, len, dim);
-  std::vector<double> out(static_cast<size_t>(len * dim));
-  for (int64_t pos = 0; pos < len; ++pos)
-    for (int64_t c = 0; c < dim; ++c)
-      out[static_cast<size_t>(pos * dim + c)] =
-          t[static_cast<size_t>(sv.offset + pos * sv.row_stride + c)];
+std::vector<double> to_double(const TensorView& t, int64_t b, int64_t h) {
+  std::vector<double> out(static_cast<size_t>(t.len * t.dim));
+  const float* src = t.as<const float>();
+  for (int64_t pos = 0; pos < t.len; ++pos)
+    for (int64_t c = 0; c < t.dim; ++c)
+      out[static_cast<size_t>(pos * t.dim + c)] = src[t.offset(b, h, pos, c)];
   return out;
 }
 
-// Writes a contiguous len x dim double slice into a float tensor of the spec's layout.
-void from_double(const Spec& spec, const std::vector<double>& src, size_t src_offset,
-                 std::vector<float>& t, int64_t b, int64_t h, int64_t heads, int64_t len,
-                 int64_t dim) {
-  const cpu::SliceView sv = cpu::slice_view(spec, b, h, heads, len, dim);
-  for (int64_t pos = 0; pos < len; ++pos)
-    for (int64_t c = 0; c < dim; ++c)
-      t[static_cast<size_t>(sv.offset + pos * sv.row_stride + c)] =
-          static_cast<float>(src[src_offset + static_cast<size_t>(pos * dim + c)]);
+// Writes a contiguous len x dim double slice into a float tensor.
+void from_double(const std::vector<double>& src, size_t src_offset, const TensorView& t, int64_t b,
+                 int64_t h) {
+  float* dst = t.as<float>();
+  for (int64_t pos = 0; pos < t.len; ++pos)
+    for (int64_t c = 0; c < t.dim; ++c)
+      dst[t.offset(b, h, pos, c)] =
+          static_cast<float>(src[src_offset + static_cast<size_t>(pos * t.dim + c)]);
 }
 
 // Scratch bytes per worker thread, at most: K and V of one group, Q and dO of its query heads,
@@ -54,63 +51,69 @@ class ReferenceRun final : public cpu::CpuRun {
                   scratch_bytes_per_thread(spec));
   }
 
-  void launch(Stream&) override {
+  void launch(Stream&, const Io& io) override {
     const Spec& s = spec_;
     const int64_t groups = s.batch * s.kv_heads;
     const int threads = cpu::cpu_threads(threads_, groups);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int64_t grp = 0; grp < groups; ++grp) run_group(grp / s.kv_heads, grp % s.kv_heads);
+    for (int64_t grp = 0; grp < groups; ++grp) run_group(io, grp / s.kv_heads, grp % s.kv_heads);
   }
 
  private:
-  void run_group(int64_t b, int64_t kvh) {
+  void run_group(const Io& io, int64_t b, int64_t kvh) {
     const Spec& s = spec_;
     const int64_t g = s.group_size();
     const int64_t d = s.head_dim, dv = s.dv();
-    const std::vector<double> k = to_double(s, k_, b, kvh, s.kv_heads, s.kv_len, d);
-    const std::vector<double> v = to_double(s, v_, b, kvh, s.kv_heads, s.kv_len, dv);
+    const std::vector<double> k = to_double(io.k, b, kvh);
+    const std::vector<double> v = to_double(io.v, b, kvh);
     std::vector<double> q, d_o;
     for (int64_t t = 0; t < g; ++t) {
-      const std::vector<double> qs = to_double(s, q_, b, kvh * g + t, s.q_heads, s.q_len, d);
+      const std::vector<double> qs = to_double(io.q, b, kvh * g + t);
       q.insert(q.end(), qs.begin(), qs.end());
       if (s.mode != Mode::fwd) {
-        const std::vector<double> ds = to_double(s, d_o_, b, kvh * g + t, s.q_heads, s.q_len, dv);
+        const std::vector<double> ds = to_double(io.d_o, b, kvh * g + t);
         d_o.insert(d_o.end(), ds.begin(), ds.end());
       }
     }
     if (s.mode != Mode::bwd) {
+      float* o = io.o.as<float>();
+      float* lse = io.lse.as<float>();
       for (int64_t t = 0; t < g; ++t) {
         const int64_t h = kvh * g + t;
-        const cpu::SliceView ov = cpu::slice_view(s, b, h, s.q_heads, s.q_len, dv);
         for (int64_t i = 0; i < s.q_len; ++i) {
           const RowRef r =
               reference_row(s, &q[static_cast<size_t>((t * s.q_len + i) * d)], k, v, i);
           for (int64_t c = 0; c < dv; ++c)
-            o_[static_cast<size_t>(ov.offset + i * ov.row_stride + c)] =
-                static_cast<float>(r.o[static_cast<size_t>(c)]);
-          lse_[static_cast<size_t>((b * s.q_heads + h) * s.q_len + i)] = static_cast<float>(r.lse);
+            o[io.o.offset(b, h, i, c)] = static_cast<float>(r.o[static_cast<size_t>(c)]);
+          lse[io.lse.offset(b, h, i)] = static_cast<float>(r.lse);
         }
       }
     }
     if (s.mode != Mode::fwd) {
       const GroupGrads gr = group_grads_from_slices(s, q, k, v, d_o);
       for (int64_t t = 0; t < g; ++t)
-        from_double(s, gr.dq, static_cast<size_t>(t * s.q_len * d), dq_, b, kvh * g + t, s.q_heads,
-                    s.q_len, d);
-      from_double(s, gr.dk, 0, dk_, b, kvh, s.kv_heads, s.kv_len, d);
-      from_double(s, gr.dv, 0, dv_, b, kvh, s.kv_heads, s.kv_len, dv);
+        from_double(gr.dq, static_cast<size_t>(t * s.q_len * d), io.dq, b, kvh * g + t);
+      from_double(gr.dk, 0, io.dk, b, kvh);
+      from_double(gr.dv, 0, io.dv, b, kvh);
     }
   }
 };
 
 class ReferenceProvider final : public Provider {
  public:
-  std::string name() const override { return "cpu.reference"; }
-  std::string description() const override {
-    return "fp64 reference (exact softmax over visible keys, exact backward), OpenMP over "
-           "(batch, KV head) groups; the verifier's oracle";
+  ProviderTraits traits() const override {
+    ProviderTraits t;
+    t.name = "cpu.reference";
+    t.description =
+        "fp64 reference (exact softmax over visible keys, exact backward), OpenMP over (batch, "
+        "KV head) groups; the verifier's oracle";
+    t.device = DeviceKind::cpu;
+    t.family = Family::reference;
+    t.library = "attnprof";
+    t.backward = true;
+    t.writes_lse = true;
+    return t;
   }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
 
   Support supports(const Spec& spec, const Device& device) const override {
     if (device.kind != DeviceKind::cpu) return Support::no("runs on the CPU only");
@@ -121,14 +124,14 @@ class ReferenceProvider final : public Provider {
     return Support::yes();
   }
 
-  int64_t estimate_bytes(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec) const override {
     // The thread count is not known before prepare(); OpenMP's default (all cores) bounds it.
     const int threads = cpu::cpu_threads(omp_get_max_threads(), spec.batch * spec.kv_heads);
-    return cpu::cpu_tensor_bytes(spec) + threads * scratch_bytes_per_thread(spec);
+    return threads * scratch_bytes_per_thread(spec);
   }
 
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
-                               const PrepareContext& ctx) override {
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
+                               const Io&) override {
     return std::make_unique<ReferenceRun>(spec, ctx);
   }
 };

@@ -5,7 +5,7 @@
 #include <climits>
 #include <vector>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace attnprof::cuda {
 namespace {
@@ -86,47 +86,64 @@ int64_t AttentionGemms::bytes_for(const GemmShape& s) {
   return s.layout == Layout::bshd ? 6 * s.batch * s.q_heads * int64_t{sizeof(void*)} : 0;
 }
 
-AttentionGemms::AttentionGemms(const GemmShape& s, const GemmOperands& x, MemoryTracker* tracker)
-    : dtype_(s.dtype), pointers_(bytes_for(s), tracker) {
+AttentionGemms::AttentionGemms(const GemmShape& shape, MemoryTracker* tracker)
+    : shape_(shape), tracker_(tracker) {}
+
+int64_t AttentionGemms::bytes() const {
+  return sets_.empty() ? 0 : sets_.front().pointers.bytes();
+}
+
+void AttentionGemms::bind(std::span<const GemmOperands> sets) {
+  sets_.clear();
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    sets_.push_back(build(sets[i], i == 0 ? tracker_ : nullptr));
+  }
+}
+
+AttentionGemms::Products AttentionGemms::build(const GemmOperands& x,
+                                               MemoryTracker* tracker) const {
+  const GemmShape& s = shape_;
+  Products p;
+  p.pointers = DeviceBuffer(bytes_for(s), tracker);
   const int64_t group = s.q_heads / s.kv_heads;
   const int64_t scores_per_head = s.q_len * s.kv_len;
 
-  scores_.trans_a = CUBLAS_OP_T;  // K^T
-  scores_.trans_b = CUBLAS_OP_N;
-  scores_.m = s.kv_len;
-  scores_.k = s.d;
-  scores_.ldc = s.kv_len;
-  output_.trans_a = CUBLAS_OP_N;
-  output_.trans_b = CUBLAS_OP_N;
-  output_.m = s.dv;
-  output_.k = s.kv_len;
-  output_.ldb = s.kv_len;
+  p.scores.trans_a = CUBLAS_OP_T;  // K^T
+  p.scores.trans_b = CUBLAS_OP_N;
+  p.scores.m = s.kv_len;
+  p.scores.k = s.d;
+  p.scores.ldc = s.kv_len;
+  p.output.trans_a = CUBLAS_OP_N;
+  p.output.trans_b = CUBLAS_OP_N;
+  p.output.m = s.dv;
+  p.output.k = s.kv_len;
+  p.output.ldb = s.kv_len;
 
   if (s.layout == Layout::bhsd) {
     // One product per (batch, KV head): the group's query heads stacked as group * Nq rows.
     const int64_t rows = group * s.q_len;
-    scores_.n = rows;
-    scores_.count = s.batch * s.kv_heads;
-    scores_.a = x.k;
-    scores_.lda = s.d;
-    scores_.stride_a = s.kv_len * s.d;
-    scores_.b = x.q;
-    scores_.ldb = s.d;
-    scores_.stride_b = rows * s.d;
-    scores_.c = x.s;
-    scores_.stride_c = rows * s.kv_len;
+    p.scores.n = rows;
+    p.scores.count = s.batch * s.kv_heads;
+    p.scores.a = x.k;
+    p.scores.lda = s.d;
+    p.scores.stride_a = s.kv_len * s.d;
+    p.scores.b = x.q;
+    p.scores.ldb = s.d;
+    p.scores.stride_b = rows * s.d;
+    p.scores.c = x.s;
+    p.scores.stride_c = rows * s.kv_len;
 
-    output_.n = rows;
-    output_.count = s.batch * s.kv_heads;
-    output_.a = x.v;
-    output_.lda = s.dv;
-    output_.stride_a = s.kv_len * s.dv;
-    output_.b = x.p;
-    output_.stride_b = rows * s.kv_len;
-    output_.c = x.o;
-    output_.ldc = s.dv;
-    output_.stride_c = rows * s.dv;
-    return;
+    p.output.n = rows;
+    p.output.count = s.batch * s.kv_heads;
+    p.output.a = x.v;
+    p.output.lda = s.dv;
+    p.output.stride_a = s.kv_len * s.dv;
+    p.output.b = x.p;
+    p.output.stride_b = rows * s.kv_len;
+    p.output.c = x.o;
+    p.output.ldc = s.dv;
+    p.output.stride_c = rows * s.dv;
+    return p;
   }
 
   // bshd: one product per (batch, query head), rows strided over the other heads.
@@ -149,33 +166,34 @@ AttentionGemms::AttentionGemms(const GemmShape& s, const GemmOperands& x, Memory
       host[5 * n + i] = at(x.o, (b * s.q_len * s.q_heads + h) * s.dv);
     }
   }
-  ATTNPROF_CUDA(cudaMemcpy(pointers_.data(), host.data(), host.size() * sizeof(void*),
+  ATTNPROF_CUDA(cudaMemcpy(p.pointers.data(), host.data(), host.size() * sizeof(void*),
                            cudaMemcpyHostToDevice));
-  auto* dev = pointers_.as<const void*>();
+  auto* dev = p.pointers.as<const void*>();
 
-  scores_.n = s.q_len;
-  scores_.count = count;
-  scores_.lda = s.kv_heads * s.d;
-  scores_.ldb = s.q_heads * s.d;
-  scores_.a_array = dev + 0 * n;
-  scores_.b_array = dev + 1 * n;
-  scores_.c_array = const_cast<void* const*>(dev + 2 * n);
+  p.scores.n = s.q_len;
+  p.scores.count = count;
+  p.scores.lda = s.kv_heads * s.d;
+  p.scores.ldb = s.q_heads * s.d;
+  p.scores.a_array = dev + 0 * n;
+  p.scores.b_array = dev + 1 * n;
+  p.scores.c_array = const_cast<void* const*>(dev + 2 * n);
 
-  output_.n = s.q_len;
-  output_.count = count;
-  output_.lda = s.kv_heads * s.dv;
-  output_.ldc = s.q_heads * s.dv;
-  output_.a_array = dev + 3 * n;
-  output_.b_array = dev + 4 * n;
-  output_.c_array = const_cast<void* const*>(dev + 5 * n);
+  p.output.n = s.q_len;
+  p.output.count = count;
+  p.output.lda = s.kv_heads * s.dv;
+  p.output.ldc = s.q_heads * s.dv;
+  p.output.a_array = dev + 3 * n;
+  p.output.b_array = dev + 4 * n;
+  p.output.c_array = const_cast<void* const*>(dev + 5 * n);
+  return p;
 }
 
-void AttentionGemms::scores(cublasHandle_t handle, float alpha) const {
-  run(handle, scores_, dtype_, alpha);
+void AttentionGemms::scores(cublasHandle_t handle, float alpha, std::size_t set) const {
+  run(handle, sets_.at(set).scores, shape_.dtype, alpha);
 }
 
-void AttentionGemms::output(cublasHandle_t handle) const {
-  run(handle, output_, dtype_, 1.f);
+void AttentionGemms::output(cublasHandle_t handle, std::size_t set) const {
+  run(handle, sets_.at(set).output, shape_.dtype, 1.f);
 }
 
 }  // namespace attnprof::cuda

@@ -7,8 +7,12 @@
 // (group * Nq x D) matrix and each product is ONE cublasGemmStridedBatchedEx over the
 // batch * kv_heads groups (K and V are read once per KV head, as in a fused kernel).
 // bshd: heads interleave with positions, so a group does not stack; each product is one
-// cublasGemmBatchedEx over batch * q_heads matrices whose pointers (built once, in prepare)
-// live in a tracked device buffer, leading dimensions stepping over the other heads.
+// cublasGemmBatchedEx over batch * q_heads matrices whose pointers (built in bind(), never in a
+// launch) live in a device buffer, leading dimensions stepping over the other heads.
+//
+// A run binds the operand sets its launches use (the harness's copy 0 of the tensors, and the
+// copies cold timing rotates through: Run::bind); set 0's pointer arrays are tracked, the
+// copies' are a measurement device and are not.
 //
 // Every operand has the point's storage dtype; accumulation is fp32 (CUBLAS_COMPUTE_32F, which
 // for fp32 operands means true fp32: no TF32). Sizes are 64-bit: the _64 entry points are used
@@ -18,10 +22,12 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "attnprof/memory.hpp"
 #include "attnprof/spec.hpp"
-#include "measure/cuda/device_buffer.hpp"
+#include "cuda/device_buffer.hpp"
 
 namespace attnprof::cuda {
 
@@ -45,16 +51,19 @@ struct GemmOperands {
 
 class AttentionGemms {
  public:
-  // Builds both products over the given device buffers (uploading the pointer arrays, for
-  // bshd, through `tracker`; synchronous).
-  AttentionGemms(const GemmShape& shape, const GemmOperands& operands, MemoryTracker* tracker);
+  AttentionGemms(const GemmShape& shape, MemoryTracker* tracker);
 
-  // Device bytes the constructor allocates for `shape` (the bshd pointer arrays).
+  // Device bytes one operand set needs for `shape` (the bshd pointer arrays).
   static int64_t bytes_for(const GemmShape& shape);
-  int64_t bytes() const { return pointers_.bytes(); }
+  // Tracked bytes held (set 0's arrays).
+  int64_t bytes() const;
 
-  void scores(cublasHandle_t handle, float alpha) const;  // S = alpha Q K^T
-  void output(cublasHandle_t handle) const;               // O = P V
+  // Builds both products over each set of operands, set 0 first (uploading the bshd pointer
+  // arrays; synchronous). Replaces the sets bound before.
+  void bind(std::span<const GemmOperands> sets);
+
+  void scores(cublasHandle_t handle, float alpha, std::size_t set) const;  // S = alpha Q K^T
+  void output(cublasHandle_t handle, std::size_t set) const;               // O = P V
 
   // One batched product in cuBLAS's column-major terms: C_i = A_i^op * B_i^op. Either strided
   // (a, b, c plus strides) or pointer arrays (arrays non-null, in device memory).
@@ -71,9 +80,15 @@ class AttentionGemms {
   };
 
  private:
-  DType dtype_;
-  Batched scores_, output_;
-  DeviceBuffer pointers_;
+  struct Products {
+    Batched scores, output;
+    DeviceBuffer pointers;
+  };
+  Products build(const GemmOperands& x, MemoryTracker* tracker) const;
+
+  GemmShape shape_;
+  MemoryTracker* tracker_;
+  std::vector<Products> sets_;
 };
 
 }  // namespace attnprof::cuda

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/cuda/convert.cuh"
 
 namespace attnprof::cuda {

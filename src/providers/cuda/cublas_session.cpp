@@ -1,6 +1,6 @@
 #include "providers/cuda/cublas_session.hpp"
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace attnprof::cuda {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "attnprof/memory.hpp"
-#include "measure/cuda/device_buffer.hpp"
+#include "cuda/device_buffer.hpp"
 
 namespace attnprof::cuda {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/cuda/mask_scores.cuh"
 
 namespace attnprof::cuda {

@@ -16,8 +16,10 @@
 // copy of P reuses S's buffer (S is dead after step 7), so S, P and that copy peak at 8 bytes
 // per score, near the ~9 PyTorch's caching allocator shows (ANCHORS.md: 456 MB at B1 H12 N2048).
 #include <cmath>
+#include <span>
+#include <vector>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_gemms.hpp"
 #include "providers/cuda/convert.cuh"
 #include "providers/cuda/cublas_session.hpp"
@@ -38,9 +40,9 @@ bool upcasts(const Spec& spec) {
   return !(spec.dtype == DType::fp32 && spec.layout == Layout::bhsd);
 }
 
-// Every buffer a run allocates, in bytes; estimate_bytes() and the run use the same numbers.
+// Every buffer a run allocates besides the harness's tensors, in bytes; workspace_estimate()
+// and the run use the same numbers.
 struct MathPlan {
-  int64_t io = 0;
   int64_t q32 = 0, k32 = 0, v32 = 0;  // step 1
   int64_t q_scaled = 0;               // step 2
   int64_t k_rep = 0, v_rep = 0;       // step 3 (GQA only)
@@ -50,13 +52,12 @@ struct MathPlan {
   int64_t cublas = cuda::CublasSession::kWorkspaceBytes;
 
   int64_t total() const {
-    return io + q32 + k32 + v32 + q_scaled + k_rep + v_rep + k_scaled + 2 * scores + o32 + cublas;
+    return q32 + k32 + v32 + q_scaled + k_rep + v_rep + k_scaled + 2 * scores + o32 + cublas;
   }
 };
 
 MathPlan plan_for(const Spec& s) {
   MathPlan p;
-  p.io = cuda::AttentionIo::bytes_for(s);
   if (upcasts(s)) {
     p.q32 = s.q_elems() * kF32;
     p.k32 = s.k_elems() * kF32;
@@ -78,7 +79,6 @@ class MathRun final : public Run {
   MathRun(const Spec& spec, const PrepareContext& ctx)
       : spec_(spec),
         plan_(plan_for(spec)),
-        io_(spec, ctx),
         q32_(plan_.q32, ctx.tracker),
         k32_(plan_.k32, ctx.tracker),
         v32_(plan_.v32, ctx.tracker),
@@ -90,7 +90,7 @@ class MathRun final : public Run {
         p_(plan_.scores, ctx.tracker),
         o32_(plan_.o32, ctx.tracker),
         cublas_(ctx.tracker),
-        gemms_(shape(), operands(), ctx.tracker) {
+        gemms_(shape(), ctx.tracker) {
     softmax_.s = s_.data();
     softmax_.p = p_.data();
     softmax_.dtype = DType::fp32;
@@ -100,9 +100,12 @@ class MathRun final : public Run {
     softmax_.mask = {};  // step 6 already put -inf on every hidden key
   }
 
-  void poison_outputs() override { io_.poison_output(); }
+  void bind(std::span<const Io> sets) override {
+    bound_q_ = cuda::bind_gemms(gemms_, sets, [this](const Io& io) { return operands(io); });
+  }
 
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io& io) override {
+    const std::size_t set = cuda::bound_index(bound_q_, io);
     const cudaStream_t st = cuda::native_stream(stream);
     const cublasHandle_t handle = cublas_.bind(st);
     const Spec& s = spec_;
@@ -122,38 +125,36 @@ class MathRun final : public Run {
     const auto root = static_cast<float>(std::sqrt(std::abs(scale)));
 
     if (upcasts(s)) {  // 1
-      cuda::launch_convert(in(io_.q()), f32(q32_.data()), q_dims, 1.f, st);
-      cuda::launch_convert(in(io_.k()), f32(k32_.data()), k_dims, 1.f, st);
-      cuda::launch_convert(in(io_.v()), f32(v32_.data()), v_dims, 1.f, st);
+      cuda::launch_convert(in(io.q.data), f32(q32_.data()), q_dims, 1.f, st);
+      cuda::launch_convert(in(io.k.data), f32(k32_.data()), k_dims, 1.f, st);
+      cuda::launch_convert(in(io.v.data), f32(v32_.data()), v_dims, 1.f, st);
     }
-    cuda::launch_convert(f32(q_acc()), f32(q_scaled_.data()), q_dims,  // 2
+    cuda::launch_convert(f32(q_acc(io)), f32(q_scaled_.data()), q_dims,  // 2
                          scale < 0 ? -root : root, st);
     if (s.group_size() > 1) {  // 3
       const auto blocks = [&](int64_t dim) {
         return cuda::head_blocks(Layout::bhsd, s.batch, s.kv_heads, s.kv_len, dim, DType::fp32);
       };
-      cuda::launch_repeat_kv(k_acc(), k_rep_.data(), blocks(s.head_dim), s.group_size(), st);
-      cuda::launch_repeat_kv(v_acc(), v_rep_.data(), blocks(s.dv()), s.group_size(), st);
+      cuda::launch_repeat_kv(k_acc(io), k_rep_.data(), blocks(s.head_dim), s.group_size(), st);
+      cuda::launch_repeat_kv(v_acc(io), v_rep_.data(), blocks(s.dv()), s.group_size(), st);
     }
-    cuda::launch_convert(f32(k_expanded()), f32(k_scaled_.data()), k_rep_dims, root, st);  // 4
-    gemms_.scores(handle, 1.f);                                                            // 5
-    if (s.mask.kind != MaskKind::none) {                                                   // 6
+    cuda::launch_convert(f32(k_expanded(io)), f32(k_scaled_.data()), k_rep_dims, root, st);  // 4
+    gemms_.scores(handle, 1.f, set);                                                         // 5
+    if (s.mask.kind != MaskKind::none) {                                                     // 6
       cuda::launch_mask_scores(s_.as<float>(), softmax_.rows, s.q_len, s.kv_len,
                                cuda::row_mask(s.mask, s.q_len, s.kv_len), st);
     }
     cuda::launch_masked_softmax(softmax_, st);  // 7
-    gemms_.output(handle);                      // 8
+    gemms_.output(handle, set);                 // 8
     if (upcasts(s))                             // 9
-      cuda::launch_convert(f32(o32_.data()), in(io_.o()), o_dims, 1.f, st);
+      cuda::launch_convert(f32(o32_.data()), in(io.o.data), o_dims, 1.f, st);
     if (s.dtype != DType::fp32) {
       cuda::launch_convert(f32(p_.data()), {s_.data(), s.dtype, Layout::bhsd}, p_dims, 1.f, st);
     }
   }
 
-  HostOutputs read_outputs() override { return io_.read(); }
-  int64_t workspace_bytes() const override { return allocated_bytes() - io_.bytes(); }
-  int64_t allocated_bytes() const override {
-    int64_t sum = io_.bytes() + cublas_.bytes() + gemms_.bytes();
+  int64_t workspace_bytes() const override {
+    int64_t sum = cublas_.bytes() + gemms_.bytes();
     for (const DeviceBuffer* b :
          {&q32_, &k32_, &v32_, &q_scaled_, &k_rep_, &v_rep_, &k_scaled_, &s_, &p_, &o32_})
       sum += b->bytes();
@@ -162,48 +163,45 @@ class MathRun final : public Run {
 
  private:
   // The fp32 inputs of steps 2-4 and where step 8 writes.
-  const void* q_acc() const { return upcasts(spec_) ? q32_.data() : io_.q(); }
-  const void* k_acc() const { return upcasts(spec_) ? k32_.data() : io_.k(); }
-  const void* v_acc() const { return upcasts(spec_) ? v32_.data() : io_.v(); }
-  const void* k_expanded() const { return spec_.group_size() > 1 ? k_rep_.data() : k_acc(); }
-  const void* v_expanded() const { return spec_.group_size() > 1 ? v_rep_.data() : v_acc(); }
-  void* o_acc() const { return upcasts(spec_) ? o32_.data() : io_.o(); }
+  const void* q_acc(const Io& io) const { return upcasts(spec_) ? q32_.data() : io.q.data; }
+  const void* k_acc(const Io& io) const { return upcasts(spec_) ? k32_.data() : io.k.data; }
+  const void* v_acc(const Io& io) const { return upcasts(spec_) ? v32_.data() : io.v.data; }
+  const void* k_expanded(const Io& io) const {
+    return spec_.group_size() > 1 ? k_rep_.data() : k_acc(io);
+  }
+  const void* v_expanded(const Io& io) const {
+    return spec_.group_size() > 1 ? v_rep_.data() : v_acc(io);
+  }
+  void* o_acc(const Io& io) const { return upcasts(spec_) ? o32_.data() : io.o.data; }
 
   cuda::GemmShape shape() const {
     cuda::GemmShape g = cuda::gemm_shape(spec_, DType::fp32, spec_.q_heads);
     g.layout = Layout::bhsd;  // the fp32 copies (and O itself when not upcasting) are bhsd
     return g;
   }
-  cuda::GemmOperands operands() const {
+  cuda::GemmOperands operands(const Io& io) const {
     cuda::GemmOperands x;
     x.q = q_scaled_.data();
     x.k = k_scaled_.data();
-    x.v = v_expanded();
+    x.v = v_expanded(io);
     x.s = s_.data();
     x.p = p_.data();
-    x.o = o_acc();
+    x.o = o_acc(io);
     return x;
   }
 
   Spec spec_;
   MathPlan plan_;
-  cuda::AttentionIo io_;
   DeviceBuffer q32_, k32_, v32_, q_scaled_, k_rep_, v_rep_, k_scaled_, s_, p_, o32_;
   cuda::CublasSession cublas_;
-  cuda::AttentionGemms gemms_;  // after every buffer it points into
+  cuda::AttentionGemms gemms_;
+  std::vector<const void*> bound_q_;  // Q of each bound set, to find a launch's set
   cuda::SoftmaxArgs softmax_;
 };
 
 class MathProvider final : public Provider {
  public:
-  std::string name() const override { return "cuda.math"; }
-  std::string description() const override {
-    return "PyTorch's math SDPA recipe, unfused: fp32 upcast of Q/K/V, Q and K each times "
-           "sqrt(scale), repeat_interleave of K/V for GQA, fp32 cuBLAS QK^T (no TF32), additive "
-           "-inf mask, fp32 safe softmax, fp32 cuBLAS PV, O and P cast back to the dtype; one "
-           "kernel per step";
-  }
-  DeviceKind device_kind() const override { return DeviceKind::cuda; }
+  ProviderTraits traits() const override { return cuda_math_traits(); }
   Availability availability() const override { return cuda::device_availability(); }
   // 63: every index is 64-bit (kernels, strides, cuBLAS's _64 entry points past INT32_MAX).
   int index_bits() const override { return 63; }
@@ -211,9 +209,9 @@ class MathProvider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     return cuda::supports_forward_on(spec, device, name());
   }
-  int64_t estimate_bytes(const Spec& spec) const override { return plan_for(spec).total(); }
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
-                               const PrepareContext& ctx) override {
+  int64_t workspace_estimate(const Spec& spec) const override { return plan_for(spec).total(); }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
+                               const Io&) override {
     return std::make_unique<MathRun>(spec, ctx);
   }
 };

@@ -13,7 +13,10 @@
 // GQA expansion (time and memory) is the difference between the two rows.
 #include <fmt/format.h>
 
-#include "measure/cuda/cuda_check.hpp"
+#include <span>
+#include <vector>
+
+#include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_gemms.hpp"
 #include "providers/cuda/cublas_session.hpp"
 #include "providers/cuda/provider_common.hpp"
@@ -26,16 +29,16 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-// Every buffer a run allocates, in bytes; estimate_bytes() and the run use the same numbers.
+// Every buffer a run allocates besides the harness's tensors, in bytes; workspace_estimate()
+// and the run use the same numbers.
 struct NaivePlan {
-  int64_t io = 0;          // Q, K, V, O
   int64_t k_expanded = 0;  // expand only: K and V repeated to the query heads
   int64_t v_expanded = 0;
   int64_t scores = 0;  // S, and P again
   int64_t gemm = 0;    // bshd pointer arrays
   int64_t cublas = cuda::CublasSession::kWorkspaceBytes;
 
-  int64_t total() const { return io + k_expanded + v_expanded + 2 * scores + gemm + cublas; }
+  int64_t total() const { return k_expanded + v_expanded + 2 * scores + gemm + cublas; }
 };
 
 int64_t kv_heads_seen(const Spec& spec, bool expand) {
@@ -45,7 +48,6 @@ int64_t kv_heads_seen(const Spec& spec, bool expand) {
 NaivePlan plan_for(const Spec& spec, bool expand) {
   const auto esize = static_cast<int64_t>(dtype_bytes(spec.dtype));
   NaivePlan p;
-  p.io = cuda::AttentionIo::bytes_for(spec);
   if (expand && spec.group_size() > 1) {
     p.k_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.head_dim * esize;
     p.v_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.dv() * esize;
@@ -61,14 +63,12 @@ class NaiveRun final : public Run {
   NaiveRun(const Spec& spec, bool expand, const PrepareContext& ctx)
       : spec_(spec),
         plan_(plan_for(spec, expand)),
-        io_(spec, ctx),
         k_expanded_(plan_.k_expanded, ctx.tracker),
         v_expanded_(plan_.v_expanded, ctx.tracker),
         s_(plan_.scores, ctx.tracker),
         p_(plan_.scores, ctx.tracker),
         cublas_(ctx.tracker),
-        gemms_(cuda::gemm_shape(spec, spec.dtype, kv_heads_seen(spec, expand)), operands(),
-               ctx.tracker) {
+        gemms_(cuda::gemm_shape(spec, spec.dtype, kv_heads_seen(spec, expand)), ctx.tracker) {
     const auto kv = [&](int64_t dim) {
       return cuda::head_blocks(spec.layout, spec.batch, spec.kv_heads, spec.kv_len, dim,
                                spec.dtype);
@@ -84,48 +84,49 @@ class NaiveRun final : public Run {
     softmax_.mask = cuda::row_mask(spec.mask, spec.q_len, spec.kv_len);
   }
 
-  void poison_outputs() override { io_.poison_output(); }
+  void bind(std::span<const Io> sets) override {
+    bound_q_ = cuda::bind_gemms(gemms_, sets, [this](const Io& io) { return operands(io); });
+  }
 
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io& io) override {
+    const std::size_t set = cuda::bound_index(bound_q_, io);
     const cudaStream_t st = cuda::native_stream(stream);
     const cublasHandle_t handle = cublas_.bind(st);
     if (expanding()) {
-      cuda::launch_repeat_kv(io_.k(), k_expanded_.data(), k_blocks_, spec_.group_size(), st);
-      cuda::launch_repeat_kv(io_.v(), v_expanded_.data(), v_blocks_, spec_.group_size(), st);
+      cuda::launch_repeat_kv(io.k.data, k_expanded_.data(), k_blocks_, spec_.group_size(), st);
+      cuda::launch_repeat_kv(io.v.data, v_expanded_.data(), v_blocks_, spec_.group_size(), st);
     }
-    gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()));
+    gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()), set);
     cuda::launch_masked_softmax(softmax_, st);
-    gemms_.output(handle);
+    gemms_.output(handle, set);
   }
 
-  HostOutputs read_outputs() override { return io_.read(); }
-  int64_t workspace_bytes() const override { return allocated_bytes() - io_.bytes(); }
-  int64_t allocated_bytes() const override {
-    return io_.bytes() + k_expanded_.bytes() + v_expanded_.bytes() + s_.bytes() + p_.bytes() +
-           cublas_.bytes() + gemms_.bytes();
+  int64_t workspace_bytes() const override {
+    return k_expanded_.bytes() + v_expanded_.bytes() + s_.bytes() + p_.bytes() + cublas_.bytes() +
+           gemms_.bytes();
   }
 
  private:
   bool expanding() const { return k_expanded_.data() != nullptr; }
 
-  cuda::GemmOperands operands() const {
+  cuda::GemmOperands operands(const Io& io) const {
     cuda::GemmOperands x;
-    x.q = io_.q();
-    x.k = expanding() ? k_expanded_.data() : io_.k();
-    x.v = expanding() ? v_expanded_.data() : io_.v();
+    x.q = io.q.data;
+    x.k = expanding() ? k_expanded_.data() : io.k.data;
+    x.v = expanding() ? v_expanded_.data() : io.v.data;
     x.s = s_.data();
     x.p = p_.data();
-    x.o = io_.o();
+    x.o = io.o.data;
     return x;
   }
 
   Spec spec_;
   NaivePlan plan_;
-  cuda::AttentionIo io_;
   DeviceBuffer k_expanded_, v_expanded_;  // empty unless expanding a GQA spec
   DeviceBuffer s_, p_;
   cuda::CublasSession cublas_;
-  cuda::AttentionGemms gemms_;  // after every buffer it points into
+  cuda::AttentionGemms gemms_;
+  std::vector<const void*> bound_q_;  // Q of each bound set, to find a launch's set
   cuda::HeadBlocks k_blocks_, v_blocks_;
   cuda::SoftmaxArgs softmax_;
 };
@@ -134,20 +135,9 @@ class NaiveProvider final : public Provider {
  public:
   explicit NaiveProvider(bool expand) : expand_(expand) {}
 
-  std::string name() const override { return expand_ ? "cuda.naive.expand" : "cuda.naive"; }
-  std::string description() const override {
-    const std::string recipe =
-        "cuBLAS S = scale*QK^T stored in the dtype (fp32 accumulate; fp32 without TF32), masked "
-        "row softmax kernel (fp32 math, P in the dtype), cuBLAS O = PV; S and P materialized "
-        "(B*Hq*Nq*Nk each)";
-    if (expand_) {
-      return "naive attention after materializing K and V repeated to the query heads "
-             "(repeat_interleave; no copy when q_heads == kv_heads): " +
-             recipe;
-    }
-    return "naive attention, native GQA (K/V indexed per group, no copy): " + recipe;
+  ProviderTraits traits() const override {
+    return expand_ ? cuda_naive_expand_traits() : cuda_naive_traits();
   }
-  DeviceKind device_kind() const override { return DeviceKind::cuda; }
   Availability availability() const override { return cuda::device_availability(); }
   // 63: every index is 64-bit (kernels, strides, cuBLAS's _64 entry points past INT32_MAX).
   int index_bits() const override { return 63; }
@@ -155,11 +145,11 @@ class NaiveProvider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     return cuda::supports_forward_on(spec, device, name());
   }
-  int64_t estimate_bytes(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec) const override {
     return plan_for(spec, expand_).total();
   }
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device&,
-                               const PrepareContext& ctx) override {
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
+                               const Io&) override {
     return std::make_unique<NaiveRun>(spec, expand_, ctx);
   }
 

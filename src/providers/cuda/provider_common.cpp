@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "measure/cuda/cuda_check.hpp"
-#include "providers/cuda/cuda_tensors.hpp"
+#include <stdexcept>
+
+#include "cuda/cuda_check.hpp"
 
 namespace attnprof::cuda {
 
@@ -34,43 +35,23 @@ Support supports_forward_on(const Spec& spec, const Device& device, const std::s
   return Support::yes();
 }
 
-namespace {
-int64_t bytes_of(int64_t elems, DType dtype) {
-  return elems * static_cast<int64_t>(dtype_bytes(dtype));
-}
-}  // namespace
-
-AttentionIo::AttentionIo(const Spec& spec, const PrepareContext& ctx)
-    : spec_(spec),
-      q_(bytes_of(spec.q_elems(), spec.dtype), ctx.tracker),
-      k_(bytes_of(spec.k_elems(), spec.dtype), ctx.tracker),
-      v_(bytes_of(spec.v_elems(), spec.dtype), ctx.tracker),
-      o_(bytes_of(spec.o_elems(), spec.dtype), ctx.tracker) {
-  fill_input(q_.data(), spec, TensorId::q, ctx.seed, ctx.pattern, nullptr);
-  fill_input(k_.data(), spec, TensorId::k, ctx.seed, ctx.pattern, nullptr);
-  fill_input(v_.data(), spec, TensorId::v, ctx.seed, ctx.pattern, nullptr);
-  ATTNPROF_CUDA(cudaStreamSynchronize(nullptr));
+std::vector<const void*> bind_gemms(AttentionGemms& gemms, std::span<const Io> sets,
+                                    const std::function<GemmOperands(const Io&)>& operands) {
+  std::vector<GemmOperands> ops;
+  std::vector<const void*> bound_q;
+  for (const Io& io : sets) {
+    ops.push_back(operands(io));
+    bound_q.push_back(io.q.data);
+  }
+  gemms.bind(ops);
+  return bound_q;
 }
 
-int64_t AttentionIo::bytes_for(const Spec& spec) {
-  return bytes_of(spec.q_elems() + spec.k_elems() + spec.v_elems() + spec.o_elems(), spec.dtype);
-}
-
-int64_t AttentionIo::bytes() const {
-  return q_.bytes() + k_.bytes() + v_.bytes() + o_.bytes();
-}
-
-void AttentionIo::poison_output() {
-  ATTNPROF_CUDA(cudaDeviceSynchronize());
-  poison(o_.data(), o_.bytes(), nullptr);
-  ATTNPROF_CUDA(cudaStreamSynchronize(nullptr));
-}
-
-HostOutputs AttentionIo::read() const {
-  ATTNPROF_CUDA(cudaDeviceSynchronize());
-  HostOutputs out;
-  out.o = to_host_float(o_.data(), spec_.o_elems(), spec_.dtype, nullptr);
-  return out;
+std::size_t bound_index(const std::vector<const void*>& bound_q, const Io& io) {
+  for (std::size_t i = 0; i < bound_q.size(); ++i) {
+    if (bound_q[i] == io.q.data) return i;
+  }
+  throw std::logic_error("launch on a set of tensors that was never bound (Run::bind)");
 }
 
 }  // namespace attnprof::cuda

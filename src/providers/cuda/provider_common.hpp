@@ -1,15 +1,18 @@
 // What the CUDA attention providers (cuda.naive, cuda.naive.expand, cuda.math) share besides
 // their kernels: whether a device is usable at all, the checks every one of them applies to a
-// spec, and the device tensors of a point (Q, K, V, O).
+// spec, and finding the bound set of tensors a launch names.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "attnprof/provider.hpp"
-#include "measure/cuda/device_buffer.hpp"
+#include "providers/cuda/attention_gemms.hpp"
 
 namespace attnprof::cuda {
 
@@ -27,30 +30,13 @@ inline cudaStream_t native_stream(const Stream& s) {
   return static_cast<cudaStream_t>(s.native);
 }
 
-// Q, K, V and O of one point on the device, allocated through the tracker. The inputs are
-// filled from the seed and pattern (include/attnprof/inputs.hpp) on the default stream, which
-// is synchronized before the constructor returns: the launch stream may be non-blocking.
-class AttentionIo {
- public:
-  AttentionIo(const Spec& spec, const PrepareContext& ctx);
+// Binds `gemms` to the operands of every set (`operands` makes them from a set's tensors) and
+// returns each set's Q, in order, for bound_index().
+std::vector<const void*> bind_gemms(AttentionGemms& gemms, std::span<const Io> sets,
+                                    const std::function<GemmOperands(const Io&)>& operands);
 
-  static int64_t bytes_for(const Spec& spec);  // what the constructor allocates
-  int64_t bytes() const;
-
-  const void* q() const { return q_.data(); }
-  const void* k() const { return k_.data(); }
-  const void* v() const { return v_.data(); }
-  void* o() const { return o_.data(); }
-
-  // NaN into every element of O; waits for outstanding work first so that a launch still in
-  // flight cannot overwrite the poison, and synchronizes after.
-  void poison_output();
-  // O as float, in the spec's layout (synchronizes the device first).
-  HostOutputs read() const;
-
- private:
-  Spec spec_;
-  DeviceBuffer q_, k_, v_, o_;
-};
+// The index of the bound set a launch names (Run::bind, Run::launch): the set whose Q is at the
+// same address. Throws std::logic_error for a set that was never bound.
+std::size_t bound_index(const std::vector<const void*>& bound_q, const Io& io);
 
 }  // namespace attnprof::cuda

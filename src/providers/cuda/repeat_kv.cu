@@ -2,7 +2,7 @@
 // end to end by verify_outputs() on cuda.naive.expand and cuda.math with GQA shapes.
 #include <algorithm>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/cuda/repeat_kv.cuh"
 
 namespace attnprof::cuda {

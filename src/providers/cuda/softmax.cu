@@ -26,7 +26,7 @@
 #include <string>
 #include <type_traits>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/cuda/softmax.cuh"
 
 namespace attnprof::cuda {

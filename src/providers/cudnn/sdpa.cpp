@@ -22,9 +22,8 @@
 #include <vector>
 
 #include "attnprof/provider.hpp"
-#include "measure/cuda/cuda_check.hpp"
-#include "measure/cuda/device_buffer.hpp"
-#include "providers/cuda/cuda_tensors.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
 #include "providers/cuda/provider_common.hpp"
 #include "providers/cudnn/cudnn_version.hpp"
 #include "providers/factories.hpp"
@@ -224,77 +223,32 @@ int64_t stats_elems(const Spec& s) {
 
 class CudnnSdpaRun final : public Run {
  public:
-  // `stats`: the forward writes the log-sum-exp (always, for bwd modes).
-  CudnnSdpaRun(const Spec& spec, bool stats, std::shared_ptr<Handle> handle,
-               std::shared_ptr<const Graphs> graphs, const PrepareContext& ctx)
+  // Mode bwd runs the forward once here: O and the stats it writes into `io` are what every
+  // timed backward reads.
+  CudnnSdpaRun(const Spec& spec, std::shared_ptr<Handle> handle,
+               std::shared_ptr<const Graphs> graphs, const PrepareContext& ctx, const Io& io)
       : spec_(spec), handle_(std::move(handle)), graphs_(std::move(graphs)) {
-    const auto bytes = static_cast<int64_t>(dtype_bytes(spec.dtype));
-    const bool backward = spec.mode != Mode::fwd;
-    q_ = DeviceBuffer(spec.q_elems() * bytes, ctx.tracker);
-    k_ = DeviceBuffer(spec.k_elems() * bytes, ctx.tracker);
-    v_ = DeviceBuffer(spec.v_elems() * bytes, ctx.tracker);
-    o_ = DeviceBuffer(spec.o_elems() * bytes, ctx.tracker);
-    if (stats) stats_ = DeviceBuffer(stats_elems(spec) * 4, ctx.tracker);
-    if (backward) {
-      do_ = DeviceBuffer(spec.o_elems() * bytes, ctx.tracker);
-      dq_ = DeviceBuffer(spec.q_elems() * bytes, ctx.tracker);
-      dk_ = DeviceBuffer(spec.k_elems() * bytes, ctx.tracker);
-      dv_ = DeviceBuffer(spec.v_elems() * bytes, ctx.tracker);
-    }
     if (graphs_->workspace_bytes > 0) {
       workspace_ = DeviceBuffer(graphs_->workspace_bytes, ctx.tracker);
     }
-
-    // Inputs are filled on the legacy default stream and synchronized, so any launch stream
-    // (blocking or not) sees them.
-    cudaStream_t fill_stream = nullptr;
-    cuda::fill_input(q_.data(), spec, TensorId::q, ctx.seed, ctx.pattern, fill_stream);
-    cuda::fill_input(k_.data(), spec, TensorId::k, ctx.seed, ctx.pattern, fill_stream);
-    cuda::fill_input(v_.data(), spec, TensorId::v, ctx.seed, ctx.pattern, fill_stream);
-    if (backward) {
-      cuda::fill_input(do_.data(), spec, TensorId::d_o, ctx.seed, ctx.pattern, fill_stream);
+    if (spec.mode == Mode::bwd) {
+      cudaStream_t prepare_stream = nullptr;
+      std::unordered_map<int64_t, void*> pack = forward_pack(io);
+      execute(*graphs_->fwd, pack, prepare_stream);
+      ATTNPROF_CUDA(cudaStreamSynchronize(prepare_stream));
     }
-
-    fwd_pack_ = {{kQ, q_.data()}, {kK, k_.data()}, {kV, v_.data()}, {kO, o_.data()}};
-    if (stats) fwd_pack_.emplace(kStats, stats_.data());
-    if (backward) {
-      bwd_pack_ = {{kQ, q_.data()},   {kK, k_.data()},   {kV, v_.data()},
-                   {kO, o_.data()},   {kDO, do_.data()}, {kStats, stats_.data()},
-                   {kDQ, dq_.data()}, {kDK, dk_.data()}, {kDV, dv_.data()}};
-    }
-    // Mode bwd times only the backward graph: its O and stats come from one forward here.
-    if (spec.mode == Mode::bwd) execute(*graphs_->fwd, fwd_pack_, fill_stream);
-    ATTNPROF_CUDA(cudaStreamSynchronize(fill_stream));
   }
 
-  void poison_outputs() override {
-    for (DeviceBuffer* b : outputs()) cuda::poison(b->data(), b->bytes(), last_stream_);
-    // Untimed; synchronizing keeps the poison ordered before launches on any other stream.
-    ATTNPROF_CUDA(cudaStreamSynchronize(last_stream_));
-  }
-
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io& io) override {
     auto s = static_cast<cudaStream_t>(stream.native);
-    if (spec_.mode != Mode::bwd) execute(*graphs_->fwd, fwd_pack_, s);
-    if (spec_.mode != Mode::fwd) execute(*graphs_->bwd, bwd_pack_, s);
-    last_stream_ = s;
-  }
-
-  HostOutputs read_outputs() override {
-    HostOutputs out;
-    const DType t = spec_.dtype;
     if (spec_.mode != Mode::bwd) {
-      out.o = cuda::to_host_float(o_.data(), spec_.o_elems(), t, last_stream_);
-      if (stats_.bytes() > 0) {
-        out.lse = cuda::to_host_float(stats_.data(), stats_elems(spec_), DType::fp32, last_stream_);
-      }
+      std::unordered_map<int64_t, void*> pack = forward_pack(io);
+      execute(*graphs_->fwd, pack, s);
     }
     if (spec_.mode != Mode::fwd) {
-      out.dq = cuda::to_host_float(dq_.data(), spec_.q_elems(), t, last_stream_);
-      out.dk = cuda::to_host_float(dk_.data(), spec_.k_elems(), t, last_stream_);
-      out.dv = cuda::to_host_float(dv_.data(), spec_.v_elems(), t, last_stream_);
+      std::unordered_map<int64_t, void*> pack = backward_pack(io);
+      execute(*graphs_->bwd, pack, s);
     }
-    return out;
   }
 
   int64_t workspace_bytes() const override { return workspace_.bytes(); }
@@ -306,40 +260,33 @@ class CudnnSdpaRun final : public Run {
            to_string(spec_.mask) + " at this shape";
   }
 
-  int64_t allocated_bytes() const override {
-    int64_t total = workspace_.bytes();
-    for (const DeviceBuffer* b : {&q_, &k_, &v_, &o_, &stats_, &do_, &dq_, &dk_, &dv_}) {
-      total += b->bytes();
-    }
-    return total;
-  }
-
  private:
-  // What the timed launch writes: O and stats for fwd, gradients for bwd, all for fwd_bwd.
-  std::vector<DeviceBuffer*> outputs() {
-    std::vector<DeviceBuffer*> out;
-    if (spec_.mode != Mode::bwd) out = {&o_};
-    if (spec_.mode != Mode::bwd && stats_.bytes() > 0) out.push_back(&stats_);
-    if (spec_.mode != Mode::fwd) out.insert(out.end(), {&dq_, &dk_, &dv_});
-    return out;
+  static std::unordered_map<int64_t, void*> forward_pack(const Io& io) {
+    std::unordered_map<int64_t, void*> pack = {
+        {kQ, io.q.data}, {kK, io.k.data}, {kV, io.v.data}, {kO, io.o.data}};
+    if (io.lse.present()) pack.emplace(kStats, io.lse.data);
+    return pack;
+  }
+  static std::unordered_map<int64_t, void*> backward_pack(const Io& io) {
+    return {{kQ, io.q.data},   {kK, io.k.data},    {kV, io.v.data},
+            {kO, io.o.data},   {kDO, io.d_o.data}, {kStats, io.lse.data},
+            {kDQ, io.dq.data}, {kDK, io.dk.data},  {kDV, io.dv.data}};
   }
 
   void execute(const fe::graph::Graph& g, std::unordered_map<int64_t, void*>& pack,
                cudaStream_t s) {
     cudnnStatus_t st = cudnnSetStream(handle_->get(), s);
     if (st != CUDNN_STATUS_SUCCESS) {
-      throw std::runtime_error(std::string("cudnnSetStream: ") + cudnnGetErrorString(st));
+      throw FaultError(Fault::library, std::string("cudnnSetStream: ") + cudnnGetErrorString(st));
     }
     fe::error_t e = g.execute(handle_->get(), pack, workspace_.data());
-    if (e.is_bad()) throw std::runtime_error("cuDNN execute: " + e.get_message());
+    if (e.is_bad()) throw FaultError(Fault::library, "cuDNN execute: " + e.get_message());
   }
 
   Spec spec_;
   std::shared_ptr<Handle> handle_;  // shared with the provider: outlives the provider if needed
   std::shared_ptr<const Graphs> graphs_;
-  DeviceBuffer q_, k_, v_, o_, stats_, do_, dq_, dk_, dv_, workspace_;
-  std::unordered_map<int64_t, void*> fwd_pack_, bwd_pack_;
-  cudaStream_t last_stream_ = nullptr;  // where the last launch ran (poison and reads go there)
+  DeviceBuffer workspace_;
 };
 
 // --- the provider --------------------------------------------------------------------------
@@ -351,18 +298,16 @@ class CudnnSdpaProvider final : public Provider {
  public:
   explicit CudnnSdpaProvider(bool inference) : inference_(inference) {}
 
-  std::string name() const override { return inference_ ? "cudnn.sdpa.infer" : "cudnn.sdpa"; }
-
-  std::string description() const override {
-    return "cuDNN " + cudnn::cudnn_version_string() +
-           " fused SDPA (flash-attention engines) via the cuDNN frontend " +
-           std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) + "." +
-           std::to_string(CUDNN_FRONTEND_MINOR_VERSION) +
-           (inference_ ? " graph API; inference forward only (no log-sum-exp)"
-                       : " graph API; forward writes the log-sum-exp (training forward)");
+  ProviderTraits traits() const override {
+    ProviderTraits t = cudnn_sdpa_traits(inference_);
+    t.library_version = cudnn::cudnn_version_string();
+    t.description += " (cuDNN " + t.library_version + ", frontend " +
+                     std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) + "." +
+                     std::to_string(CUDNN_FRONTEND_MINOR_VERSION) + ")";
+    return t;
   }
 
-  DeviceKind device_kind() const override { return DeviceKind::cuda; }
+  Fingerprint fingerprint() const override { return {{"cudnn", cudnn::cudnn_runtime_version()}}; }
 
   Availability availability() const override {
     std::lock_guard lock(mutex_);
@@ -398,24 +343,18 @@ class CudnnSdpaProvider final : public Provider {
     return Support::yes();
   }
 
-  int64_t estimate_bytes(const Spec& s) const override {
-    const auto bytes = static_cast<int64_t>(dtype_bytes(s.dtype));
-    int64_t total = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * bytes;
-    if (!inference_) total += stats_elems(s) * 4;
-    if (s.mode != Mode::fwd) {
-      total += (s.o_elems() + s.q_elems() + s.k_elems() + s.v_elems()) * bytes;  // dO, grads
-      // The backward's workspace: an fp32 dQ accumulator and two fp32 row vectors.
-      total += s.q_elems() * 4 + 2 * stats_elems(s) * 4;
-    }
+  int64_t workspace_estimate(const Spec& s) const override {
+    int64_t total = 0;
+    // The backward's workspace: an fp32 dQ accumulator and two fp32 row vectors.
+    if (s.mode != Mode::fwd) total += s.q_elems() * 4 + 2 * stats_elems(s) * 4;
     return total + (int64_t{1} << 20);  // small per-plan workspaces
   }
 
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
-                               const PrepareContext& ctx) override {
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io& io) override {
     if (Support ok = supports(spec, device); !ok.ok) throw NotSupported(ok.reason);
     std::shared_ptr<Handle> handle = this->handle();
-    return std::make_unique<CudnnSdpaRun>(spec, !inference_, handle,
-                                          graphs_for(spec, handle->get()), ctx);
+    return std::make_unique<CudnnSdpaRun>(spec, handle, graphs_for(spec, handle->get()), ctx, io);
   }
 
  private:
@@ -435,7 +374,7 @@ class CudnnSdpaProvider final : public Provider {
 
   std::shared_ptr<Handle> handle() {
     Availability a = availability();
-    if (!a.available) throw std::runtime_error("cudnn.sdpa unavailable: " + a.reason);
+    if (!a.available) throw FaultError(Fault::library, "cudnn.sdpa unavailable: " + a.reason);
     std::lock_guard lock(mutex_);
     return handle_;
   }

@@ -11,10 +11,7 @@ namespace {
 class FaultRun final : public Run {
  public:
   explicit FaultRun(FaultProvider& provider) : provider_(provider) {}
-  void poison_outputs() override {}
-  void launch(Stream&) override { provider_.fault(); }
-  HostOutputs read_outputs() override { return {}; }
-  int64_t allocated_bytes() const override { return 0; }
+  void launch(Stream&, const Io&) override { provider_.fault(); }
 
  private:
   FaultProvider& provider_;
@@ -22,7 +19,18 @@ class FaultRun final : public Run {
 
 }  // namespace
 
-std::unique_ptr<Run> FaultProvider::prepare(const Spec&, const Device&, const PrepareContext&) {
+ProviderTraits FaultProvider::traits() const {
+  ProviderTraits t;
+  t.name = name_;
+  t.description = description_;
+  t.device = DeviceKind::cpu;
+  t.family = Family::test;
+  t.library = "attnprof";
+  return t;
+}
+
+std::unique_ptr<Run> FaultProvider::prepare(const Spec&, const Device&, const PrepareContext&,
+                                            const Io&) {
   return std::make_unique<FaultRun>(*this);
 }
 

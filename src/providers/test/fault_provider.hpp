@@ -15,13 +15,11 @@ class FaultProvider : public Provider {
  public:
   FaultProvider(std::string name, std::string description)
       : name_(std::move(name)), description_(std::move(description)) {}
-  std::string name() const override { return name_; }
-  std::string description() const override { return description_; }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
+  ProviderTraits traits() const override;
   Support supports(const Spec&, const Device&) const override { return Support::yes(); }
-  int64_t estimate_bytes(const Spec&) const override { return 0; }
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
-                               const PrepareContext& ctx) override;
+  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io& io) override;
 
   // What the first launch does; it does not return.
   [[noreturn]] virtual void fault() = 0;

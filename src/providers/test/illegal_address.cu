@@ -4,7 +4,7 @@
 // answers poisoned, so the supervisor replaces it before the next point.
 #include <cuda_runtime.h>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/factories.hpp"
 
 namespace attnprof {
@@ -16,8 +16,7 @@ __global__ void store_through(float* p) {
 
 class IllegalAddressRun final : public Run {
  public:
-  void poison_outputs() override {}
-  void launch(Stream& stream) override {
+  void launch(Stream& stream, const Io&) override {
     auto s = static_cast<cudaStream_t>(stream.native);
     // Far from any allocation; not null, so no compiler may assume it is never reached.
     auto* bogus = reinterpret_cast<float*>(uintptr_t{0xdead0000});
@@ -25,20 +24,24 @@ class IllegalAddressRun final : public Run {
     ATTNPROF_CUDA(cudaGetLastError());
     ATTNPROF_CUDA(cudaStreamSynchronize(s));
   }
-  HostOutputs read_outputs() override { return {}; }
-  int64_t allocated_bytes() const override { return 0; }
 };
 
 class IllegalAddressProvider final : public Provider {
  public:
-  std::string name() const override { return "test.illegal_address"; }
-  std::string description() const override {
-    return "fault injection: a kernel storing to an unmapped device address (sticky error)";
+  ProviderTraits traits() const override {
+    ProviderTraits t;
+    t.name = "test.illegal_address";
+    t.description =
+        "fault injection: a kernel storing to an unmapped device address (sticky error)";
+    t.device = DeviceKind::cuda;
+    t.family = Family::test;
+    t.library = "attnprof";
+    return t;
   }
-  DeviceKind device_kind() const override { return DeviceKind::cuda; }
   Support supports(const Spec&, const Device&) const override { return Support::yes(); }
-  int64_t estimate_bytes(const Spec&) const override { return 0; }
-  std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&) override {
+  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&,
+                               const Io&) override {
     return std::make_unique<IllegalAddressRun>();
   }
 };

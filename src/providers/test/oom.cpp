@@ -14,17 +14,24 @@ constexpr int64_t kScoreBudgetBytes = 256 * 1024;
 class OomProvider final : public Provider {
  public:
   OomProvider() : naive_(make_cpu_naive()) {}
-  std::string name() const override { return "test.oom"; }
-  std::string description() const override {
-    return "fault injection: cpu.naive with a 256 KiB budget for its scores; out of memory above";
+  ProviderTraits traits() const override {
+    ProviderTraits t = naive_->traits();
+    t.name = "test.oom";
+    t.description =
+        "fault injection: cpu.naive with a 256 KiB budget for its scores; out of memory above";
+    t.family = Family::test;
+    t.in_default_set = false;
+    t.role = Role::none;
+    return t;
   }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
   Support supports(const Spec& spec, const Device& device) const override {
     return naive_->supports(spec, device);
   }
-  int64_t estimate_bytes(const Spec& spec) const override { return naive_->estimate_bytes(spec); }
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
-                               const PrepareContext& ctx) override {
+  int64_t workspace_estimate(const Spec& spec) const override {
+    return naive_->workspace_estimate(spec);
+  }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io& io) override {
     const double scores = 4.0 * static_cast<double>(spec.batch) *
                           static_cast<double>(spec.q_heads) * static_cast<double>(spec.q_len) *
                           static_cast<double>(spec.kv_len);
@@ -33,7 +40,7 @@ class OomProvider final : public Provider {
           "test.oom: out of memory allocating {:.1f} KiB of attention scores ({} KiB free)",
           scores / 1024, kScoreBudgetBytes / 1024));
     }
-    return naive_->prepare(spec, device, ctx);
+    return naive_->prepare(spec, device, ctx, io);
   }
 
  private:

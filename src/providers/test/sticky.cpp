@@ -2,7 +2,7 @@
 // (cudaErrorIllegalAddress), without a GPU. The row is failed with those words and the worker
 // answers poisoned (protocol::poisons_worker), so the supervisor replaces it: the CPU-only test
 // of that path. test.illegal_address is the real thing on a GPU.
-#include <stdexcept>
+#include "attnprof/fault.hpp"
 
 #include "providers/factories.hpp"
 #include "providers/test/fault_provider.hpp"
@@ -14,11 +14,11 @@ class StickyProvider final : public test::FaultProvider {
  public:
   StickyProvider()
       : FaultProvider("test.sticky",
-                      "fault injection: throws a sticky CUDA error's words (worker replaced)") {}
+                      "fault injection: throws a sticky device fault (worker replaced)") {}
   [[noreturn]] void fault() override {
-    throw std::runtime_error(
-        "test.sticky: cudaStreamSynchronize(s): cudaErrorIllegalAddress (an illegal memory "
-        "access was encountered) (simulated)");
+    throw FaultError(Fault::sticky_device,
+                     "test.sticky: cudaStreamSynchronize(s): cudaErrorIllegalAddress (an illegal "
+                     "memory access was encountered) (simulated)");
   }
 };
 

@@ -17,10 +17,8 @@ namespace {
 class NotingRun final : public Run {
  public:
   explicit NotingRun(std::unique_ptr<Run> inner) : inner_(std::move(inner)) {}
-  void poison_outputs() override { inner_->poison_outputs(); }
-  void launch(Stream& stream) override { inner_->launch(stream); }
-  HostOutputs read_outputs() override { return inner_->read_outputs(); }
-  int64_t allocated_bytes() const override { return inner_->allocated_bytes(); }
+  void launch(Stream& stream, const Io& io) override { inner_->launch(stream, io); }
+  int64_t workspace_bytes() const override { return inner_->workspace_bytes(); }
   std::string note() const override {
     const char* path = std::getenv("LD_LIBRARY_PATH");
     return fmt::format("pid {}; LD_LIBRARY_PATH {}", ::getpid(), path ? path : "");
@@ -34,19 +32,24 @@ class NotingProvider final : public Provider {
  public:
   NotingProvider(std::string name, WorkerGroup group)
       : name_(std::move(name)), group_(std::move(group)), reference_(make_cpu_reference()) {}
-  std::string name() const override { return name_; }
-  std::string description() const override {
-    return "test: cpu.reference noting its process and library path (worker group '" + group_.name +
-           "')";
+  ProviderTraits traits() const override {
+    ProviderTraits t = reference_->traits();
+    t.name = name_;
+    t.description = "test: cpu.reference noting its process and library path (worker group '" +
+                    group_.name + "')";
+    t.family = Family::test;
+    return t;
   }
-  DeviceKind device_kind() const override { return DeviceKind::cpu; }
   WorkerGroup worker_group() const override { return group_; }
   Support supports(const Spec& s, const Device& d) const override {
     return reference_->supports(s, d);
   }
-  int64_t estimate_bytes(const Spec& s) const override { return reference_->estimate_bytes(s); }
-  std::unique_ptr<Run> prepare(const Spec& s, const Device& d, const PrepareContext& c) override {
-    return std::make_unique<NotingRun>(reference_->prepare(s, d, c));
+  int64_t workspace_estimate(const Spec& s) const override {
+    return reference_->workspace_estimate(s);
+  }
+  std::unique_ptr<Run> prepare(const Spec& s, const Device& d, const PrepareContext& c,
+                               const Io& io) override {
+    return std::make_unique<NotingRun>(reference_->prepare(s, d, c, io));
   }
 
  private:

@@ -6,10 +6,7 @@
 namespace attnprof {
 
 std::unique_ptr<Provider> make_torch_naive() {
-  return torchp::make_provider("torch.naive",
-                               "PyTorch eager softmax(scale * Q K^T, masked) V: cuBLAS matmuls and "
-                               "ATen's softmax, scores materialized (GQA as grouped matmuls)",
-                               torchp::Backend::naive);
+  return torchp::make_provider(torch_traits("naive"), torchp::Backend::naive);
 }
 
 }  // namespace attnprof

@@ -6,10 +6,7 @@
 namespace attnprof {
 
 std::unique_ptr<Provider> make_torch_sdpa_efficient() {
-  return torchp::make_provider("torch.sdpa.efficient",
-                               "PyTorch SDPA, memory-efficient backend only: the CUTLASS kernel "
-                               "that came from xFormers (ATen's mem_eff_attention)",
-                               torchp::Backend::efficient);
+  return torchp::make_provider(torch_traits("efficient"), torchp::Backend::efficient);
 }
 
 }  // namespace attnprof

@@ -6,10 +6,7 @@
 namespace attnprof {
 
 std::unique_ptr<Provider> make_torch_sdpa_flash() {
-  return torchp::make_provider(
-      "torch.sdpa.flash",
-      "PyTorch SDPA, flash backend only: FlashAttention-2 (Tri Dao's kernels as vendored in ATen)",
-      torchp::Backend::flash);
+  return torchp::make_provider(torch_traits("flash"), torchp::Backend::flash);
 }
 
 }  // namespace attnprof

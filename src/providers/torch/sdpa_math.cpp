@@ -6,10 +6,7 @@
 namespace attnprof {
 
 std::unique_ptr<Provider> make_torch_sdpa_math() {
-  return torchp::make_provider("torch.sdpa.math",
-                               "PyTorch SDPA, math backend only: unfused ATen ops (matmul, "
-                               "softmax), fp16/bf16 computed in fp32",
-                               torchp::Backend::math);
+  return torchp::make_provider(torch_traits("math"), torchp::Backend::math);
 }
 
 }  // namespace attnprof

@@ -101,8 +101,9 @@ class WarningsCollected final : public c10::WarningHandler {
 
 class SdpaRun final : public TorchRun {
  public:
-  SdpaRun(Backend backend, const Spec& spec, const Device& device, const PrepareContext& ctx)
-      : TorchRun(spec, device, ctx), backend_(backend) {
+  SdpaRun(Backend backend, const Spec& spec, const Device& device, const PrepareContext& ctx,
+          const Io& io)
+      : TorchRun(spec, device, ctx, io), backend_(backend) {
     if (needs_explicit_mask()) mask_ = keep_mask();
     const at::SDPBackend wanted = sdp_backend(backend_);
     std::string why;
@@ -135,9 +136,9 @@ class SdpaRun final : public TorchRun {
   }
 
  protected:
-  at::Tensor forward() override {
+  at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
     const BackendSwitches switches(sdp_backend(backend_));
-    return at::scaled_dot_product_attention(q(), k(), v(), mask_, 0.0, mask_is_causal(),
+    return at::scaled_dot_product_attention(q, k, v, mask_, 0.0, mask_is_causal(),
                                             spec().softmax_scale(), gqa());
   }
   std::string forward_note() const override { return note_; }
@@ -191,8 +192,8 @@ class SdpaRun final : public TorchRun {
 }  // namespace
 
 std::unique_ptr<Run> prepare_sdpa(Backend backend, const Spec& spec, const Device& device,
-                                  const PrepareContext& ctx) {
-  return std::make_unique<SdpaRun>(backend, spec, device, ctx);
+                                  const PrepareContext& ctx, const Io& io) {
+  return std::make_unique<SdpaRun>(backend, spec, device, ctx, io);
 }
 
 }  // namespace attnprof::torchp

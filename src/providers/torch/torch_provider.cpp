@@ -17,7 +17,7 @@ class TorchProvider final : public Provider {
   // The shape rules are ATen's: prepare() asks ATen and turns a refusal into NotSupported with
   // ATen's own words. Only what ATen cannot be asked without tensors is checked here.
   Support supports(const Spec& s, const Device& device) const override {
-    if (device.kind != DeviceKind::cuda) return Support::no(name_ + " runs on CUDA devices");
+    if (device.kind != DeviceKind::cuda) return Support::no(traits_.name + " runs on CUDA devices");
     if (s.kv_heads <= 0 || s.q_heads % s.kv_heads != 0) {
       return Support::no("PyTorch's enable_gqa needs q_heads to be a multiple of kv_heads");
     }
@@ -25,10 +25,11 @@ class TorchProvider final : public Provider {
     return Support::yes();
   }
 
-  int64_t estimate_bytes(const Spec& s) const override {
+  int64_t workspace_estimate(const Spec& s) const override {
     const auto esize = static_cast<int64_t>(dtype_bytes(s.dtype));
-    int64_t total = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * esize;
-    if (s.mode != Mode::fwd) total += 2 * (s.q_elems() + s.k_elems() + s.v_elems()) * esize;
+    int64_t total = 0;
+    // Backward: PyTorch's gradients beside the harness's (their copy is the publish step's).
+    if (s.mode != Mode::fwd) total += (s.q_elems() + s.k_elems() + s.v_elems()) * esize;
     const int64_t scores = s.batch * s.q_heads * s.q_len * s.kv_len;
     // Unfused paths hold N x N intermediates: the naive recipe the scores and probabilities in
     // the input dtype, the math backend fp32 copies of both (and their gradients in backward).
@@ -40,23 +41,22 @@ class TorchProvider final : public Provider {
     return total;
   }
 
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,
-                               const PrepareContext& ctx) override {
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io& io) override {
     if (Support ok = supports(spec, device); !ok.ok) throw NotSupported(ok.reason);
-    if (backend_ == Backend::naive) return prepare_naive(spec, device, ctx);
-    return prepare_sdpa(backend_, spec, device, ctx);
+    if (backend_ == Backend::naive) return prepare_naive(spec, device, ctx, io);
+    return prepare_sdpa(backend_, spec, device, ctx, io);
   }
 
  private:
-  std::string name_, description_;
+  ProviderTraits traits_;
   Backend backend_;
 };
 
 }  // namespace
 
-std::unique_ptr<Provider> make_provider(std::string name, std::string description,
-                                        Backend backend) {
-  return std::make_unique<TorchProvider>(std::move(name), std::move(description), backend);
+std::unique_ptr<Provider> make_provider(ProviderTraits traits, Backend backend) {
+  return std::make_unique<TorchProvider>(std::move(traits), backend);
 }
 
 }  // namespace attnprof::torchp

@@ -18,9 +18,10 @@ namespace attnprof::torchp {
 // torch.nn.attention.sdpa_kernel does); `choice` leaves ATen's choice alone.
 enum class Backend { choice, flash, efficient, cudnn, math, naive };
 
-// The provider for `backend`: availability from LibTorch, its own worker group, spec checks,
-// memory estimates; prepare() runs prepare_sdpa or prepare_naive.
-std::unique_ptr<Provider> make_provider(std::string name, std::string description, Backend backend);
+// The provider for `backend` with its declared traits (torch_traits, declared.cpp): availability
+// from LibTorch, its own worker group, spec checks, memory estimates; prepare() runs
+// prepare_sdpa or prepare_naive.
+std::unique_ptr<Provider> make_provider(ProviderTraits traits, Backend backend);
 
 // torch_runtime.cpp
 Availability torch_availability();  // LibTorch sees a CUDA device, or why not
@@ -29,8 +30,8 @@ std::string torch_version();        // "2.11.0" (TORCH_VERSION of the headers bu
 
 // sdpa_run.cpp, naive_run.cpp
 std::unique_ptr<Run> prepare_sdpa(Backend backend, const Spec& spec, const Device& device,
-                                  const PrepareContext& ctx);
+                                  const PrepareContext& ctx, const Io& io);
 std::unique_ptr<Run> prepare_naive(const Spec& spec, const Device& device,
-                                   const PrepareContext& ctx);
+                                   const PrepareContext& ctx, const Io& io);
 
 }  // namespace attnprof::torchp

@@ -10,8 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "measure/cuda/cuda_check.hpp"
-#include "providers/cuda/cuda_tensors.hpp"
+#include "cuda/cuda_check.hpp"
 #include "providers/torch/torch_provider.hpp"
 
 namespace attnprof::torchp {
@@ -39,64 +38,34 @@ int64_t allocator_bytes(int device, bool peak) {
   return peak ? s.peak : s.current;
 }
 
-// A tensor of `heads` x `len` x `dim` per batch, stored in the spec's layout.
-at::Tensor stored(const Spec& s, int64_t heads, int64_t len, int64_t dim, int device) {
-  const auto options = at::TensorOptions().dtype(scalar_type(s.dtype)).device(at::kCUDA, device);
-  if (s.layout == Layout::bshd) return at::empty({s.batch, len, heads, dim}, options);
-  return at::empty({s.batch, heads, len, dim}, options);
+// The harness's tensor as a tensor in its storage layout ((B, S, H, D) for bshd), no copy.
+at::Tensor stored(const TensorView& t, int device) {
+  const auto options = at::TensorOptions().dtype(scalar_type(t.storage)).device(at::kCUDA, device);
+  if (t.layout == Layout::bshd)
+    return at::from_blob(t.data, {t.batch, t.len, t.heads, t.dim}, options);
+  return at::from_blob(t.data, {t.batch, t.heads, t.len, t.dim}, options);
 }
 
-// The (B, H, S, D) view of a tensor stored in `layout`, and back to the layout, contiguous.
+// The (B, H, S, D) view of a tensor stored in `layout`.
 at::Tensor bhsd_view(const at::Tensor& stored, Layout layout) {
   return layout == Layout::bshd ? stored.transpose(1, 2) : stored;
 }
-at::Tensor in_layout(const at::Tensor& bhsd, Layout layout) {
-  return (layout == Layout::bshd ? bhsd.transpose(1, 2) : bhsd).contiguous();
-}
 
-// A contiguous device tensor as float on the host (synchronous on the current stream).
-std::vector<float> host_floats(const at::Tensor& t) {
-  const at::Tensor h = t.detach().to(at::kCPU).to(at::kFloat).contiguous();
-  const float* p = h.data_ptr<float>();
-  return std::vector<float>(p, p + h.numel());
-}
-
-void poison(const at::Tensor& t, cudaStream_t stream) {
-  if (t.defined()) cuda::poison(t.data_ptr(), static_cast<int64_t>(t.nbytes()), stream);
+cudaStream_t native(const Stream* s) {
+  return s ? static_cast<cudaStream_t>(s->native) : nullptr;
 }
 
 }  // namespace
 
-TorchRun::TorchRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
-    : spec_(spec), device_index_(device.index) {
+TorchRun::TorchRun(const Spec& spec, const Device& device, const PrepareContext& ctx, const Io& io)
+    : spec_(spec), device_index_(device.index), stream_(native(ctx.stream)) {
   // PyTorch sets up CUDA (and its caching allocator) on first use; its statistics are read
-  // before any tensor exists here.
+  // before any tensor of this run exists.
   at::globalContext().lazyInitDevice(at::kCUDA);
   const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_index_));
   base_bytes_ = allocator_bytes(device_index_, false);
   reset_peak();
-  const bool backward = spec.mode != Mode::fwd;
-  q_store_ = stored(spec, spec.q_heads, spec.q_len, spec.head_dim, device_index_);
-  k_store_ = stored(spec, spec.kv_heads, spec.kv_len, spec.head_dim, device_index_);
-  v_store_ = stored(spec, spec.kv_heads, spec.kv_len, spec.dv(), device_index_);
-  // Filled on the legacy default stream (PyTorch's current stream here) and synchronized.
-  cudaStream_t fill = nullptr;
-  cuda::fill_input(q_store_.data_ptr(), spec, TensorId::q, ctx.seed, ctx.pattern, fill);
-  cuda::fill_input(k_store_.data_ptr(), spec, TensorId::k, ctx.seed, ctx.pattern, fill);
-  cuda::fill_input(v_store_.data_ptr(), spec, TensorId::v, ctx.seed, ctx.pattern, fill);
-  if (backward) {
-    do_store_ = stored(spec, spec.q_heads, spec.q_len, spec.dv(), device_index_);
-    cuda::fill_input(do_store_.data_ptr(), spec, TensorId::d_o, ctx.seed, ctx.pattern, fill);
-    for (at::Tensor* t : {&q_store_, &k_store_, &v_store_}) t->requires_grad_(true);
-  }
-  ATTNPROF_CUDA(cudaStreamSynchronize(fill));
-  q_ = bhsd_view(q_store_, spec.layout);
-  k_ = bhsd_view(k_store_, spec.layout);
-  v_ = bhsd_view(v_store_, spec.layout);
-  if (backward) do_ = bhsd_view(do_store_, spec.layout);
-  for (const at::Tensor* t : {&q_store_, &k_store_, &v_store_, &do_store_}) {
-    if (t->defined()) input_bytes_ += static_cast<int64_t>(t->nbytes());
-  }
+  sets_.push_back(wrap(io));  // copy 0, for ATen's questions before bind()
 }
 
 TorchRun::~TorchRun() {
@@ -109,12 +78,50 @@ TorchRun::~TorchRun() {
   o_ = at::Tensor();
   grads_.clear();
   keep_mask_.reset();
-  q_ = k_ = v_ = do_ = at::Tensor();
-  q_store_ = k_store_ = v_store_ = do_store_ = at::Tensor();
+  sets_.clear();
   try {
     c10::cuda::CUDACachingAllocator::emptyCache();
   } catch (const std::exception&) {  // a destructor must not throw; the next run still works
   }
+}
+
+TorchRun::Set TorchRun::wrap(const Io& io) const {
+  Set s;
+  s.q_data = io.q.data;
+  s.q_store = stored(io.q, device_index_);
+  s.k_store = stored(io.k, device_index_);
+  s.v_store = stored(io.v, device_index_);
+  if (spec_.mode != Mode::fwd) {
+    for (at::Tensor* t : {&s.q_store, &s.k_store, &s.v_store}) t->requires_grad_(true);
+    s.d_o = bhsd_view(stored(io.d_o, device_index_), spec_.layout);
+  }
+  s.q = bhsd_view(s.q_store, spec_.layout);
+  s.k = bhsd_view(s.k_store, spec_.layout);
+  s.v = bhsd_view(s.v_store, spec_.layout);
+  return s;
+}
+
+void TorchRun::bind(std::span<const Io> sets) {
+  const c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device_index_));
+  const c10::cuda::CUDAStreamGuard guard(
+      c10::cuda::getStreamFromExternal(stream_, static_cast<c10::DeviceIndex>(device_index_)));
+  release_outputs();
+  sets_.clear();
+  for (const Io& io : sets) {
+    sets_.push_back(wrap(io));
+    // Mode bwd: the forward with grad, untimed, on the launch stream (autograd runs the backward
+    // on the forward's stream).
+    if (spec_.mode == Mode::bwd)
+      sets_.back().o = forward(sets_.back().q, sets_.back().k, sets_.back().v);
+  }
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
+}
+
+TorchRun::Set& TorchRun::set_of(const Io& io) {
+  for (Set& s : sets_) {
+    if (s.q_data == io.q.data) return s;
+  }
+  throw std::logic_error("launch on a set of tensors that was never bound (Run::bind)");
 }
 
 const at::Tensor& TorchRun::keep_mask() {
@@ -134,18 +141,18 @@ const at::Tensor& TorchRun::keep_mask() {
   return *keep_mask_;
 }
 
-void TorchRun::run_mode() {
+void TorchRun::run_mode(Set& s) {
   switch (spec_.mode) {
     case Mode::fwd:
-      o_ = forward();
+      o_ = forward(s.q, s.k, s.v);
       return;
     case Mode::bwd:
-      grads_ = torch::autograd::grad({o_}, {q_store_, k_store_, v_store_}, {do_},
+      grads_ = torch::autograd::grad({s.o}, {s.q_store, s.k_store, s.v_store}, {s.d_o},
                                      /*retain_graph=*/true);
       return;
     case Mode::fwd_bwd:
-      o_ = forward();
-      grads_ = torch::autograd::grad({o_}, {q_store_, k_store_, v_store_}, {do_},
+      o_ = forward(s.q, s.k, s.v);
+      grads_ = torch::autograd::grad({o_}, {s.q_store, s.k_store, s.v_store}, {s.d_o},
                                      /*retain_graph=*/false);
       return;
   }
@@ -153,10 +160,10 @@ void TorchRun::run_mode() {
 
 void TorchRun::release_outputs() {
   grads_.clear();
-  if (spec_.mode != Mode::bwd) o_ = at::Tensor();  // in bwd, O is the graph's root: kept
+  o_ = at::Tensor();
 }
 
-void TorchRun::launch(Stream& stream) {
+void TorchRun::launch(Stream& stream, const Io& io) {
   const auto s = static_cast<cudaStream_t>(stream.native);
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   ATTNPROF_CUDA(cudaStreamIsCapturing(s, &capture));
@@ -166,62 +173,42 @@ void TorchRun::launch(Stream& stream) {
         "allocator must be told about a capture: torch.cuda.graph); use --timing cold, hot or "
         "wall");
   }
-  if (stream_ != nullptr && s != stream_) {
-    throw std::runtime_error(
-        "a LibTorch run launches on one stream (its autograd graph and allocator blocks belong "
-        "to it)");
+  if (s != stream_) {
+    throw std::logic_error(
+        "a LibTorch run launches on the stream it was prepared for (its autograd graphs and "
+        "allocator blocks belong to it)");
   }
-  stream_ = s;
+  Set& set = set_of(io);
   const c10::cuda::CUDAStreamGuard guard(
       c10::cuda::getStreamFromExternal(s, static_cast<c10::DeviceIndex>(device_index_)));
-  if (!settled_) {
-    // Untimed, on this stream: bwd's forward with grad (autograd runs the backward on the
-    // forward's stream), then one pass whose outputs are poisoned, so the blocks the next
-    // pass gets back from the allocator hold NaN.
-    if (spec_.mode == Mode::bwd) o_ = forward();
-    run_mode();
-    settled_ = true;
-    poison_outputs();
-  }
   release_outputs();
-  run_mode();
+  run_mode(set);
 }
 
-void TorchRun::poison_outputs() {
-  if (stream_ == nullptr) return;  // nothing launched yet: no outputs exist
-  if (spec_.mode != Mode::bwd) poison(o_, stream_);
-  for (const at::Tensor& g : grads_) poison(g, stream_);
+void TorchRun::publish(Stream&, const Io& io) {
+  const c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device_index_));
+  const c10::cuda::CUDAStreamGuard guard(
+      c10::cuda::getStreamFromExternal(stream_, static_cast<c10::DeviceIndex>(device_index_)));
+  const at::NoGradGuard no_grad;  // the copies below allocate nothing and record no graph
+  if (spec_.mode != Mode::bwd && o_.defined()) {
+    bhsd_view(stored(io.o, device_index_), spec_.layout).copy_(o_);
+  }
+  if (spec_.mode != Mode::fwd && grads_.size() == 3) {
+    stored(io.dq, device_index_).copy_(grads_[0]);
+    stored(io.dk, device_index_).copy_(grads_[1]);
+    stored(io.dv, device_index_).copy_(grads_[2]);
+  }
   ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
 }
 
-HostOutputs TorchRun::read_outputs() {
-  // What the launches so far held, before the copies below add the verifier's.
-  peak_bytes_ = peak_bytes();
-  const c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device_index_));
-  std::optional<c10::cuda::CUDAStreamGuard> stream_guard;
-  if (stream_ != nullptr) {
-    stream_guard.emplace(
-        c10::cuda::getStreamFromExternal(stream_, static_cast<c10::DeviceIndex>(device_index_)));
-  }
-  HostOutputs out;
-  if (spec_.mode != Mode::bwd && o_.defined()) out.o = host_floats(in_layout(o_, spec_.layout));
-  if (spec_.mode != Mode::fwd && grads_.size() == 3) {
-    out.dq = host_floats(grads_[0].contiguous());
-    out.dk = host_floats(grads_[1].contiguous());
-    out.dv = host_floats(grads_[2].contiguous());
-  }
-  // The copies just made are the verifier's, not the point's: the allocator's peak starts over.
-  reset_peak();
-  return out;
-}
-
 int64_t TorchRun::workspace_bytes() const {
+  // Everything the allocator held beyond the outputs PyTorch allocates itself.
   const auto esize = static_cast<int64_t>(dtype_bytes(spec_.dtype));
   int64_t outputs = 0;
   if (spec_.mode != Mode::bwd) outputs += spec_.o_elems() * esize;
   if (spec_.mode != Mode::fwd)
     outputs += (spec_.q_elems() + spec_.k_elems() + spec_.v_elems()) * esize;
-  return std::max<int64_t>(0, peak_bytes() - input_bytes_ - outputs);
+  return std::max<int64_t>(0, peak_bytes() - outputs);
 }
 
 std::string TorchRun::note() const {
@@ -230,7 +217,7 @@ std::string TorchRun::note() const {
 }
 
 int64_t TorchRun::peak_bytes() const {
-  return std::max(peak_bytes_, allocator_bytes(device_index_, true) - base_bytes_);
+  return std::max<int64_t>(0, allocator_bytes(device_index_, true) - base_bytes_);
 }
 
 void TorchRun::reset_peak() {

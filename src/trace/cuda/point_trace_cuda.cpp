@@ -1,24 +1,22 @@
-#include "trace/cuda/point_trace_cuda.hpp"
-
+// The CUDA engine's trace hooks (trace/phases.hpp): the phases under the CUPTI tracer, ranges on
+// cuptiGetTimestamp (the base the activity records use), each ended after a device synchronize;
+// the row's device events from the records and its kernels from the timed range. Where CUPTI is
+// busy (ncu, compute-sanitizer) the phases still run, on the host's steady clock, and the row's
+// kernels_note says why there are no kernels. And the hooks of the one launch ncu profiles.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
 
+#include <algorithm>
 #include <stdexcept>
 
-#include "measure/cuda/cuda_check.hpp"
-#include "measure/cuda/cuda_engine.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/cupti_tracer.hpp"
 #include "trace/phases.hpp"
 
-namespace attnprof::cuda {
+namespace attnprof {
 
 namespace {
-
-CudaEngine& as_cuda(Engine& engine) {
-  auto* e = dynamic_cast<CudaEngine*>(&engine);
-  if (!e) throw std::logic_error("trace_point_cuda needs the CUDA engine");
-  return *e;
-}
 
 uint64_t cupti_now_ns() {
   uint64_t ts = 0;
@@ -26,9 +24,12 @@ uint64_t cupti_now_ns() {
   return ts;
 }
 
-}  // namespace
+cudaStream_t native(Engine& engine) {
+  return static_cast<cudaStream_t>(engine.stream().native);
+}
 
-TraceEvent to_trace_event(const TraceActivity& a) {
+// One CUPTI record as a trace event (categorized; grid and block for kernels).
+TraceEvent to_trace_event(const cuda::TraceActivity& a) {
   TraceEvent e;
   e.name = a.name;
   e.stream = a.stream_id;
@@ -36,7 +37,7 @@ TraceEvent to_trace_event(const TraceActivity& a) {
   e.end_ns = a.end_ns;
   e.bytes = a.bytes;
   switch (a.kind) {
-    case TraceActivity::Kind::kernel:
+    case cuda::TraceActivity::Kind::kernel:
       e.kind = TraceKind::kernel;
       e.category = categorize(a.name);
       if (a.grid[0] > 0) {
@@ -44,11 +45,11 @@ TraceEvent to_trace_event(const TraceActivity& a) {
         e.block = Dim3{a.block[0], a.block[1], a.block[2]};
       }
       break;
-    case TraceActivity::Kind::memcpy:
+    case cuda::TraceActivity::Kind::memcpy:
       e.kind = TraceKind::memcpy;
       e.category = KernelCategory::elementwise_copy;
       break;
-    case TraceActivity::Kind::memset:
+    case cuda::TraceActivity::Kind::memset:
       e.kind = TraceKind::memset;
       e.category = KernelCategory::elementwise_copy;
       break;
@@ -56,51 +57,78 @@ TraceEvent to_trace_event(const TraceActivity& a) {
   return e;
 }
 
-void trace_point_cuda(ProviderTrace& t, Provider& provider, Engine& engine,
-                      const TraceOptions& options) {
-  CudaEngine& cuda = as_cuda(engine);
-  ATTNPROF_CUDA(cudaSetDevice(cuda.device().index));
-  ATTNPROF_CUDA(cudaStreamSynchronize(cuda.cuda_stream()));
-  // The range clock is chosen once CUPTI answered: its timestamps when it traces, the host's
-  // steady clock when it is busy (then there are no records to line up with).
-  bool use_cupti_clock = true;
-  const PhaseClock clock{
-      [&] { return use_cupti_clock ? cupti_now_ns() : host_phase_clock().now_ns(); },
-      [] { ATTNPROF_CUDA(cudaDeviceSynchronize()); }};
-  bool ran = false;
-  const TraceCapture cap = trace_activities(
-      [&] {
-        ran = true;
-        run_phases(t, provider, engine, options, clock);
-      },
-      cuda.cuda_stream());
-  t.timed_stream = cap.stream_id;
-  if (!cap.available) {
-    t.kernels_note = cap.note;
-    if (!ran) {  // CUPTI refused before the work ran: the phases still run, kernels unknown
-      use_cupti_clock = false;
-      run_phases(t, provider, engine, options, clock);
+class CudaTraceHooks final : public TraceHooks {
+ public:
+  CudaTraceHooks(int launches, Engine& engine)
+      : TraceHooks(launches, {cupti_now_ns, [] { ATTNPROF_CUDA(cudaDeviceSynchronize()); }}),
+        engine_(engine) {}
+
+  void around(const std::function<void()>& body) override {
+    ATTNPROF_CUDA(cudaSetDevice(engine_.device().index));
+    ATTNPROF_CUDA(cudaStreamSynchronize(native(engine_)));
+    bool ran = false;
+    capture_ = cuda::trace_activities(
+        [&] {
+          ran = true;
+          body();
+        },
+        native(engine_));
+    if (!capture_.available && !ran) {
+      // CUPTI refused before the work ran: the phases still run, on the host's clock.
+      set_clock({host_phase_clock().now_ns, [] { ATTNPROF_CUDA(cudaDeviceSynchronize()); }});
+      body();
     }
-    return;
   }
-  t.device_events.reserve(cap.activities.size());
-  for (const TraceActivity& a : cap.activities) t.device_events.push_back(to_trace_event(a));
+
+  void finish(Result& row) override {
+    PointTrace& t = trace();
+    t.timed_stream = capture_.stream_id;
+    if (!capture_.available) {
+      row.kernels_note = capture_.note;
+    } else {
+      t.device_events.reserve(capture_.activities.size());
+      for (const cuda::TraceActivity& a : capture_.activities) {
+        t.device_events.push_back(to_trace_event(a));
+      }
+    }
+    TraceHooks::finish(row);
+    // The row's kernels: those of the timed range, aggregated by name.
+    row.kernels.clear();
+    for (const TraceEvent& e : events_in_phase(row, kPhaseTimed)) {
+      if (e.kind != TraceKind::kernel) continue;
+      auto it = std::find_if(row.kernels.begin(), row.kernels.end(),
+                             [&](const KernelRecord& k) { return k.name == e.name; });
+      if (it == row.kernels.end()) it = row.kernels.insert(row.kernels.end(), {e.name, 0, 0});
+      it->count += 1;
+      it->total_us += e.duration_us();
+    }
+  }
+
+ private:
+  Engine& engine_;
+  cuda::TraceCapture capture_;
+};
+
+class ProfileHooks final : public PointHooks {
+ public:
+  bool measure(Run& run, PointTensors& tensors, Engine& engine, Result&) override {
+    ATTNPROF_CUDA(cudaDeviceSynchronize());
+    ATTNPROF_CUDA(cudaProfilerStart());
+    run.launch(engine.stream(), tensors.io());
+    ATTNPROF_CUDA(cudaDeviceSynchronize());
+    ATTNPROF_CUDA(cudaProfilerStop());
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PointHooks> make_cuda_trace_hooks(int launches, Engine& engine) {
+  return std::make_unique<CudaTraceHooks>(launches, engine);
 }
 
-void run_profiled_launch_cuda(const Spec& spec, Provider& provider, Engine& engine,
-                              const TraceOptions& options) {
-  CudaEngine& cuda = as_cuda(engine);
-  ATTNPROF_CUDA(cudaSetDevice(cuda.device().index));
-  PrepareContext ctx;
-  ctx.seed = options.seed;
-  ctx.tracker = engine.tracker();
-  std::unique_ptr<Run> run = provider.prepare(spec, engine.device(), ctx);
-  for (int i = 0; i < options.warmup_launches + 1; ++i) run->launch(engine.stream());
-  ATTNPROF_CUDA(cudaDeviceSynchronize());
-  ATTNPROF_CUDA(cudaProfilerStart());
-  run->launch(engine.stream());
-  ATTNPROF_CUDA(cudaDeviceSynchronize());
-  ATTNPROF_CUDA(cudaProfilerStop());
+std::unique_ptr<PointHooks> make_profile_hooks(Engine&) {
+  return std::make_unique<ProfileHooks>();
 }
 
-}  // namespace attnprof::cuda
+}  // namespace attnprof

@@ -1,8 +1,8 @@
 // Which kernels a piece of work runs, read with CUPTI's activity API (CONCURRENT_KERNEL, which
 // keeps kernels concurrent, plus MEMCPY and MEMSET records for the Chrome-trace export). Used
-// in one extra, untimed launch per point, never during timed samples (DESIGN.md, Kernel
-// identity). Where CUPTI is held by another subscriber (ncu, compute-sanitizer) the capture is
-// empty with a note, and the point goes on.
+// in one extra, untimed launch per point, never during timed samples (docs/tracing.md, "What
+// runs, and the clocks"). Where CUPTI is held by another subscriber (ncu, compute-sanitizer) the
+// capture is empty with a note, and the point goes on.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,11 +1,11 @@
-#include "measure/cuda/device_buffer.hpp"
+#include "cuda/device_buffer.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace attnprof::cuda {
 

@@ -10,6 +10,18 @@ namespace attnprof {
 
 namespace {
 
+// A fused CUDA library no adapter is built for: what it would be.
+ProviderTraits library_traits(std::string name, std::string description, std::string library) {
+  ProviderTraits t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.device = DeviceKind::cuda;
+  t.family = Family::fused;
+  t.fused = true;
+  t.library = std::move(library);
+  return t;
+}
+
 // The one table. Providers a build does not contain stay listed, unavailable, with the reason.
 std::vector<std::unique_ptr<Provider>> build_table() {
   std::vector<std::unique_ptr<Provider>> t;
@@ -23,14 +35,9 @@ std::vector<std::unique_ptr<Provider>> build_table() {
 #else
   const std::string no_cuda =
       "not built: configured without CUDA (ATTNPROF_WITH_CUDA=OFF or no nvcc)";
-  t.push_back(make_unbuilt("cuda.naive", "cuBLAS GEMMs + masked softmax, materialized scores",
-                           DeviceKind::cuda, no_cuda));
-  t.push_back(make_unbuilt("cuda.naive.expand",
-                           "cuda.naive after repeating K/V heads (GQA expansion)", DeviceKind::cuda,
-                           no_cuda));
-  t.push_back(make_unbuilt("cuda.math",
-                           "fp32-upcast unfused attention, like PyTorch's math backend",
-                           DeviceKind::cuda, no_cuda));
+  t.push_back(make_unbuilt(cuda_naive_traits(), no_cuda));
+  t.push_back(make_unbuilt(cuda_naive_expand_traits(), no_cuda));
+  t.push_back(make_unbuilt(cuda_math_traits(), no_cuda));
 #endif
 #if defined(ATTNPROF_WITH_CUDNN)
   t.push_back(make_cudnn_sdpa());
@@ -39,11 +46,8 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   const std::string no_cudnn =
       "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers "
       "(scripts/install-deps.sh fetches them)";
-  t.push_back(make_unbuilt("cudnn.sdpa", "cuDNN 9 fused SDPA through the cuDNN frontend graph API",
-                           DeviceKind::cuda, no_cudnn));
-  t.push_back(make_unbuilt("cudnn.sdpa.infer",
-                           "cuDNN 9 fused SDPA, inference forward (no log-sum-exp)",
-                           DeviceKind::cuda, no_cudnn));
+  t.push_back(make_unbuilt(cudnn_sdpa_traits(false), no_cudnn));
+  t.push_back(make_unbuilt(cudnn_sdpa_traits(true), no_cudnn));
 #endif
 #if defined(ATTNPROF_WITH_TORCH)
   t.push_back(make_torch_sdpa_default());
@@ -55,23 +59,20 @@ std::vector<std::unique_ptr<Provider>> build_table() {
 #else
   const std::string no_torch =
       "not built: LibTorch not found (configure with -DATTNPROF_WITH_TORCH=ON and Torch_DIR)";
-  for (const char* backend : {"default", "flash", "efficient", "cudnn", "math"}) {
-    t.push_back(
-        make_unbuilt(fmt::format("torch.sdpa.{}", backend),
-                     fmt::format("PyTorch scaled_dot_product_attention, {} backend", backend),
-                     DeviceKind::cuda, no_torch));
+  for (const char* backend : {"default", "flash", "efficient", "cudnn", "math", "naive"}) {
+    t.push_back(make_unbuilt(torch_traits(backend), no_torch));
   }
-  t.push_back(make_unbuilt("torch.naive", "PyTorch softmax(QK^T)V with materialized scores",
-                           DeviceKind::cuda, no_torch));
 #endif
   // What was found (2026-11-29): PyPI has flash-attn 2.8.3 only as source (no wheel), and
   // xFormers 0.0.35's memory-efficient and flash ops call ATen's own kernels.
   t.push_back(make_unbuilt(
-      "flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)", DeviceKind::cuda,
+      library_traits("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
+                     "flash-attn"),
       "not built: flash-attn is not installed (PyPI has only its source, no wheel) "
       "and no adapter links it; FlashAttention-2 as vendored in ATen runs as torch.sdpa.flash"));
   t.push_back(make_unbuilt(
-      "xformers.memeff", "the standalone xFormers memory-efficient attention", DeviceKind::cuda,
+      library_traits("xformers.memeff", "the standalone xFormers memory-efficient attention",
+                     "xFormers"),
       "not built: xFormers is not installed and no adapter links it; xFormers 0.0.35 (PyPI) runs "
       "its memory-efficient op as ATen's _efficient_attention_forward, the kernel "
       "torch.sdpa.efficient measures"));
@@ -116,6 +117,24 @@ bool glob_match(std::string_view p, std::string_view t) {
   }
   while (pi < p.size() && p[pi] == '*') ++pi;
   return pi == p.size();
+}
+
+void backfill_traits(std::vector<Result>& rows) {
+  for (Result& r : rows) {
+    if (!r.traits.description.empty()) continue;
+    if (const Provider* p = find_provider(r.provider)) r.traits = p->traits();
+  }
+}
+
+std::vector<Provider*> default_providers(DeviceKind device) {
+  std::vector<Provider*> out;
+  for (const auto& p : all_providers()) {
+    const ProviderTraits t = p->traits();
+    if (t.in_default_set && t.device == device && p->availability().available) {
+      out.push_back(p.get());
+    }
+  }
+  return out;
 }
 
 Provider* find_provider(std::string_view name) {

@@ -21,4 +21,23 @@ struct NvmlInfo {
 // NVML and CUDA may number devices differently.
 NvmlInfo query_nvml(const std::string& pci_bus_id);
 
+// Board power while points are sampled (docs/method.md, "Clocks"): NVML kept loaded for the
+// engine's life. Never throws; where NVML or the device is missing, watts() is 0.
+class PowerMeter {
+ public:
+  explicit PowerMeter(const std::string& pci_bus_id);
+  ~PowerMeter();
+  PowerMeter(const PowerMeter&) = delete;
+  PowerMeter& operator=(const PowerMeter&) = delete;
+  // nvmlDeviceGetPowerUsage: the board's power draw in watts (NVML averages it over a short
+  // window, about a second on recent drivers); 0 when unknown.
+  double watts() const;
+
+ private:
+  void* lib_ = nullptr;
+  void* device_ = nullptr;
+  int (*power_usage_)(void*, unsigned*) = nullptr;
+  int (*shutdown_)() = nullptr;
+};
+
 }  // namespace attnprof::cuda

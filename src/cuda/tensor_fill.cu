@@ -1,11 +1,11 @@
-// Device-side input fill, poison and host copies for every CUDA provider (cuda_tensors.hpp).
+// Device-side input fill, poison and host copies for every CUDA provider (tensor_fill.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "measure/cuda/cuda_check.hpp"
-#include "providers/cuda/cuda_tensors.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/tensor_fill.hpp"
 
 namespace attnprof::cuda {
 

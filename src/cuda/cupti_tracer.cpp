@@ -1,4 +1,4 @@
-#include "trace/cuda/cupti_tracer.hpp"
+#include "cuda/cupti_tracer.hpp"
 
 #include <cupti.h>
 #include <cxxabi.h>
@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace attnprof::cuda {
 

@@ -1,4 +1,4 @@
-#include "measure/cuda/nvml.hpp"
+#include "cuda/nvml.hpp"
 
 #include <dlfcn.h>
 
@@ -74,6 +74,34 @@ NvmlInfo query_nvml(const std::string& pci_bus_id) {
   api.shutdown();
   dlclose(lib);
   return info;
+}
+
+PowerMeter::PowerMeter(const std::string& pci_bus_id) {
+  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib_) return;
+  nvmlReturn (*init)() = nullptr;
+  nvmlReturn (*by_pci_bus_id)(const char*, nvmlDevice*) = nullptr;
+  if (!bind(lib_, "nvmlInit_v2", init) || !bind(lib_, "nvmlShutdown", shutdown_) ||
+      !bind(lib_, "nvmlDeviceGetHandleByPciBusId_v2", by_pci_bus_id) ||
+      !bind(lib_, "nvmlDeviceGetPowerUsage", power_usage_) || init() != 0) {
+    dlclose(lib_);
+    lib_ = nullptr;
+    return;
+  }
+  nvmlDevice dev = nullptr;
+  if (by_pci_bus_id(pci_bus_id.c_str(), &dev) == 0) device_ = dev;
+}
+
+PowerMeter::~PowerMeter() {
+  if (!lib_) return;
+  shutdown_();
+  dlclose(lib_);
+}
+
+double PowerMeter::watts() const {
+  unsigned mw = 0;
+  if (!lib_ || !device_ || power_usage_(device_, &mw) != 0) return 0;
+  return mw / 1000.0;
 }
 
 }  // namespace attnprof::cuda

@@ -1,13 +1,13 @@
-#include "measure/cuda/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 #include <fmt/format.h>
 
 namespace attnprof::cuda {
 
-bool CudaError::sticky() const {
+bool is_sticky(cudaError_t code) {
   // Errors that leave the context unusable: every later call in this process fails too, so the
-  // worker that saw one must be replaced (DESIGN.md, Faults).
-  switch (code_) {
+  // worker that saw one must be replaced (docs/design.md, "Faults").
+  switch (code) {
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorHardwareStackError:
@@ -27,6 +27,21 @@ bool CudaError::sticky() const {
   }
 }
 
+Fault fault_of(cudaError_t code) {
+  if (code == cudaErrorMemoryAllocation) return Fault::oom;
+  return is_sticky(code) ? Fault::sticky_device : Fault::device;
+}
+
+std::string sticky_error() {
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess || !is_sticky(e)) {
+    (void)cudaGetLastError();
+    return "";
+  }
+  return fmt::format("the CUDA context is poisoned ({}: {}): this process cannot run more points",
+                     cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
 void check_cuda(cudaError_t e, const char* what, const char* file, int line) {
   if (e == cudaSuccess) return;
   // Clear the non-sticky "last error" so the next unrelated check does not report it again.
@@ -39,12 +54,8 @@ void check_cublas(cublasStatus_t s, const char* what, const char* file, int line
   if (s == CUBLAS_STATUS_SUCCESS) return;
   const std::string msg = fmt::format("{}: {} ({}) at {}:{}", what, cublasGetStatusName(s),
                                       cublasGetStatusString(s), file, line);
-  // An allocation failure inside cuBLAS is an out-of-memory like any other: the runner records
-  // it as oom (the message names CUBLAS_STATUS_ALLOC_FAILED and cudaErrorMemoryAllocation).
-  if (s == CUBLAS_STATUS_ALLOC_FAILED) {
-    throw CudaError(cudaErrorMemoryAllocation, msg + " [cudaErrorMemoryAllocation]");
-  }
-  throw std::runtime_error(msg);
+  // An allocation failure inside cuBLAS is an out-of-memory like any other.
+  throw FaultError(s == CUBLAS_STATUS_ALLOC_FAILED ? Fault::oom : Fault::library, msg);
 }
 
 std::string unavailable_reason(int index) {

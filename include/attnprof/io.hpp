@@ -1,0 +1,88 @@
+// The tensors of one point, owned by the harness (docs/design.md, "Inputs owned by the harness").
+// The engine allocates them on its device, fills the inputs once from the counter-based generator
+// (inputs.hpp), poisons the outputs, reads them back for the verifier and, for cold timing of
+// short launches, holds copies of them; a provider only reads and writes the memory it is given.
+// So every provider of a point sees bit-identical inputs, cold timing works the same for all of
+// them, and a provider wrapping a framework wraps this memory (torch::from_blob, DLPack, ORT
+// IOBinding) instead of allocating its own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/spec.hpp"
+
+namespace attnprof {
+
+// Every tensor a point can have. q, k, v and d_o are generated (their generator ids are
+// TensorId's); o and lse are the forward's outputs (inputs of mode bwd); dq, dk, dv the gradients.
+enum class TensorRole { q, k, v, d_o, o, lse, dq, dk, dv };
+inline constexpr std::array<TensorRole, 9> kTensorRoles = {
+    TensorRole::q,   TensorRole::k,  TensorRole::v,  TensorRole::d_o, TensorRole::o,
+    TensorRole::lse, TensorRole::dq, TensorRole::dk, TensorRole::dv};
+std::string_view to_string(TensorRole r);
+
+// One tensor: logical (batch, heads, len, dim), stored in `layout` (bhsd or bshd, the spec's), in
+// elements of `storage`. The LSE is (batch, heads, len) fp32 with dim 1, always bhsd. Host
+// tensors store fp32 (every fp16/bf16 value is exact in fp32), device tensors the spec's dtype.
+struct TensorView {
+  void* data = nullptr;  // null: the point has no such tensor
+  DType storage = DType::fp32;
+  Layout layout = Layout::bhsd;
+  int64_t batch = 0, heads = 0, len = 0, dim = 0;
+
+  bool present() const { return data != nullptr; }
+  int64_t elems() const { return batch * heads * len * dim; }
+  int64_t bytes() const { return elems() * static_cast<int64_t>(dtype_bytes(storage)); }
+  // Element strides of the four logical axes.
+  int64_t stride_b() const { return heads * len * dim; }
+  int64_t stride_h() const { return layout == Layout::bhsd ? len * dim : dim; }
+  int64_t stride_s() const { return layout == Layout::bhsd ? dim : heads * dim; }
+  // Element offset of (b, h, pos, d).
+  int64_t offset(int64_t b, int64_t h, int64_t pos, int64_t d = 0) const {
+    return b * stride_b() + h * stride_h() + pos * stride_s() + d;
+  }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// One set of a point's tensors.
+struct Io {
+  TensorView q, k, v, d_o;  // inputs; d_o only in backward modes
+  TensorView o, lse;        // the forward's outputs (in mode bwd: what prepare() computed)
+  TensorView dq, dk, dv;    // gradients, backward modes only
+
+  TensorView& operator[](TensorRole r);
+  const TensorView& operator[](TensorRole r) const;
+};
+
+// The tensors of `spec` with their shapes and storage, data left null. `lse`: whether the point
+// holds a log-sum-exp (the provider writes one: ProviderTraits::writes_lse). O exists in every
+// mode: in mode bwd the provider's prepare() writes the forward output the backward reads.
+Io io_layout(const Spec& spec, DType storage, bool lse);
+
+// The tensors the timed launch writes (what the poison covers and the verifier reads): O and the
+// LSE for fwd, the gradients for bwd, all of them for fwd_bwd; only those present in `io`.
+std::vector<TensorRole> launch_outputs(const Spec& spec, const Io& io);
+// What the launch reads: the generated inputs, plus O and the LSE in mode bwd.
+std::vector<TensorRole> launch_inputs(const Spec& spec, const Io& io);
+
+// Bytes of every present tensor of `io`.
+int64_t tensor_bytes(const Io& io);
+
+// Host copies of a launch's outputs as float, in the spec's layout, for the verifier. Tensors the
+// launch does not write are left empty.
+struct HostOutputs {
+  std::vector<float> o;
+  std::vector<float> lse;  // (B, Hq, Nq) natural-log log-sum-exp of the scaled scores, if written
+  std::vector<float> dq, dk, dv;
+
+  // The field of an output role (o, lse, dq, dk, dv); null for an input role.
+  std::vector<float>* slot(TensorRole r);
+};
+
+}  // namespace attnprof

@@ -1,0 +1,54 @@
+// What a provider declares about itself (docs/design.md, "Provider traits"): the facts reports,
+// traces and findings read, never guessed from a provider's name. Every row records them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "attnprof/device.hpp"
+
+namespace attnprof {
+
+// How attention is computed.
+enum class Family {
+  reference,   // the fp64 oracle
+  naive,       // scores materialized, softmax, PV: the unfused baseline
+  math,        // unfused with fp32 upcasts (PyTorch's math backend)
+  fused,       // one kernel (or a few) that never write the N x N scores to memory
+  dispatcher,  // chooses among the others per call (torch.sdpa.default): see the row's note
+  test,        // fault injection, test-only
+};
+std::string_view to_string(Family f);
+std::optional<Family> parse_family(std::string_view s);
+
+// The role a provider plays in comparisons (findings, report tables).
+enum class Role {
+  none,
+  baseline,       // the unfused baseline of its device: speedups are relative to it
+  gqa_expansion,  // the baseline after repeating K/V heads: prices GQA expansion
+};
+std::string_view to_string(Role r);
+std::optional<Role> parse_role(std::string_view s);
+
+struct ProviderTraits {
+  std::string name;         // "cpu.naive", "cuda.naive", "cudnn.sdpa"
+  std::string description;  // which upstream kernel or algorithm runs
+  DeviceKind device = DeviceKind::cpu;
+  Family family = Family::naive;
+  // Whether the N x N scores stay out of device memory (a fused kernel). A dispatcher is fused
+  // only if every backend it may choose is.
+  bool fused = false;
+  std::string library;          // "OpenBLAS", "cuBLAS", "cuDNN", "PyTorch", "attnprof"
+  std::string library_version;  // of the library loaded at run time, "" when not known yet
+  bool in_default_set = false;  // run when no --providers is given (on its device)
+  Role role = Role::none;
+  // The provider this one is a variant of ("cuda.naive" for cuda.naive.expand, "cudnn.sdpa" for
+  // cudnn.sdpa.infer); "" for none. Findings compare a variant with what it varies.
+  std::string variant_of;
+  bool forward = true;
+  bool backward = false;
+  bool writes_lse = false;  // fills the point's log-sum-exp (verified)
+};
+
+}  // namespace attnprof

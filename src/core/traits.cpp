@@ -1,0 +1,50 @@
+#include "attnprof/traits.hpp"
+
+namespace attnprof {
+
+std::string_view to_string(Family f) {
+  switch (f) {
+    case Family::reference:
+      return "reference";
+    case Family::naive:
+      return "naive";
+    case Family::math:
+      return "math";
+    case Family::fused:
+      return "fused";
+    case Family::dispatcher:
+      return "dispatcher";
+    case Family::test:
+      return "test";
+  }
+  return "?";
+}
+
+std::string_view to_string(Role r) {
+  switch (r) {
+    case Role::none:
+      return "";
+    case Role::baseline:
+      return "baseline";
+    case Role::gqa_expansion:
+      return "gqa_expansion";
+  }
+  return "?";
+}
+
+std::optional<Family> parse_family(std::string_view s) {
+  for (Family f : {Family::reference, Family::naive, Family::math, Family::fused,
+                   Family::dispatcher, Family::test}) {
+    if (to_string(f) == s) return f;
+  }
+  return std::nullopt;
+}
+
+std::optional<Role> parse_role(std::string_view s) {
+  for (Role r : {Role::none, Role::baseline, Role::gqa_expansion}) {
+    if (to_string(r) == s) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace attnprof

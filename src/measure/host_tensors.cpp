@@ -1,0 +1,121 @@
+#include "measure/host_tensors.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace attnprof {
+
+namespace {
+
+// Every element of input `role` of `t`, as float, in the tensor's layout order (the flat index
+// the generator is keyed on).
+void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int dtype_code,
+                int threads) {
+  const int64_t n = t.elems();
+  // Position of flat element e: bhsd rows are (b, h, pos), bshd rows are (b, pos, h).
+  const int64_t pos_div = t.layout == Layout::bhsd ? t.dim : t.dim * t.heads;
+  float* out = t.as<float>();
+  const auto id = static_cast<TensorId>(role);  // q, k, v, d_o share the generator's ids
+  const int workers = static_cast<int>(std::clamp<int64_t>(n / 4096 + 1, 1, std::max(1, threads)));
+#pragma omp parallel for num_threads(workers) schedule(static)
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t dim = e % t.dim;
+    const int64_t pos = (e / pos_div) % t.len;
+    out[e] =
+        input_value(fill.pattern, fill.seed, id, static_cast<uint64_t>(e), dtype_code, pos, dim);
+  }
+}
+
+std::vector<float> copy_of(const TensorView& t) {
+  const float* p = t.as<const float>();
+  return std::vector<float>(p, p + t.elems());
+}
+
+class HostTensors final : public PointTensors {
+ public:
+  HostTensors(const Spec& spec, bool lse, const InputFill& fill, int threads,
+              MemoryTracker* tracker)
+      : spec_(spec), tracker_(tracker) {
+    io_ = io_layout(spec, DType::fp32, lse);
+    try {
+      for (TensorRole r : kTensorRoles) {
+        TensorView& t = io_[r];
+        if (t.elems() == 0) continue;
+        storage_.emplace_back(static_cast<size_t>(t.elems()));
+        t.data = storage_.back().data();
+        bytes_ += t.bytes();
+      }
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory("host allocation of " +
+                        std::to_string(tensor_bytes(io_layout(spec, DType::fp32, lse))) +
+                        " bytes of point tensors failed");
+    }
+    if (tracker_ != nullptr) tracker_->on_alloc(bytes_);
+    for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
+      if (io_[r].present()) fill_input(io_[r], r, fill, static_cast<int>(spec.dtype), threads);
+    }
+    poison_outputs();
+  }
+  ~HostTensors() override {
+    if (tracker_ != nullptr) tracker_->on_free(bytes_);
+  }
+  HostTensors(const HostTensors&) = delete;
+  HostTensors& operator=(const HostTensors&) = delete;
+
+  const Io& io() const override { return io_; }
+
+  void poison_outputs() override {
+    for (TensorRole r : launch_outputs(spec_, io_)) poison(io_[r]);
+  }
+
+  HostOutputs read_outputs() override {
+    HostOutputs out;
+    for (TensorRole r : launch_outputs(spec_, io_)) *out.slot(r) = copy_of(io_[r]);
+    return out;
+  }
+
+  int64_t bytes() const override { return bytes_; }
+
+  // The CPU engine never rotates (host caches are not what a CPU point measures cold); copies
+  // are made on request all the same, untracked, for tests.
+  std::vector<Io> replicate(int copies) override {
+    copies_.clear();
+    std::vector<Io> sets = {io_};
+    for (int c = 1; c < copies; ++c) {
+      Io set = io_;
+      auto& store = copies_.emplace_back();
+      for (TensorRole r : kTensorRoles) {
+        if (!io_[r].present()) continue;
+        store.push_back(copy_of(io_[r]));
+        set[r].data = store.back().data();
+      }
+      sets.push_back(set);
+    }
+    return sets;
+  }
+
+ private:
+  static void poison(const TensorView& t) {
+    std::fill_n(t.as<float>(), t.elems(), std::numeric_limits<float>::quiet_NaN());
+  }
+
+  Spec spec_;
+  MemoryTracker* tracker_;
+  Io io_;
+  std::vector<std::vector<float>> storage_;
+  int64_t bytes_ = 0;
+  std::vector<std::vector<std::vector<float>>> copies_;
+};
+
+}  // namespace
+
+std::unique_ptr<PointTensors> make_host_tensors(const Spec& spec, bool lse, const InputFill& fill,
+                                                int threads, MemoryTracker* tracker) {
+  return std::make_unique<HostTensors>(spec, lse, fill, threads, tracker);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,57 @@
+// The declared traits of the CUDA providers (traits.hpp), compiled in every build: the providers
+// (naive.cpp, math.cpp) and the registry's "not built" entries read the same facts.
+#include "providers/factories.hpp"
+
+namespace attnprof {
+
+namespace {
+
+ProviderTraits unfused(std::string name, std::string description, Family family) {
+  ProviderTraits t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.device = DeviceKind::cuda;
+  t.family = family;
+  t.library = "cuBLAS";
+  t.in_default_set = true;
+  return t;
+}
+
+constexpr const char* kNaiveRecipe =
+    "cuBLAS S = scale*QK^T stored in the dtype (fp32 accumulate; fp32 without TF32), masked row "
+    "softmax kernel (fp32 math, P in the dtype), cuBLAS O = PV; S and P materialized (B*Hq*Nq*Nk "
+    "each)";
+
+}  // namespace
+
+ProviderTraits cuda_naive_traits() {
+  ProviderTraits t = unfused(
+      "cuda.naive",
+      std::string("naive attention, native GQA (K/V indexed per group, no copy): ") + kNaiveRecipe,
+      Family::naive);
+  t.role = Role::baseline;
+  return t;
+}
+
+ProviderTraits cuda_naive_expand_traits() {
+  ProviderTraits t = unfused("cuda.naive.expand",
+                             std::string("naive attention after materializing K and V repeated to "
+                                         "the query heads (repeat_interleave; no copy when "
+                                         "q_heads == kv_heads): ") +
+                                 kNaiveRecipe,
+                             Family::naive);
+  t.role = Role::gqa_expansion;
+  t.variant_of = "cuda.naive";
+  return t;
+}
+
+ProviderTraits cuda_math_traits() {
+  return unfused("cuda.math",
+                 "PyTorch's math SDPA recipe, unfused: fp32 upcast of Q/K/V, Q and K each times "
+                 "sqrt(scale), repeat_interleave of K/V for GQA, fp32 cuBLAS QK^T (no TF32), "
+                 "additive -inf mask, fp32 safe softmax, fp32 cuBLAS PV, O and P cast back to the "
+                 "dtype; one kernel per step",
+                 Family::math);
+}
+
+}  // namespace attnprof
