@@ -26,5 +26,7 @@ Command add_trace_command(CLI::App& app);    // cmd_trace.cpp
 // One line on stderr, "attnprof: error: <message>", and the usage exit code.
 int usage_error(const std::string& message);
 inline constexpr int kUsageExit = 2;
+// One line on stderr, "attnprof: warning: <message>".
+void warning(const std::string& message);
 
 }  // namespace attnprof::cli

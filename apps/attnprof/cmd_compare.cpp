@@ -26,10 +26,13 @@ int compare_command(const CompareCliOptions& o) {
   const std::filesystem::path db = history_path(o.history);
   const LoadedRows a = load_rows(o.base, db);
   const LoadedRows b = load_rows(o.head, db);
+  for (const LoadedRows* side : {&a, &b}) {
+    if (!side->warning.empty()) warning(side->warning);
+  }
   const Comparison c = compare_runs(a.rows, b.rows, options);
   fmt::print("{}", format_comparison(c, a.label, b.label, options));
   if (c.rows.empty() && c.changes.empty()) {
-    fmt::print(stderr, "attnprof: warning: the runs share no point to compare\n");
+    warning("the runs share no point to compare");
   }
   if (o.fail_on_regression && c.has_regression()) {
     fmt::print(stderr, "attnprof: regression: {} SLOWER{}\n", c.count(Verdict::slower),

@@ -25,13 +25,14 @@ int report_command(const ReportCliOptions& o) {
     return usage_error("report: give --html FILE and/or --markdown FILE");
   }
   const LoadedRows loaded = load_rows(o.source, history_path(o.history));
+  if (!loaded.warning.empty()) warning(loaded.warning);
   ReportOptions options;
   options.title = o.title;
   options.source = loaded.label;
   options.baseline = o.baseline;
   const std::vector<std::string> warnings =
       write_report(loaded.rows, options, ReportFiles{o.html, o.markdown});
-  for (const std::string& w : warnings) fmt::print(stderr, "attnprof: warning: {}\n", w);
+  for (const std::string& w : warnings) warning(w);
   for (const std::string& path : {o.html, o.markdown}) {
     if (!path.empty()) fmt::print("wrote {}\n", path);
   }

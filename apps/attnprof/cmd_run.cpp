@@ -98,11 +98,12 @@ RunOptions parse_run_options(RunCliOptions& o) {
 }
 
 // The journal to resume, read before anything is written: a bad one ends the run untouched.
-ResumeJournal read_journal_to_resume(const RunCliOptions& o) {
+JournalRows read_journal_to_resume(const RunCliOptions& o) {
   if (!o.resume) return {};
   try {
-    ResumeJournal j = read_resume_journal(o.out);
-    if (!j.warning.empty()) fmt::print(stderr, "attnprof: warning: {}\n", j.warning);
+    if (!std::filesystem::exists(o.out)) return {};  // a new journal: nothing to resume
+    JournalRows j = read_journal(o.out);
+    if (!j.warning.empty()) warning(j.warning);
     return j;
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(
@@ -129,7 +130,7 @@ std::string resume_command() {
 
 int run_command(RunCliOptions& o) {
   RunOptions ro = parse_run_options(o);
-  const ResumeJournal journal = read_journal_to_resume(o);
+  const JournalRows journal = read_journal_to_resume(o);
 
   StopRequest stop;
   const StopSignals signals(stop, /*second_kills=*/o.in_process);

@@ -15,6 +15,10 @@ int usage_error(const std::string& message) {
   return kUsageExit;
 }
 
+void warning(const std::string& message) {
+  fmt::print(stderr, "attnprof: warning: {}\n", message);
+}
+
 }  // namespace attnprof::cli
 
 int main(int argc, char** argv) {

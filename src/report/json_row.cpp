@@ -6,10 +6,7 @@
 //   null is taken by absent optional fields (pct_peak_flops, pct_peak_bw). NaN's sign is lost.
 // - Every field is required; unknown fields are ignored. schema_version is checked first, so a
 //   row of another version is refused with that reason rather than a missing field.
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <stdexcept>
 
@@ -351,32 +348,6 @@ Result from_json_line(const std::string& line) {
   r.env = read_env(in);
   r.started_at = in.string("started_at");
   return r;
-}
-
-std::vector<Result> read_journal(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(
-        fmt::format("cannot open journal {}: {}", path.string(), std::strerror(errno)));
-  }
-  std::vector<Result> results;
-  std::string line;
-  int64_t line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-    try {
-      results.push_back(from_json_line(line));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(
-          fmt::format("{}, line {}: {}", path.string(), line_number, e.what()));
-    }
-  }
-  if (in.bad()) {
-    throw std::runtime_error(
-        fmt::format("cannot read journal {}: {}", path.string(), std::strerror(errno)));
-  }
-  return results;
 }
 
 std::string spec_to_json(const Spec& spec) {

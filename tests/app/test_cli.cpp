@@ -40,7 +40,7 @@ TEST(Cli, TinyGridRunsAndTheJournalParses) {
       "--kv-heads 2 --head-dim 16 --dtype fp32,bf16 --mask causal --out " +
       journal.string() + " --markdown " + md.string() + kQuick);
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto rows = read_journal(journal);
+  const auto rows = read_journal(journal).rows;
   ASSERT_EQ(rows.size(), 8u);
   for (const Result& r : rows) {
     EXPECT_EQ(r.status, Status::passed) << r.provider << " " << r.spec.label() << ": " << r.reason;
@@ -216,7 +216,7 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
           journal.string() + kQuick,
       "ATTNPROF_TEST_PROVIDERS=1");
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto rows = read_journal(journal);
+  const auto rows = read_journal(journal).rows;
   // cpu.naive, five fault providers, test.group and test.pid (cpu.reference in two workers).
 #if defined(ATTNPROF_WITH_CUDA)
   // CUDA builds add test.illegal_address, which has no engine in a --device cpu run.
@@ -260,7 +260,7 @@ TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) 
   }
   EXPECT_FALSE(alive) << "the worker outlived its supervisor";
 
-  const std::size_t before = read_resume_journal(journal).rows.size();
+  const std::size_t before = read_journal(journal).rows.size();
   ASSERT_GE(before, 2u);
   ASSERT_LT(before, 10u) << "the sweep ended before the kill";
   const Outcome o = run_cli(join_args(args) + " --resume");
@@ -269,7 +269,7 @@ TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) 
                                    10 - before, before)),
             std::string::npos)
       << o.out;
-  const auto rows = read_journal(journal);
+  const auto rows = read_journal(journal).rows;
   EXPECT_EQ(rows.size(), 10u);
   std::set<std::string> keys;
   for (const Result& r : rows) {
@@ -297,7 +297,7 @@ TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
         << err;
     EXPECT_NE(err.find("resume with:"), std::string::npos) << err;
     EXPECT_NE(err.find("--resume"), std::string::npos) << err;
-    const auto rows = read_journal(journal);  // throws on a bad line
+    const auto rows = read_journal(journal).rows;  // throws on a bad line
     EXPECT_GE(rows.size(), 2u);
     EXPECT_LT(rows.size(), 10u);
     EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));

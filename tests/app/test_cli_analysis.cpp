@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
 #include "cli_runner.hpp"
 
@@ -70,7 +71,7 @@ TEST_F(AnalysisCli, TuneFindsTheLargestBatchOfAKnownOomBoundary) {
   const auto summary = nlohmann::json::parse(std::ifstream(path("tune.json")));
   EXPECT_EQ(summary["results"][0]["largest"].get<int64_t>(), 256);
   EXPECT_EQ(summary["results"][0]["boundary"].get<std::string>().rfind("batch 257: oom:", 0), 0u);
-  const auto rows = read_journal(path("tune.jsonl"));
+  const auto rows = read_journal(path("tune.jsonl")).rows;
   EXPECT_EQ(rows.size(), summary["results"][0]["curve"].size());
   EXPECT_NE(o.out.find("max batch"), std::string::npos) << o.out;
 }
@@ -128,7 +129,7 @@ TEST_F(AnalysisCli, RunIsRecordedAndReportAndCompareTakeRunIds) {
 TEST_F(AnalysisCli, CompareFailsOnRegression) {
   tiny_run("a.jsonl");
   // B: every median 3x the base's, with the base's noise.
-  std::vector<Result> rows = read_journal(path("a.jsonl"));
+  std::vector<Result> rows = read_journal(path("a.jsonl")).rows;
   {
     std::ofstream out(path("slow.jsonl"));
     for (Result& r : rows) {
@@ -157,7 +158,7 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
   }
   // A journal with no passed rows.
   {
-    std::vector<Result> rows = read_journal(path("a.jsonl"));
+    std::vector<Result> rows = read_journal(path("a.jsonl")).rows;
     std::ofstream out(path("failed.jsonl"));
     for (Result& r : rows) {
       r.status = Status::failed;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
 #include "report/fixtures.hpp"
 
@@ -195,7 +196,7 @@ TEST(JsonRow, MatchesGoldenJournalAndReadsItBack) {
   std::string text;
   for (const Result& r : rows) text += to_json_line(r) + "\n";
   test::expect_golden("results.jsonl", text);
-  const auto back = read_journal(test::golden_path("results.jsonl"));
+  const auto back = read_journal(test::golden_path("results.jsonl")).rows;
   ASSERT_EQ(back.size(), rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], back[i]);
 }
@@ -298,64 +299,6 @@ TEST(JsonRow, MalformedLinesAreRefusedWithOneLine) {
 TEST(JsonRow, UnknownFieldsAreIgnored) {
   const std::string line = edited([](nlohmann::json& j) { j["added_later"] = {1, 2}; });
   expect_same(fully_populated(), from_json_line(line));
-}
-
-class Journal : public ::testing::Test {
- protected:
-  std::filesystem::path path_ =
-      std::filesystem::path(::testing::TempDir()) /
-      (std::string("attnprof_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-       ".jsonl");
-  void TearDown() override { std::filesystem::remove(path_); }
-};
-
-TEST_F(Journal, ReadsEveryRowAndSkipsBlankLines) {
-  const auto rows = test::sample_results();
-  std::string text;
-  for (const Result& r : rows) text += to_json_line(r) + "\n\n";
-  test::write_text(path_, text);
-  const auto back = read_journal(path_);
-  ASSERT_EQ(back.size(), rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], back[i]);
-}
-
-TEST_F(Journal, TruncatedLastLineIsReportedWithItsNumber) {
-  const auto rows = test::sample_results();
-  const std::string last = to_json_line(rows[2]);
-  test::write_text(path_, to_json_line(rows[0]) + "\n" + to_json_line(rows[1]) + "\n\n" +
-                              last.substr(0, last.size() - 10));
-  try {
-    (void)read_journal(path_);
-    FAIL() << "a truncated journal must not read";
-  } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind(path_.string() + ", line 4: malformed journal line: invalid JSON", 0), 0u)
-        << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos);
-  }
-}
-
-TEST_F(Journal, SchemaMismatchNamesTheLine) {
-  std::string line = to_json_line(test::sample_results()[0]);
-  line.replace(line.find("\"schema_version\":1"), 18, "\"schema_version\":7");
-  test::write_text(path_, line + "\n");
-  try {
-    (void)read_journal(path_);
-    FAIL() << "another schema version must not read";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              path_.string() + ", line 1: journal schema_version 7, this build reads 1");
-  }
-}
-
-TEST_F(Journal, MissingFileIsAnError) {
-  try {
-    (void)read_journal(path_);
-    FAIL() << "a missing journal must not read";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("cannot open journal " + path_.string() + ": ", 0), 0u)
-        << e.what();
-  }
 }
 
 }  // namespace

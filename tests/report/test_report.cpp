@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/report.hpp"
 #include "attnprof/sink.hpp"
 #include "report/fixtures.hpp"
@@ -18,7 +19,7 @@ namespace attnprof {
 namespace {
 
 std::vector<Result> golden_rows() {
-  return read_journal(test::golden_path("report_input.jsonl"));
+  return read_journal(test::golden_path("report_input.jsonl")).rows;
 }
 
 ReportOptions golden_options() {
