@@ -63,6 +63,9 @@ struct Result {
   Status status = Status::skipped;
   std::string reason;
   Spec spec;
+  // The seed the point's random inputs are drawn from (--seed): with the spec, what reproduces
+  // them. Absent in rows of points never tried (skipped, no engine) and in older journals.
+  std::optional<uint64_t> seed;
   std::string device;  // device name the point ran on
   TimingResult timing;
   double tflops = 0;        // flops / median

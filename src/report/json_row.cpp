@@ -4,8 +4,9 @@
 // - Finite doubles are JSON numbers in the shortest form that reads back to the same bits.
 // - Non-finite doubles are the strings "nan", "inf" and "-inf": JSON has no such numbers, and
 //   null is taken by absent optional fields (pct_peak_flops, pct_peak_bw). NaN's sign is lost.
-// - Every field is required; unknown fields are ignored. schema_version is checked first, so a
-//   row of another version is refused with that reason rather than a missing field.
+// - Every field is required but `seed` and `provider_note`, which older rows lack; unknown
+//   fields are ignored. schema_version is checked first, so a row of another version is refused
+//   with that reason rather than a missing field.
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -138,6 +139,16 @@ class Reader {
     const Json& v = get(key);
     if (v.is_null()) return std::nullopt;
     return to_number(v, name(key));
+  }
+
+  // An unsigned integer field that may be null, or absent in rows written before it existed.
+  std::optional<uint64_t> optional_unsigned_or_absent(const char* key) const {
+    const auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number_unsigned()) {
+      malformed(fmt::format("field '{}' must be an integer from 0 to 2^64-1, or null", name(key)));
+    }
+    return it->get<uint64_t>();
   }
 
   // Parses an enum field with one of the parse_* functions of spec.hpp / result.hpp.
@@ -286,6 +297,7 @@ std::string to_json_line(const Result& r) {
   j["status"] = to_string(r.status);
   j["reason"] = r.reason;
   j["spec"] = spec_json(r.spec);
+  j["seed"] = r.seed ? OrderedJson(*r.seed) : OrderedJson(nullptr);
   j["device"] = r.device;
   j["timing"] = timing_json(r.timing);
   j["tflops"] = number(r.tflops);
@@ -329,6 +341,7 @@ Result from_json_line(const std::string& line) {
                        "passed, incorrect, not_supported, oom, failed, timeout, skipped");
   r.reason = in.string("reason");
   r.spec = read_spec(in.object("spec"));
+  r.seed = in.optional_unsigned_or_absent("seed");
   r.device = in.string("device");
   r.timing = read_timing(in.object("timing"));
   r.tflops = in.number("tflops");

@@ -114,6 +114,7 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
   Result r;
   r.provider = provider.name();
   r.spec = spec;
+  r.seed = options.seed;
   r.device = engine.device().name;
   r.started_at = utc_now_iso8601();
   r.flop_convention = std::string(kFlopConvention);

@@ -179,6 +179,7 @@ Result Supervisor::fault_row(const Point& point, Status status, std::string reas
   Result r;
   r.provider = point.provider->name();
   r.spec = point.spec;
+  r.seed = run_.seed;  // a point that crashed its worker is reproduced from its seed
   if (const WorkerEngine* e = engine(point.provider->device_kind())) r.device = e->device;
   r.flop_convention = std::string(kFlopConvention);
   r.flops = flops(point.spec);

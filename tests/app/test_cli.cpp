@@ -237,6 +237,7 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
   EXPECT_NE(by.at("test.abort")->reason.find("SIGABRT"), std::string::npos);
   EXPECT_EQ(by.at("test.segv")->status, Status::failed);
   EXPECT_NE(by.at("test.segv")->reason.find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(by.at("test.segv")->seed, 20261129u);  // a crash is reproduced from its seed
   EXPECT_EQ(by.at("test.hang")->status, Status::timeout);
   EXPECT_EQ(by.at("test.sticky")->status, Status::failed);
   EXPECT_NE(o.out.find(fmt::format("done: {0} of {0} points run", rows.size())), std::string::npos)

@@ -103,5 +103,23 @@ TEST_F(FilesCli, EveryReaderTakesATornLastRowTheSameWay) {
   EXPECT_EQ(resume.err.rfind(warning, 0), 0u) << resume.err;
 }
 
+// ---- 9. the seed is in the rows ---------------------------------------------------------------
+
+TEST_F(FilesCli, RowsCarryTheirSeed) {
+  const std::string max = std::to_string(std::numeric_limits<uint64_t>::max());
+  const Outcome o = run_cli("run" + kTiny + "--seed " + max + " --out " + path("r.jsonl") +
+                            " --csv " + path("r.csv"));
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const Result& r : read_journal(path("r.jsonl")).rows) {
+    EXPECT_EQ(r.seed, std::numeric_limits<uint64_t>::max());
+  }
+  std::istringstream csv(slurp(path("r.csv")));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_TRUE(line.ends_with(",seed")) << line;
+  std::getline(csv, line);
+  EXPECT_TRUE(line.ends_with("," + max)) << line;
+}
+
 }  // namespace
 }  // namespace attnprof

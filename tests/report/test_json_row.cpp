@@ -53,6 +53,7 @@ void expect_same(const Result& a, const Result& b) {
   EXPECT_EQ(a.spec.mode, b.spec.mode);
   EXPECT_EQ(a.spec.layout, b.spec.layout);
   EXPECT_SAME_DOUBLE(a.spec.scale, b.spec.scale);
+  EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.device, b.device);
   const TimingResult &ta = a.timing, &tb = b.timing;
   EXPECT_EQ(ta.mode, tb.mode);
@@ -119,6 +120,7 @@ Result fully_populated() {
   r.spec.v_head_dim = 64;
   r.spec.layout = Layout::bshd;
   r.spec.scale = 1.0 / 3.0;
+  r.seed = std::numeric_limits<uint64_t>::max();
   r.device = "NVIDIA H200";
   r.timing.mode = "cold";
   r.timing.median_us = 0.1;
@@ -201,6 +203,27 @@ TEST(JsonRow, MatchesGoldenJournalAndReadsItBack) {
   for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], back[i]);
 }
 
+// results_before_seed.jsonl is the golden journal as written before rows had a seed: the same
+// rows, read back without one.
+TEST(JsonRow, RowsWrittenBeforeTheSeedStillRead) {
+  const auto back = read_journal(test::golden_path("results_before_seed.jsonl")).rows;
+  auto rows = test::sample_results();
+  ASSERT_EQ(back.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].seed.reset();
+    expect_same(rows[i], back[i]);
+  }
+}
+
+TEST(JsonRow, SeedIsAnUnsignedIntegerOrNull) {
+  const auto j = nlohmann::json::parse(to_json_line(fully_populated()));
+  EXPECT_EQ(j["seed"].get<uint64_t>(), std::numeric_limits<uint64_t>::max());
+  Result unseeded = fully_populated();
+  unseeded.seed.reset();
+  EXPECT_TRUE(nlohmann::json::parse(to_json_line(unseeded))["seed"].is_null());
+  EXPECT_FALSE(from_json_line(to_json_line(unseeded)).seed.has_value());
+}
+
 TEST(JsonRow, NonFiniteNumbersAreStringsAndAbsentOptionalsNull) {
   const auto j = nlohmann::json::parse(to_json_line(fully_populated()));
   EXPECT_EQ(j["timing"]["cv"], "nan");
@@ -221,13 +244,13 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
     for (const auto& item : object.items()) out.insert(item.key());
     return out;
   };
-  EXPECT_EQ(
-      keys(j),
-      (std::set<std::string>{
-          "schema_version",  "provider",       "status",      "reason",       "spec",   "device",
-          "timing",          "tflops",         "gbps",        "tokens_per_s", "flops",  "bytes",
-          "flop_convention", "pct_peak_flops", "pct_peak_bw", "bound",        "memory", "verify",
-          "kernels",         "kernels_note",   "env",         "started_at"}));
+  EXPECT_EQ(keys(j),
+            (std::set<std::string>{
+                "schema_version", "provider", "status",    "reason",          "spec",
+                "seed",           "device",   "timing",    "tflops",          "gbps",
+                "tokens_per_s",   "flops",    "bytes",     "flop_convention", "pct_peak_flops",
+                "pct_peak_bw",    "bound",    "memory",    "verify",          "kernels",
+                "kernels_note",   "env",      "started_at"}));
   EXPECT_EQ(keys(j["spec"]),
             (std::set<std::string>{"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim",
                                    "v_head_dim", "dtype", "mask", "mode", "layout", "scale"}));
@@ -294,6 +317,8 @@ TEST(JsonRow, MalformedLinesAreRefusedWithOneLine) {
             "malformed journal line: field 'env.gpu' must be a string");
   EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["timing"]["noisy"] = 1; })),
             "malformed journal line: field 'timing.noisy' must be true or false");
+  EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["seed"] = -1; })),
+            "malformed journal line: field 'seed' must be an integer from 0 to 2^64-1, or null");
 }
 
 TEST(JsonRow, UnknownFieldsAreIgnored) {
