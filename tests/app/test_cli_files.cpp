@@ -103,6 +103,28 @@ TEST_F(FilesCli, EveryReaderTakesATornLastRowTheSameWay) {
   EXPECT_EQ(resume.err.rfind(warning, 0), 0u) << resume.err;
 }
 
+// ---- 6. presets ----------------------------------------------------------------------------
+
+TEST_F(FilesCli, BadPresetsAreOneLineNamingTheFileAndTheKey) {
+  fs::create_directories(dir_ / "presets");
+  std::ofstream(dir_ / "presets" / "typo.toml") << "sequence = 64\n[[series]]\nseq = 64\n";
+  std::ofstream(dir_ / "presets" / "inner.toml") << "[[series]]\nseq = 64\nhead_dims = 8\n";
+  std::ofstream(dir_ / "presets" / "empty.toml") << "[[series]]\nseq = []\n";
+  std::ofstream(dir_ / "presets" / "nomodel.toml") << "[[series]]\nmodel = []\n";
+  const std::string file = (dir_ / "presets").string();
+  const std::string env = "ATTNPROF_PRESETS=" + file;
+  for (const auto& [preset, expect] : std::vector<std::pair<std::string, std::string>>{
+           {"typo", "typo.toml: unknown top-level key 'sequence'"},
+           {"inner", "inner.toml: series 1: unknown key 'head_dims'"},
+           {"empty", "empty.toml: series 1: 'seq' is empty"},
+           {"nomodel", "nomodel.toml: series 1: 'model' is empty"}}) {
+    const Outcome o = run_cli("run --device cpu --no-history --preset " + preset, env);
+    EXPECT_EQ(o.code, 2) << preset << ": " << o.err;
+    EXPECT_TRUE(one_line_error(o)) << o.err;
+    EXPECT_NE(o.err.find("preset " + file + "/" + expect), std::string::npos) << o.err;
+  }
+}
+
 // ---- 9. the seed is in the rows ---------------------------------------------------------------
 
 TEST_F(FilesCli, RowsCarryTheirSeed) {
