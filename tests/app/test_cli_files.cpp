@@ -79,6 +79,35 @@ class FilesCli : public ::testing::Test {
   fs::path dir_;
 };
 
+// ---- 4. compare counts points that vanished --------------------------------------------------
+
+TEST_F(FilesCli, CompareFailsWhenPointsAreMissingFromTheNewRun) {
+  std::vector<Result> base = {passed_row("cpu.naive", 16), passed_row("cpu.naive", 32),
+                              passed_row("cpu.naive", 64)};
+  Result unsupported = base[2];
+  unsupported.status = Status::not_supported;
+  unsupported.reason = "not here";
+  unsupported.timing = {};
+  write_rows("a.jsonl", base);
+  write_rows("b.jsonl", {base[0], unsupported});  // N32 absent, N64 no longer passes
+  const std::string args = "compare " + path("a.jsonl") + " " + path("b.jsonl");
+
+  const Outcome plain = run_cli(args);
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  const Outcome gate = run_cli(args + " --fail-on-regression");
+  EXPECT_EQ(gate.code, 1) << gate.err;
+  EXPECT_EQ(gate.err,
+            "attnprof: regression: 0 SLOWER, 2 passed in A and are missing from B "
+            "(--allow-missing accepts that)\n");
+  EXPECT_NE(gate.out.find("2 points passed in A and have no passed row in B:\n"
+                          "  cpu.naive B1 H1 N32 D8 fp32 none fwd: absent\n"
+                          "  cpu.naive B1 H1 N64 D8 fp32 none fwd: not_supported\n"),
+            std::string::npos)
+      << gate.out;
+  const Outcome allowed = run_cli(args + " --fail-on-regression --allow-missing");
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+}
+
 // ---- 5. one reader for a journal torn by a kill -------------------------------------------
 
 TEST_F(FilesCli, EveryReaderTakesATornLastRowTheSameWay) {
