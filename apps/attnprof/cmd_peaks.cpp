@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "number_options.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/engine.hpp"
@@ -114,7 +115,7 @@ Command add_peaks_command(CLI::App& app) {
       "peaks",
       "Measured ceilings of this device: cuBLAS bf16/fp16/tf32 GEMM, device copy and a "
       "read-only stream, beside the datasheet (cached per device and driver)");
-  sub->add_option("--device", options->device, "CUDA device index")->capture_default_str();
+  add_whole_number_option(sub, "--device", options->device, "CUDA device index (0)", 0);
   sub->add_flag("--refresh", options->refresh, "Measure again even when cached figures exist");
   sub->add_option("--json", options->json_out, "Also write the figures to this JSON file");
   return {sub, [options] { return cmd_peaks(*options); }};

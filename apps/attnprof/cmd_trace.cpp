@@ -16,6 +16,7 @@
 #include "attnprof/trace.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "number_options.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/peaks.hpp"
@@ -215,14 +216,13 @@ Command add_trace_command(CLI::App& app) {
   sub->add_flag("--ncu", o->ncu,
                 "Also run the point once under Nsight Compute (ncu on PATH): DRAM throughput "
                 "and tensor-pipe utilization per kernel");
-  sub->add_option("--device", o->device, "CUDA device index")->capture_default_str();
-  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--seed", o->seed, "Seed of the random inputs");
-  sub->add_option("--warmup", o->warmup, "Untimed launches before the timed range (1)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--launches", o->launches, "Launches in the timed range (3)")
-      ->check(CLI::PositiveNumber);
+  add_whole_number_option(sub, "--device", o->device, "CUDA device index (0)", 0);
+  add_whole_number_option(sub, "--threads", o->threads,
+                          "CPU threads for CPU providers (default: all)", 0);
+  add_whole_number_option(sub, "--seed", o->seed, "Seed of the random inputs (0 to 2^64-1)", 0);
+  add_whole_number_option(sub, "--warmup", o->warmup, "Untimed launches before the timed range (1)",
+                          0);
+  add_whole_number_option(sub, "--launches", o->launches, "Launches in the timed range (3)", 1);
   sub->add_flag("--ncu-target", o->ncu_target, "(internal) the launch ncu profiles")->group("");
   return {sub, [o] { return trace_command(*o); }};
 }

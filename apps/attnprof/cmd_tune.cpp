@@ -15,6 +15,7 @@
 #include "cli.hpp"
 #include "grid_options.hpp"
 #include "measure_options.hpp"
+#include "number_options.hpp"
 
 namespace attnprof::cli {
 
@@ -145,11 +146,10 @@ Command add_tune_command(CLI::App& app) {
   sub->add_flag("--max-seq", o->max_seq,
                 "Find the longest sequence before OOM (or the limits) at a fixed --batch, "
                 "starting from --seq");
-  sub->add_option("--cap", o->cap, "Largest value tried (65536 batch, 1048576 sequence)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--resolution", o->resolution,
-                  "Binary-search step (1 for the batch, 64 for the sequence)")
-      ->check(CLI::PositiveNumber);
+  add_whole_number_option(sub, "--cap", o->cap,
+                          "Largest value tried (65536 batch, 1048576 sequence)", 1);
+  add_whole_number_option(sub, "--resolution", o->resolution,
+                          "Binary-search step (1 for the batch, 64 for the sequence)", 1);
   sub->add_option("--out", o->out, "JSONL journal of every measured point");
   sub->add_option("--json", o->json, "The summary (limits, boundaries, curves) as JSON");
   add_measure_options(sub, o->measure);

@@ -154,6 +154,36 @@ TEST_F(FilesCli, BadPresetsAreOneLineNamingTheFileAndTheKey) {
   }
 }
 
+// ---- 7. numeric options ----------------------------------------------------------------------
+
+TEST_F(FilesCli, NumericOptionsSayWhatIsAllowedInAFewWords) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --device cpu --min-samples 0", "--min-samples: must be >= 1 (got 0)"},
+      {"run --device cpu --warmup -1", "--warmup: must be >= 0 (got -1)"},
+      {"run --device cpu --threads many", "--threads: must be a whole number (got 'many')"},
+      {"run --device cpu --threads 99999999999",
+       "--threads: must be <= 2147483647 (got 99999999999)"},
+      {"run --device cpu --seed -1", "--seed: must be >= 0 (got -1)"},
+      {"run --device cpu --seed 18446744073709551616",
+       "--seed: must be <= 18446744073709551615 (got 18446744073709551616)"},
+      {"run --device cpu --seed 0x10", "--seed: must be a whole number (got '0x10')"},
+      {"tune --device cpu --max-memory 1GiB --cap 0", "--cap: must be >= 1 (got 0)"},
+      {"tune --device cpu --max-memory 1GiB --resolution -3",
+       "--resolution: must be >= 1 (got -3)"},
+      {"tune --device cpu --max-memory 1GiB --seed -1", "--seed: must be >= 0 (got -1)"},
+      {"trace --providers cpu.naive --launches 0", "--launches: must be >= 1 (got 0)"},
+      {"trace --providers cpu.naive --device -1", "--device: must be >= 0 (got -1)"},
+      {"trace --providers cpu.naive --seed 1.5", "--seed: must be a whole number (got '1.5')"},
+      {"history --limit -1", "--limit: must be >= 0 (got -1)"},
+      {"peaks --device x", "--device: must be a whole number (got 'x')"},
+  };
+  for (const auto& [args, expect] : cases) {
+    const Outcome o = run_cli(args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+    EXPECT_EQ(o.err, "attnprof: error: " + expect + "\n") << args;
+  }
+}
+
 // ---- 9. the seed is in the rows ---------------------------------------------------------------
 
 TEST_F(FilesCli, RowsCarryTheirSeed) {
