@@ -19,6 +19,7 @@
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "invalid_points.hpp"
 #include "measure_options.hpp"
 #include "run_execution.hpp"
 
@@ -49,7 +50,8 @@ struct Plan {
 };
 
 // The grid: a preset (explicit, or the device's default when no grid option is given), with
-// explicit options replacing their axes; and the providers.
+// explicit options replacing their axes; and the providers. Impossible points stay in the grid
+// (InvalidPointFilter gives them their rows) unless there is nothing else.
 Plan make_plan(const RunCliOptions& o, bool on_cuda) {
   Plan plan;
   std::vector<GridAxes> series;
@@ -65,11 +67,7 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
     apply_grid_overrides(ax, o.grid);
     for (const Spec& s : expand(ax)) plan.specs.push_back(s);
   }
-  for (const Spec& s : plan.specs) {
-    if (auto errors = s.validate(); !errors.empty()) {
-      throw std::invalid_argument(fmt::format("point {}: {}", s.label(), errors.front()));
-    }
-  }
+  require_a_valid_spec(plan.specs);
   std::string patterns = o.providers;
   if (patterns.empty()) {
     patterns = on_cuda ? "cuda.*,cudnn.*,torch.sdpa.*,torch.naive" : "cpu.naive,cpu.flash";
@@ -144,7 +142,7 @@ int run_command(RunCliOptions& o) {
   const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
   const Plan plan = make_plan(o, on_cuda);
   if (o.device == "cpu") exec.open();
-  Executor& executor = exec.executor(ro);
+  InvalidPointFilter executor(exec.executor(ro));
 
   std::vector<std::unique_ptr<Sink>> owned;
   owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0));

@@ -184,6 +184,25 @@ TEST_F(FilesCli, NumericOptionsSayWhatIsAllowedInAFewWords) {
   }
 }
 
+// ---- 8. impossible points get rows; the rest runs ------------------------------------------
+
+TEST_F(FilesCli, ImpossiblePointsAreNotSupportedAndTheRestRuns) {
+  const Outcome o = run_cli(
+      "run --device cpu --in-process --no-history --providers cpu.naive --seq 64 --kv-seq 32 "
+      "--heads 1 --head-dim 8 --dtype fp32 --mask causal,causal-br --min-time 1ms "
+      "--point-timeout 20ms --min-samples 3 --fail-on-error --out " +
+      path("r.jsonl") + " --csv " + path("r.csv"));
+  EXPECT_EQ(o.code, 0) << o.err;  // not_supported is not an error
+  const auto rows = read_journal(path("r.jsonl")).rows;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, Status::passed) << rows[0].reason;
+  EXPECT_EQ(rows[1].status, Status::not_supported);
+  EXPECT_NE(rows[1].reason.find("needs q_len <= kv_len"), std::string::npos) << rows[1].reason;
+  EXPECT_NE(slurp(path("r.csv")).find("cpu.naive,not_supported,"), std::string::npos);
+  EXPECT_NE(o.out.find("not_supported"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("1 passed, 1 not_supported"), std::string::npos) << o.out;
+}
+
 // ---- 9. the seed is in the rows ---------------------------------------------------------------
 
 TEST_F(FilesCli, RowsCarryTheirSeed) {
