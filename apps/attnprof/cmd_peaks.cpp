@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "number_options.hpp"
+#include "output_paths.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/engine.hpp"
@@ -62,6 +63,7 @@ void print_peaks(const Peaks& p, const Device& d) {
 #endif
 
 int cmd_peaks(const PeaksCommandOptions& options) {
+  cli::check_output_paths({{"--json", options.json_out}});  // throws: a usage error in main()
 #if defined(ATTNPROF_WITH_CUDA)
   try {
     std::unique_ptr<Engine> engine = make_cuda_engine(options.device);

@@ -2,11 +2,13 @@
 // recorded run, with plots (gnuplot), tables and generated findings.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "attnprof/history.hpp"
 #include "attnprof/report.hpp"
 #include "cli.hpp"
+#include "output_paths.hpp"
 
 namespace attnprof::cli {
 
@@ -24,6 +26,10 @@ int report_command(const ReportCliOptions& o) {
   if (o.html.empty() && o.markdown.empty()) {
     return usage_error("report: give --html FILE and/or --markdown FILE");
   }
+  std::error_code ec;
+  const bool from_file = std::filesystem::is_regular_file(o.source, ec);
+  check_output_paths({{"--html", o.html}, {"--markdown", o.markdown}},
+                     {{"journal", from_file ? o.source : ""}});
   const LoadedRows loaded = load_rows(o.source, history_path(o.history));
   if (!loaded.warning.empty()) warning(loaded.warning);
   ReportOptions options;

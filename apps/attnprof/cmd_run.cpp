@@ -1,16 +1,17 @@
 // `attnprof run`: a grid of shapes x providers, every point verified and measured, rows to the
 // console, a JSONL journal and optional CSV / Markdown. Points run in a supervised worker process
-// (supervisor.hpp) unless --in-process; --resume continues a journal.
+// (supervisor.hpp) unless --in-process; --resume continues a journal, --force replaces one.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
+#include "attnprof/command_line.hpp"
 #include "attnprof/grid.hpp"
 #include "attnprof/history.hpp"
 #include "attnprof/interrupt.hpp"
@@ -20,7 +21,9 @@
 #include "cli.hpp"
 #include "grid_options.hpp"
 #include "invalid_points.hpp"
+#include "journal_output.hpp"
 #include "measure_options.hpp"
+#include "output_paths.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -36,6 +39,7 @@ struct RunCliOptions {
   MeasureCliOptions measure;
   bool fail_on_error = false;
   bool resume = false;
+  bool force = false;
   bool in_process = false;
   std::string history;  // run history database (empty: the default)
   bool no_history = false;
@@ -89,17 +93,23 @@ RunOptions parse_run_options(RunCliOptions& o) {
   if (o.resume && o.out.empty()) {
     throw std::invalid_argument("--resume needs --out FILE, the journal to resume");
   }
+  if (o.force && o.out.empty()) {
+    throw std::invalid_argument("--force needs --out FILE, the journal to replace");
+  }
+  if (o.force && o.resume) {
+    throw std::invalid_argument("--resume continues the journal and --force replaces it: give one");
+  }
   if (o.in_process && !o.hang_timeout.empty()) {
     throw std::invalid_argument("--hang-timeout needs the supervisor (not --in-process)");
   }
   return ro;
 }
 
-// The journal to resume, read before anything is written: a bad one ends the run untouched.
+// The journal to resume, read (under the lock) before anything is written: a bad one ends the
+// run untouched.
 JournalRows read_journal_to_resume(const RunCliOptions& o) {
   if (!o.resume) return {};
   try {
-    if (!std::filesystem::exists(o.out)) return {};  // a new journal: nothing to resume
     JournalRows j = read_journal(o.out);
     if (!j.warning.empty()) warning(j.warning);
     return j;
@@ -109,25 +119,19 @@ JournalRows read_journal_to_resume(const RunCliOptions& o) {
   }
 }
 
-// This command line as a shell would take it, with --resume added: how to pick up after a stop.
+// This command line as a shell would take it, with --resume in place of --force: how to pick
+// up after a stop (--force again would throw the finished rows away).
 std::string resume_command() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string arg, line;
-  bool has_resume = false;
-  while (std::getline(in, arg, '\0')) {
-    has_resume = has_resume || arg == "--resume";
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                           "0123456789-_=./,:%+@") == std::string::npos;
-    std::string quoted = "'";
-    for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += (line.empty() ? "" : " ") + (plain ? arg : quoted + "'");
-  }
-  return has_resume ? line : line + " --resume";
+  std::vector<std::string> args = command_line_args(static_cast<int>(::getpid()));
+  std::erase(args, "--force");
+  if (std::find(args.begin(), args.end(), "--resume") == args.end()) args.push_back("--resume");
+  return shell_join(args);
 }
 
 int run_command(RunCliOptions& o) {
   RunOptions ro = parse_run_options(o);
+  check_output_paths({{"--out", o.out}, {"--csv", o.csv}, {"--markdown", o.markdown}});
+  const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
   const JournalRows journal = read_journal_to_resume(o);
 
   StopRequest stop;
@@ -144,6 +148,8 @@ int run_command(RunCliOptions& o) {
   if (o.device == "cpu") exec.open();
   InvalidPointFilter executor(exec.executor(ro));
 
+  // The journal stays from here on: its rows are being written.
+  if (lock) lock->keep();
   std::vector<std::unique_ptr<Sink>> owned;
   owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0));
   std::vector<Sink*> replay;
@@ -222,6 +228,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--resume", o->resume,
                 "Append to the --out journal, running only the points it has no row for "
                 "(same provider, shape, build and device)");
+  sub->add_flag("--force", o->force,
+                "Replace an existing --out journal (without --resume or --force, a non-empty "
+                "journal is refused)");
   sub->add_option("--history", o->history,
                   "Record the run in this history database (default $ATTNPROF_HISTORY or "
                   "~/.local/share/attnprof/history.sqlite)");

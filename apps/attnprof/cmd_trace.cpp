@@ -17,6 +17,7 @@
 #include "cli.hpp"
 #include "grid_options.hpp"
 #include "number_options.hpp"
+#include "output_paths.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/peaks.hpp"
@@ -137,6 +138,7 @@ int trace_command(const TraceCliOptions& o) {
   if (o.ncu_target && providers.size() != 1) {
     throw std::invalid_argument("--ncu-target takes exactly one provider");
   }
+  check_output_paths({{"--chrome", o.chrome}, {"--breakdown", o.breakdown}});
   Engines engines;
   if (auto why = open_engines(engines, providers, o)) {
     fmt::print(stderr, "attnprof trace: {}\n", *why);

@@ -14,8 +14,10 @@
 #include "attnprof/tune.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "journal_output.hpp"
 #include "measure_options.hpp"
 #include "number_options.hpp"
+#include "output_paths.hpp"
 
 namespace attnprof::cli {
 
@@ -30,6 +32,7 @@ struct TuneCliOptions {
   int64_t cap = 0;         // 0: 65536 for the batch, 1M for the sequence
   int64_t resolution = 0;  // 0: 1 for the batch, 64 for the sequence
   std::string out, json;
+  bool force = false;  // replace an existing --out journal
   MeasureCliOptions measure;
 };
 
@@ -64,6 +67,12 @@ TuneOptions tune_options(const TuneCliOptions& o) {
 int tune_command(const TuneCliOptions& o) {
   TuneOptions t = tune_options(o);
   const std::vector<Spec> specs = grid_specs(o.grid);
+  if (o.force && o.out.empty()) {
+    throw std::invalid_argument("--force needs --out FILE, the journal to replace");
+  }
+  check_output_paths({{"--out", o.out}, {"--json", o.json}});
+  const std::unique_ptr<JournalLock> lock =
+      claim_journal({o.out, /*resume=*/false, o.force, /*can_resume=*/false});
 
   auto cpu = make_cpu_engine(o.measure.threads);
   t.run.threads = cpu->device().threads;
@@ -83,6 +92,7 @@ int tune_command(const TuneCliOptions& o) {
     std::erase_if(providers, [](Provider* p) { return !p->availability().available; });
   }
 
+  if (lock) lock->keep();
   std::unique_ptr<Sink> journal;
   if (!o.out.empty()) {
     journal = make_jsonl_sink(o.out, /*append=*/false);
@@ -151,6 +161,8 @@ Command add_tune_command(CLI::App& app) {
   add_whole_number_option(sub, "--resolution", o->resolution,
                           "Binary-search step (1 for the batch, 64 for the sequence)", 1);
   sub->add_option("--out", o->out, "JSONL journal of every measured point");
+  sub->add_flag("--force", o->force,
+                "Replace an existing --out journal (without it, a non-empty journal is refused)");
   sub->add_option("--json", o->json, "The summary (limits, boundaries, curves) as JSON");
   add_measure_options(sub, o->measure);
   return {sub, [o]() { return tune_command(*o); }};

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnprof/command_line.hpp"  // process_command_line(), for RunMeta::command
 #include "attnprof/result.hpp"
 #include "attnprof/sink.hpp"
 
@@ -99,8 +100,5 @@ struct LoadedRows {
   std::string warning;  // read_journal()'s warning (a torn last row dropped), else empty
 };
 LoadedRows load_rows(std::string_view source, const std::filesystem::path& history_path);
-
-// This process's command line, arguments quoted for a shell where needed.
-std::string process_command_line();
 
 }  // namespace attnprof

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -186,6 +187,30 @@ std::vector<std::string> slow_grid(const fs::path& journal) {
           "3",      "--threads",  "1",    "--no-trace",      "--out",     journal.string()};
 }
 
+// A slow_grid run in the background on a fresh journal; its files go with it.
+struct SlowRun {
+  fs::path journal;
+  std::vector<std::string> args;
+  Background process;
+  bool started = false;  // the rows waited for were written
+  ~SlowRun() {
+    fs::remove(journal);
+    fs::remove(process.out);
+    fs::remove(process.err);
+  }
+};
+
+// Starts it and waits (at most 20 s) until it has written `rows` rows.
+std::unique_ptr<SlowRun> start_slow_run(const std::string& tag, int64_t rows) {
+  auto run = std::make_unique<SlowRun>();
+  run->journal = temp_file(tag + ".jsonl");
+  fs::remove(run->journal);
+  run->args = slow_grid(run->journal);
+  run->process = spawn_cli(run->args, tag);
+  run->started = wait_for_rows(run->journal, rows, 20);
+  return run;
+}
+
 std::string join_args(const std::vector<std::string>& args) {
   std::string s;
   for (const std::string& a : args) s += " " + a;
@@ -246,11 +271,10 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
 }
 
 TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) {
-  const fs::path journal = temp_file("kill9.jsonl");
-  fs::remove(journal);
-  const auto args = slow_grid(journal);
-  const Background b = spawn_cli(args, "kill9");
-  ASSERT_TRUE(wait_for_rows(journal, 2, 20)) << slurp(b.err);
+  const auto run = start_slow_run("kill9", 2);
+  const fs::path& journal = run->journal;
+  const Background& b = run->process;
+  ASSERT_TRUE(run->started) << slurp(b.err);
   ::kill(b.pid, SIGKILL);
   EXPECT_EQ(wait_exit(b.pid), 128 + SIGKILL);
   // The worker dies with its supervisor, even mid-point.
@@ -264,7 +288,7 @@ TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) 
   const std::size_t before = read_journal(journal).rows.size();
   ASSERT_GE(before, 2u);
   ASSERT_LT(before, 10u) << "the sweep ended before the kill";
-  const Outcome o = run_cli(join_args(args) + " --resume");
+  const Outcome o = run_cli(join_args(run->args) + " --resume");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find(fmt::format("done: {} of 10 points run ({} already in the journal)",
                                    10 - before, before)),
@@ -278,17 +302,14 @@ TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) 
     keys.insert(r.provider + " " + r.spec.key());
   }
   EXPECT_EQ(keys.size(), 10u);
-  fs::remove(journal);
-  fs::remove(b.out);
-  fs::remove(b.err);
 }
 
 TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
   for (const int sig : {SIGINT, SIGTERM}) {
-    const fs::path journal = temp_file("stop.jsonl");
-    fs::remove(journal);
-    const Background b = spawn_cli(slow_grid(journal), "stop");
-    ASSERT_TRUE(wait_for_rows(journal, 2, 20)) << slurp(b.err);
+    const auto run = start_slow_run("stop", 2);
+    const fs::path& journal = run->journal;
+    const Background& b = run->process;
+    ASSERT_TRUE(run->started) << slurp(b.err);
     EXPECT_TRUE(worker_of_alive(b.pid));  // the check below can see a worker
     ::kill(b.pid, sig);
     EXPECT_EQ(wait_exit(b.pid), 128 + sig);
@@ -303,10 +324,29 @@ TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
     EXPECT_LT(rows.size(), 10u);
     EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
     EXPECT_FALSE(worker_of_alive(b.pid));
-    fs::remove(journal);
-    fs::remove(b.out);
-    fs::remove(b.err);
   }
+}
+
+// Two runs on one journal: the second is refused at once, naming the first by pid and command
+// line, and writes nothing; the first finishes its sweep with every row intact.
+TEST(CliFaults, ASecondRunOnAJournalInUseIsRefusedNamingTheFirst) {
+  const auto run = start_slow_run("two", 1);
+  const fs::path& journal = run->journal;
+  const Background& first = run->process;
+  ASSERT_TRUE(run->started) << slurp(first.err);
+  const Outcome second = run_cli(join_args(run->args) + " --resume");
+  EXPECT_EQ(second.code, 2) << second.err;
+  EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << second.err;
+  EXPECT_NE(second.err.find(fmt::format("--out: journal {} is in use by pid {} (", journal.string(),
+                                        first.pid)),
+            std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("attnprof run --device cpu"), std::string::npos) << second.err;
+  EXPECT_EQ(second.out, "");
+  EXPECT_EQ(wait_exit(first.pid), 0) << slurp(first.err);
+  const auto rows = read_journal(journal).rows;
+  EXPECT_EQ(rows.size(), 10u);
+  EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
 }
 
 TEST(CliFaults, ResumeRefusesABadJournalWithOneLineAndLeavesItAlone) {

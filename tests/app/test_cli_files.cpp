@@ -79,6 +79,155 @@ class FilesCli : public ::testing::Test {
   fs::path dir_;
 };
 
+// ---- 1. a rerun never truncates a journal ------------------------------------------------
+
+TEST_F(FilesCli, AnExistingJournalIsRefusedUnlessResumedOrForced) {
+  const std::string journal = path("r.jsonl");
+  ASSERT_EQ(run_cli("run" + kTiny + "--out " + journal).code, 0);
+  const std::string before = slurp(journal);
+  ASSERT_EQ(read_journal(journal).rows.size(), 2u);
+
+  const Outcome again = run_cli("run" + kTiny + "--out " + journal);
+  EXPECT_EQ(again.code, 2) << again.err;
+  EXPECT_TRUE(one_line_error(again)) << again.err;
+  EXPECT_NE(again.err.find("--out " + journal +
+                           ": the journal exists and is not empty; --resume continues it, "
+                           "--force replaces it"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(slurp(journal), before);
+
+  const Outcome resumed = run_cli("run" + kTiny + "--out " + journal + " --resume");
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("done: 0 of 2 points run (2 already in the journal)"),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_EQ(slurp(journal), before);
+
+  const Outcome forced = run_cli("run" + kTiny + "--out " + journal + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(read_journal(journal).rows.size(), 2u);  // replaced, not appended to
+
+  const Outcome both = run_cli("run" + kTiny + "--out " + journal + " --force --resume");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_TRUE(one_line_error(both)) << both.err;
+
+  // An empty journal holds nothing to lose.
+  write("empty.jsonl", "");
+  EXPECT_EQ(run_cli("run" + kTiny + "--out " + path("empty.jsonl")).code, 0);
+}
+
+TEST_F(FilesCli, TuneRefusesAnExistingJournalUnlessForced) {
+  const std::string tune =
+      "tune --device cpu --providers cpu.naive --heads 1 --seq 16 --head-dim 8 --dtype fp32 "
+      "--max-memory 1KiB --min-time 1ms --point-timeout 20ms --min-samples 3 --out " +
+      path("t.jsonl");
+  write("t.jsonl", to_json_line(passed_row("cpu.naive", 16)) + "\n");
+  const std::string before = slurp(path("t.jsonl"));
+  const Outcome o = run_cli(tune);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(one_line_error(o)) << o.err;
+  EXPECT_NE(o.err.find("the journal exists and is not empty; --force replaces it"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(slurp(path("t.jsonl")), before);
+  const Outcome forced = run_cli(tune + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(slurp(path("t.jsonl")), before);
+}
+
+// ---- 2. one run per journal ----------------------------------------------------------------
+
+// The test process holds the lock, as another run would: the CLI is refused at once, names the
+// holder (this process) and writes nothing.
+TEST_F(FilesCli, ALockedJournalIsRefusedNamingTheHolder) {
+  const std::string journal = path("locked.jsonl");
+  write("locked.jsonl", to_json_line(passed_row("cpu.naive", 16)) + "\n");
+  const std::string before = slurp(journal);
+  const int fd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  for (const char* how : {"", " --resume", " --force"}) {
+    const Outcome o = run_cli("run" + kTiny + "--out " + journal + how);
+    EXPECT_EQ(o.code, 2) << how << ": " << o.err;
+    EXPECT_TRUE(one_line_error(o)) << o.err;
+    EXPECT_NE(
+        o.err.find(fmt::format("--out: journal {} is in use by pid {} (", journal, ::getpid())),
+        std::string::npos)
+        << o.err;
+    EXPECT_NE(o.err.find("test_app"), std::string::npos) << o.err;  // its command line
+    EXPECT_EQ(o.out, "");
+    EXPECT_EQ(slurp(journal), before);
+  }
+  ::close(fd);
+  EXPECT_EQ(run_cli("run" + kTiny + "--out " + journal + " --resume").code, 0);
+}
+
+// ---- 3. outputs checked before any work ---------------------------------------------------
+
+TEST_F(FilesCli, OutputsAreCheckedBeforeAnyWork) {
+  fs::create_directories(dir_ / "sub");
+  fs::create_symlink(dir_ / "a.jsonl", dir_ / "link.jsonl");
+  write("plain.txt", "x");
+  const std::string a = path("a.jsonl");
+  const std::string trace =
+      "trace --providers cpu.naive --batch 1 --heads 1 --seq 16 --head-dim 8 --dtype fp32 ";
+  const std::string tune =
+      "tune --device cpu --providers cpu.naive --heads 1 --seq 16 --head-dim 8 --dtype fp32 "
+      "--max-memory 1KiB ";
+  struct Case {
+    std::string args, expect;
+  };
+  const std::vector<Case> cases = {
+      {"run" + kTiny + "--out " + a + " --csv " + path("./a.jsonl"),
+       fmt::format("--csv {}: the same file as --out {}", path("./a.jsonl"), a)},
+      {"run" + kTiny + "--out " + a + " --markdown " + path("sub/../a.jsonl"),
+       fmt::format("--markdown {}: the same file as --out {}", path("sub/../a.jsonl"), a)},
+      {"run" + kTiny + "--out " + a + " --csv " + path("link.jsonl"),
+       fmt::format("--csv {}: the same file as --out {}", path("link.jsonl"), a)},
+      {"run" + kTiny + "--out " + a + " --csv " + path("nope/r.csv"),
+       fmt::format("--csv {}: folder '{}' does not exist", path("nope/r.csv"), path("nope"))},
+      {"run" + kTiny + "--out " + path("plain.txt/r.jsonl"),
+       fmt::format("--out {}: '{}' is not a folder", path("plain.txt/r.jsonl"), path("plain.txt"))},
+      {"run" + kTiny + "--markdown " + path("sub"),
+       fmt::format("--markdown {}: is a folder", path("sub"))},
+      {tune + "--out " + a + " --json " + path("./a.jsonl"),
+       fmt::format("--json {}: the same file as --out {}", path("./a.jsonl"), a)},
+      {tune + "--json " + path("nope/t.json"),
+       fmt::format("--json {}: folder", path("nope/t.json"))},
+      {trace + "--chrome " + path("t.json") + " --breakdown " + path("sub/../t.json"),
+       fmt::format("--breakdown {}: the same file as --chrome", path("sub/../t.json"))},
+      {trace + "--chrome " + path("nope/t.json"),
+       fmt::format("--chrome {}: folder", path("nope/t.json"))},
+      {"report " + path("plain.txt") + " --html " + path("nope/r.html"),
+       fmt::format("--html {}: folder", path("nope/r.html"))},
+      {"report " + path("plain.txt") + " --html " + path("r.html") + " --markdown " +
+           path("r.html"),
+       fmt::format("--markdown {}: the same file as --html", path("r.html"))},
+      {"report " + path("plain.txt") + " --markdown " + path("./plain.txt"),
+       fmt::format("--markdown {}: would overwrite the input journal {}", path("./plain.txt"),
+                   path("plain.txt"))},
+  };
+  for (const Case& c : cases) {
+    const Outcome o = run_cli(c.args);
+    EXPECT_EQ(o.code, 2) << c.args << "\n" << o.err;
+    EXPECT_TRUE(one_line_error(o)) << c.args << "\n" << o.err;
+    EXPECT_NE(o.err.find(c.expect), std::string::npos) << c.args << "\n" << o.err;
+    EXPECT_EQ(o.out, "") << c.args;  // before the first point: nothing ran
+  }
+  EXPECT_FALSE(fs::exists(a));
+  EXPECT_EQ(slurp(path("plain.txt")), "x");
+}
+
+TEST_F(FilesCli, ARunRefusedAfterTakingTheJournalLeavesNoFile) {
+  // The lock creates the journal; the grid is refused later: the empty file goes again.
+  const Outcome o =
+      run_cli("run --device cpu --in-process --no-history --providers no.such.provider --out " +
+              path("new.jsonl"));
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_FALSE(fs::exists(path("new.jsonl")));
+}
+
 // ---- 4. compare counts points that vanished --------------------------------------------------
 
 TEST_F(FilesCli, CompareFailsWhenPointsAreMissingFromTheNewRun) {
