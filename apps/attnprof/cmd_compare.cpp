@@ -30,6 +30,7 @@ int compare_command(const CompareCliOptions& o) {
   for (const LoadedRows* side : {&a, &b}) {
     if (!side->warning.empty()) warning(side->warning);
   }
+  begin_work();
   const Comparison c = compare_runs(a.rows, b.rows, options);
   fmt::print("{}", format_comparison(c, a.label, b.label, options));
   if (c.rows.empty() && c.changes.empty()) {
@@ -43,7 +44,7 @@ int compare_command(const CompareCliOptions& o) {
                           c.missing.size());
     }
     fmt::print(stderr, "attnprof: regression: {}\n", what);
-    return 1;
+    return kFailedExit;
   }
   return 0;
 }

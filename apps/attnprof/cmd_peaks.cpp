@@ -69,7 +69,7 @@ int cmd_peaks(const PeaksCommandOptions& options) {
     std::unique_ptr<Engine> engine = make_cuda_engine(options.device);
     if (Availability a = engine->availability(); !a.available) {
       fmt::print(stderr, "attnprof peaks: {}\n", a.reason);
-      return 1;
+      return cli::kUsageExit;  // refused: no device to measure
     }
     std::optional<Peaks> peaks =
         options.refresh ? std::nullopt : load_cached_peaks(engine->device());
@@ -92,18 +92,18 @@ int cmd_peaks(const PeaksCommandOptions& options) {
       out << to_json(*peaks);
       if (!out) {
         fmt::print(stderr, "attnprof peaks: cannot write --json {}\n", options.json_out);
-        return 1;
+        return cli::kFailedExit;
       }
     }
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "attnprof peaks: {}\n", e.what());
-    return 1;
+    return cli::kFailedExit;
   }
 #else
   (void)options;
   fmt::print(stderr, "attnprof peaks: this build has no CUDA engine (built without CUDA)\n");
-  return 1;
+  return cli::kUsageExit;  // refused: nothing to measure with
 #endif
 }
 

@@ -36,6 +36,8 @@ int report_command(const ReportCliOptions& o) {
   options.title = o.title;
   options.source = loaded.label;
   options.baseline = o.baseline;
+  check_reportable(loaded.rows, options);
+  begin_work();
   const std::vector<std::string> warnings =
       write_report(loaded.rows, options, ReportFiles{o.html, o.markdown});
   for (const std::string& w : warnings) warning(w);

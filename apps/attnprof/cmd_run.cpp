@@ -148,7 +148,13 @@ int run_command(RunCliOptions& o) {
   if (o.device == "cpu") exec.open();
   InvalidPointFilter executor(exec.executor(ro));
 
-  // The journal stays from here on: its rows are being written.
+  std::unique_ptr<Sink> history;
+  if (!o.no_history) {
+    history =
+        open_run_history(o.history, {process_command_line(), o.out, exec.device_name(on_cuda)});
+  }
+  // Every check has passed: from here on files are written.
+  begin_work();
   if (lock) lock->keep();
   std::vector<std::unique_ptr<Sink>> owned;
   owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0));
@@ -157,12 +163,8 @@ int run_command(RunCliOptions& o) {
   if (!o.csv.empty()) replay.push_back(owned.emplace_back(make_csv_sink(o.csv)).get());
   if (!o.markdown.empty())
     replay.push_back(owned.emplace_back(make_markdown_sink(o.markdown)).get());
+  if (history) owned.push_back(std::move(history));
   std::vector<Sink*> sinks;
-  if (!o.no_history) {
-    if (auto h =
-            open_run_history(o.history, {process_command_line(), o.out, exec.device_name(on_cuda)}))
-      owned.push_back(std::move(h));
-  }
   for (auto& s : owned) sinks.push_back(s.get());
 
   const auto points = plan_points(plan.specs, plan.providers);
@@ -203,7 +205,7 @@ int run_command(RunCliOptions& o) {
   }
   const int64_t bad =
       sum.count(Status::incorrect) + sum.count(Status::failed) + sum.count(Status::timeout);
-  return (o.fail_on_error && bad > 0) ? 1 : 0;
+  return (o.fail_on_error && bad > 0) ? kFailedExit : 0;
 }
 
 }  // namespace

@@ -142,8 +142,9 @@ int trace_command(const TraceCliOptions& o) {
   Engines engines;
   if (auto why = open_engines(engines, providers, o)) {
     fmt::print(stderr, "attnprof trace: {}\n", *why);
-    return 1;
+    return kUsageExit;  // refused: nothing traced
   }
+  begin_work();
   TraceOptions to;
   to.seed = o.seed;
   to.warmup_launches = o.warmup;
@@ -198,7 +199,7 @@ int trace_command(const TraceCliOptions& o) {
     write_file(o.breakdown, markdown, "--breakdown");
     fmt::print("breakdown: {}\n", o.breakdown);
   }
-  return all_passed ? 0 : 1;
+  return all_passed ? 0 : kFailedExit;
 }
 
 }  // namespace

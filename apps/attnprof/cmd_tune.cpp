@@ -92,6 +92,7 @@ int tune_command(const TuneCliOptions& o) {
     std::erase_if(providers, [](Provider* p) { return !p->availability().available; });
   }
 
+  begin_work();
   if (lock) lock->keep();
   std::unique_ptr<Sink> journal;
   if (!o.out.empty()) {

@@ -1,6 +1,6 @@
 // The analysis commands end to end: tune finds a known boundary through the CLI, run records its
 // history, report and compare take a journal or a run id, and every bad input is one line with
-// the right exit code (2 for usage, 1 for data that cannot be used).
+// exit code 2 (refused before any work: bad options, or data that cannot be used).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -156,7 +156,7 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
     EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
     EXPECT_TRUE(one_line_error(o)) << args << "\n" << o.err;
   }
-  // A journal with no passed rows.
+  // A journal with no passed rows: nothing to report on, refused before anything is written.
   {
     std::vector<Result> rows = read_journal(path("a.jsonl")).rows;
     std::ofstream out(path("failed.jsonl"));
@@ -166,7 +166,8 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
     }
   }
   const Outcome none = cli("report " + path("failed.jsonl") + " --markdown " + path("x.md"));
-  EXPECT_EQ(none.code, 1);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_FALSE(std::filesystem::exists(path("x.md")));
   EXPECT_TRUE(one_line_error(none)) << none.err;
   EXPECT_NE(none.err.find("no passed rows to report on (6 rows: 6 failed)"), std::string::npos);
   // A history from a newer schema.
@@ -176,7 +177,7 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
   sqlite3_close(h);
   for (const std::string& args : {std::string("history"), std::string("report 1 --html x.html")}) {
     const Outcome o = cli(args);
-    EXPECT_EQ(o.code, 1) << args;
+    EXPECT_EQ(o.code, 2) << args;
     EXPECT_TRUE(one_line_error(o)) << args << "\n" << o.err;
     EXPECT_NE(o.err.find("schema version 7"), std::string::npos) << o.err;
   }
@@ -190,7 +191,7 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
       cli("run --device cpu --in-process --providers cpu.naive --seq 16 "
           "--heads 1 --head-dim 8 --dtype fp32 --history " +
           db().string());
-  EXPECT_EQ(strict.code, 1);
+  EXPECT_EQ(strict.code, 2);
   EXPECT_TRUE(one_line_error(strict)) << strict.err;
 }
 

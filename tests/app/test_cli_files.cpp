@@ -370,5 +370,18 @@ TEST_F(FilesCli, RowsCarryTheirSeed) {
   EXPECT_TRUE(line.ends_with("," + max)) << line;
 }
 
+// ---- 10. one exit-code rule -------------------------------------------------------------------
+
+TEST_F(FilesCli, HelpStatesTheExitCodes) {
+  const Outcome o = run_cli("--help");
+  EXPECT_EQ(o.code, 0);
+  for (const char* line : {"Exit codes (every subcommand):\n", "\n  0      success\n",
+                           "\n  1      the work ran and something failed",
+                           "\n  2      refused before any work started, nothing written",
+                           "\n  128+N  stopped by signal N"}) {
+    EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  }
+}
+
 }  // namespace
 }  // namespace attnprof
