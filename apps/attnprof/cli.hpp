@@ -23,8 +23,22 @@ Command add_compare_command(CLI::App& app);  // cmd_compare.cpp
 Command add_history_command(CLI::App& app);  // cmd_history.cpp
 Command add_trace_command(CLI::App& app);    // cmd_trace.cpp
 
+// Exit codes, one rule for every subcommand (README.md, "Using it"): 0 success; 1 the work ran
+// and something failed (an error mid-way, bad points with --fail-on-error, a regression with
+// --fail-on-regression); 2 the request was refused before any work started, nothing written;
+// 128+N stopped by signal N.
+inline constexpr int kFailedExit = 1;
+inline constexpr int kUsageExit = 2;
+
 // One line on stderr, "attnprof: error: <message>", and the usage exit code.
 int usage_error(const std::string& message);
-inline constexpr int kUsageExit = 2;
+// One line on stderr, "attnprof: warning: <message>".
+void warning(const std::string& message);
+
+// A command calls this once every check has passed, just before its work starts: an exception
+// that ends the command is a refusal (exit 2) before this point and a failure (exit 1) after
+// it, whatever its type. One mark per command instead of a classification of every error.
+void begin_work();
+bool work_begun();
 
 }  // namespace attnprof::cli

@@ -17,6 +17,7 @@ struct CompareCliOptions {
   std::string base, head;
   std::string threshold = "5%";
   bool fail_on_regression = false;
+  bool allow_missing = false;
   std::string history;
 };
 
@@ -26,15 +27,24 @@ int compare_command(const CompareCliOptions& o) {
   const std::filesystem::path db = history_path(o.history);
   const LoadedRows a = load_rows(o.base, db);
   const LoadedRows b = load_rows(o.head, db);
+  for (const LoadedRows* side : {&a, &b}) {
+    if (!side->warning.empty()) warning(side->warning);
+  }
+  begin_work();
   const Comparison c = compare_runs(a.rows, b.rows, options);
   fmt::print("{}", format_comparison(c, a.label, b.label, options));
   if (c.rows.empty() && c.changes.empty()) {
-    fmt::print(stderr, "attnprof: warning: the runs share no point to compare\n");
+    warning("the runs share no point to compare");
   }
-  if (o.fail_on_regression && c.has_regression()) {
-    fmt::print(stderr, "attnprof: regression: {} SLOWER{}\n", c.count(Verdict::slower),
-               c.changes.empty() ? "" : ", or a point that passed in A broke in B");
-    return 1;
+  if (o.fail_on_regression && c.has_regression(o.allow_missing)) {
+    std::string what = fmt::format("{} SLOWER", c.count(Verdict::slower));
+    if (c.broken() > 0) what += fmt::format(", {} passed in A and broke in B", c.broken());
+    if (!o.allow_missing && !c.missing.empty()) {
+      what += fmt::format(", {} passed in A and are missing from B (--allow-missing accepts that)",
+                          c.missing.size());
+    }
+    fmt::print(stderr, "attnprof: regression: {}\n", what);
+    return kFailedExit;
   }
   return 0;
 }
@@ -50,7 +60,11 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("--threshold", o->threshold,
                   "Smallest change that counts as FASTER or SLOWER (5%)");
   sub->add_flag("--fail-on-regression", o->fail_on_regression,
-                "Exit 1 when a point is SLOWER, or passed in A and broke in B");
+                "Exit 1 when a point is SLOWER, or passed in A and broke in B or is missing "
+                "from B (absent, or not passed)");
+  sub->add_flag("--allow-missing", o->allow_missing,
+                "With --fail-on-regression: accept points that passed in A and are absent or "
+                "not passed in B (a smaller grid)");
   sub->add_option("--history", o->history, "History database for run ids");
   return {sub, [o]() { return compare_command(*o); }};
 }

@@ -6,6 +6,7 @@
 
 #include "attnprof/history.hpp"
 #include "cli.hpp"
+#include "number_options.hpp"
 
 namespace attnprof::cli {
 
@@ -52,8 +53,7 @@ Command add_history_command(CLI::App& app) {
   sub->add_option("--history", o->history,
                   "History database (default $ATTNPROF_HISTORY or "
                   "~/.local/share/attnprof/history.sqlite)");
-  sub->add_option("--limit", o->limit, "Newest runs to list (20; 0 for all)")
-      ->check(CLI::NonNegativeNumber);
+  add_whole_number_option(sub, "--limit", o->limit, "Newest runs to list (20; 0 for all)", 0);
   sub->add_flag("--commands", o->commands, "Show each run's command line instead of its journal");
   return {sub, [o]() { return history_command(*o); }};
 }

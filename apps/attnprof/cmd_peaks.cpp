@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "number_options.hpp"
+#include "output_paths.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/engine.hpp"
@@ -61,12 +63,13 @@ void print_peaks(const Peaks& p, const Device& d) {
 #endif
 
 int cmd_peaks(const PeaksCommandOptions& options) {
+  cli::check_output_paths({{"--json", options.json_out}});  // throws: a usage error in main()
 #if defined(ATTNPROF_WITH_CUDA)
   try {
     std::unique_ptr<Engine> engine = make_cuda_engine(options.device);
     if (Availability a = engine->availability(); !a.available) {
       fmt::print(stderr, "attnprof peaks: {}\n", a.reason);
-      return 1;
+      return cli::kUsageExit;  // refused: no device to measure
     }
     std::optional<Peaks> peaks =
         options.refresh ? std::nullopt : load_cached_peaks(engine->device());
@@ -89,18 +92,18 @@ int cmd_peaks(const PeaksCommandOptions& options) {
       out << to_json(*peaks);
       if (!out) {
         fmt::print(stderr, "attnprof peaks: cannot write --json {}\n", options.json_out);
-        return 1;
+        return cli::kFailedExit;
       }
     }
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "attnprof peaks: {}\n", e.what());
-    return 1;
+    return cli::kFailedExit;
   }
 #else
   (void)options;
   fmt::print(stderr, "attnprof peaks: this build has no CUDA engine (built without CUDA)\n");
-  return 1;
+  return cli::kUsageExit;  // refused: nothing to measure with
 #endif
 }
 
@@ -114,7 +117,7 @@ Command add_peaks_command(CLI::App& app) {
       "peaks",
       "Measured ceilings of this device: cuBLAS bf16/fp16/tf32 GEMM, device copy and a "
       "read-only stream, beside the datasheet (cached per device and driver)");
-  sub->add_option("--device", options->device, "CUDA device index")->capture_default_str();
+  add_whole_number_option(sub, "--device", options->device, "CUDA device index (0)", 0);
   sub->add_flag("--refresh", options->refresh, "Measure again even when cached figures exist");
   sub->add_option("--json", options->json_out, "Also write the figures to this JSON file");
   return {sub, [options] { return cmd_peaks(*options); }};

@@ -2,12 +2,14 @@
 // recorded run, with plots (gnuplot), tables and generated findings.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "attnprof/history.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/report.hpp"
 #include "cli.hpp"
+#include "output_paths.hpp"
 
 namespace attnprof::cli {
 
@@ -25,15 +27,22 @@ int report_command(const ReportCliOptions& o) {
   if (o.html.empty() && o.markdown.empty()) {
     return usage_error("report: give --html FILE and/or --markdown FILE");
   }
+  std::error_code ec;
+  const bool from_file = std::filesystem::is_regular_file(o.source, ec);
+  check_output_paths({{"--html", o.html}, {"--markdown", o.markdown}},
+                     {{"journal", from_file ? o.source : ""}});
   LoadedRows loaded = load_rows(o.source, history_path(o.history));
+  if (!loaded.warning.empty()) warning(loaded.warning);
   backfill_traits(loaded.rows);  // rows of schema 1 declared no traits
   ReportOptions options;
   options.title = o.title;
   options.source = loaded.label;
   options.baseline = o.baseline;
+  check_reportable(loaded.rows, options);
+  begin_work();
   const std::vector<std::string> warnings =
       write_report(loaded.rows, options, ReportFiles{o.html, o.markdown});
-  for (const std::string& w : warnings) fmt::print(stderr, "attnprof: warning: {}\n", w);
+  for (const std::string& w : warnings) warning(w);
   for (const std::string& path : {o.html, o.markdown}) {
     if (!path.empty()) fmt::print("wrote {}\n", path);
   }

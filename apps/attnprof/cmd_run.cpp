@@ -1,16 +1,17 @@
 // `attnprof run`: a grid of shapes x providers, every point verified and measured, rows to the
 // console, a JSONL journal and optional CSV / Markdown. Points run in a supervised worker process
-// (supervisor.hpp) unless --in-process; --resume continues a journal.
+// (supervisor.hpp) unless --in-process; --resume continues a journal, --force replaces one.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
+#include "attnprof/command_line.hpp"
 #include "attnprof/grid.hpp"
 #include "attnprof/history.hpp"
 #include "attnprof/interrupt.hpp"
@@ -19,7 +20,10 @@
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "invalid_points.hpp"
+#include "journal_output.hpp"
 #include "measure_options.hpp"
+#include "output_paths.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -35,6 +39,7 @@ struct RunCliOptions {
   MeasureCliOptions measure;
   bool fail_on_error = false;
   bool resume = false;
+  bool force = false;
   bool in_process = false;
   std::string history;  // run history database (empty: the default)
   bool no_history = false;
@@ -49,7 +54,9 @@ struct Plan {
 };
 
 // The grid: a preset (explicit, or the device's default when no grid option is given), with
-// explicit options replacing their axes; and the providers.
+// explicit options replacing their axes; and the providers. Impossible points stay in the grid
+// (the point lifecycle refuses each with its reason, fault `invalid`) unless there is nothing
+// else.
 Plan make_plan(const RunCliOptions& o, bool on_cuda) {
   Plan plan;
   std::vector<GridAxes> series;
@@ -65,11 +72,7 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
     apply_grid_overrides(ax, o.grid);
     for (const Spec& s : expand(ax)) plan.specs.push_back(s);
   }
-  for (const Spec& s : plan.specs) {
-    if (auto errors = s.validate(); !errors.empty()) {
-      throw std::invalid_argument(fmt::format("point {}: {}", s.label(), errors.front()));
-    }
-  }
+  require_a_valid_spec(plan.specs);
   // Defaults are the providers that declare themselves in the default set of the device and can
   // run here; named providers always get a row.
   plan.providers = o.providers.empty()
@@ -87,18 +90,25 @@ RunOptions parse_run_options(RunCliOptions& o) {
   if (o.resume && o.out.empty()) {
     throw std::invalid_argument("--resume needs --out FILE, the journal to resume");
   }
+  if (o.force && o.out.empty()) {
+    throw std::invalid_argument("--force needs --out FILE, the journal to replace");
+  }
+  if (o.force && o.resume) {
+    throw std::invalid_argument("--resume continues the journal and --force replaces it: give one");
+  }
   if (o.in_process && !o.hang_timeout.empty()) {
     throw std::invalid_argument("--hang-timeout needs the supervisor (not --in-process)");
   }
   return ro;
 }
 
-// The journal to resume, read before anything is written: a bad one ends the run untouched.
-ResumeJournal read_journal_to_resume(const RunCliOptions& o) {
+// The journal to resume, read (under the lock) before anything is written: a bad one ends the
+// run untouched.
+JournalRows read_journal_to_resume(const RunCliOptions& o) {
   if (!o.resume) return {};
   try {
-    ResumeJournal j = read_resume_journal(o.out);
-    if (!j.warning.empty()) fmt::print(stderr, "attnprof: warning: {}\n", j.warning);
+    JournalRows j = read_journal(o.out);
+    if (!j.warning.empty()) warning(j.warning);
     return j;
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(
@@ -106,26 +116,20 @@ ResumeJournal read_journal_to_resume(const RunCliOptions& o) {
   }
 }
 
-// This command line as a shell would take it, with --resume added: how to pick up after a stop.
+// This command line as a shell would take it, with --resume in place of --force: how to pick
+// up after a stop (--force again would throw the finished rows away).
 std::string resume_command() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string arg, line;
-  bool has_resume = false;
-  while (std::getline(in, arg, '\0')) {
-    has_resume = has_resume || arg == "--resume";
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                           "0123456789-_=./,:%+@") == std::string::npos;
-    std::string quoted = "'";
-    for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += (line.empty() ? "" : " ") + (plain ? arg : quoted + "'");
-  }
-  return has_resume ? line : line + " --resume";
+  std::vector<std::string> args = command_line_args(static_cast<int>(::getpid()));
+  std::erase(args, "--force");
+  if (std::find(args.begin(), args.end(), "--resume") == args.end()) args.push_back("--resume");
+  return shell_join(args);
 }
 
 int run_command(RunCliOptions& o) {
   RunOptions ro = parse_run_options(o);
-  const ResumeJournal journal = read_journal_to_resume(o);
+  check_output_paths({{"--out", o.out}, {"--csv", o.csv}, {"--markdown", o.markdown}});
+  const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
+  const JournalRows journal = read_journal_to_resume(o);
 
   StopRequest stop;
   const StopSignals signals(stop, /*second_kills=*/o.in_process);
@@ -141,6 +145,14 @@ int run_command(RunCliOptions& o) {
   if (o.device == "cpu") exec.open();
   Executor& executor = exec.executor(ro);
 
+  std::unique_ptr<Sink> history;
+  if (!o.no_history) {
+    history =
+        open_run_history(o.history, {process_command_line(), o.out, exec.device_name(on_cuda)});
+  }
+  // Every check has passed: from here on files are written.
+  begin_work();
+  if (lock) lock->keep();
   std::vector<std::unique_ptr<Sink>> owned;
   owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0));
   std::vector<Sink*> replay;
@@ -148,12 +160,8 @@ int run_command(RunCliOptions& o) {
   if (!o.csv.empty()) replay.push_back(owned.emplace_back(make_csv_sink(o.csv)).get());
   if (!o.markdown.empty())
     replay.push_back(owned.emplace_back(make_markdown_sink(o.markdown)).get());
+  if (history) owned.push_back(std::move(history));
   std::vector<Sink*> sinks;
-  if (!o.no_history) {
-    if (auto h =
-            open_run_history(o.history, {process_command_line(), o.out, exec.device_name(on_cuda)}))
-      owned.push_back(std::move(h));
-  }
   for (auto& s : owned) sinks.push_back(s.get());
 
   const auto points = plan_points(plan.specs, plan.providers);
@@ -195,7 +203,7 @@ int run_command(RunCliOptions& o) {
   }
   const int64_t bad =
       sum.count(Status::incorrect) + sum.count(Status::failed) + sum.count(Status::timeout);
-  return (o.fail_on_error && bad > 0) ? 1 : 0;
+  return (o.fail_on_error && bad > 0) ? kFailedExit : 0;
 }
 
 }  // namespace
@@ -220,6 +228,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--resume", o->resume,
                 "Append to the --out journal, running only the points it has no row for "
                 "(same provider, shape, build and device)");
+  sub->add_flag("--force", o->force,
+                "Replace an existing --out journal (without --resume or --force, a non-empty "
+                "journal is refused)");
   sub->add_option("--history", o->history,
                   "Record the run in this history database (default $ATTNPROF_HISTORY or "
                   "~/.local/share/attnprof/history.sqlite)");

@@ -17,6 +17,8 @@
 #include "attnprof/trace.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "number_options.hpp"
+#include "output_paths.hpp"
 #include "run_execution.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
@@ -117,6 +119,7 @@ int trace_command(const TraceCliOptions& o) {
   if (o.ncu_target && providers.size() != 1) {
     throw std::invalid_argument("--ncu-target takes exactly one provider");
   }
+  check_output_paths({{"--chrome", o.chrome}, {"--breakdown", o.breakdown}});
   bool wants_cuda = false;
   for (const Provider* p : providers)
     wants_cuda = wants_cuda || p->device_kind() == DeviceKind::cuda;
@@ -130,8 +133,9 @@ int trace_command(const TraceCliOptions& o) {
   exec.open();
   if (wants_cuda && !exec.cuda_ok()) {
     fmt::print(stderr, "attnprof trace: {}\n", exec.cuda_unavailable());
-    return 1;
+    return kUsageExit;  // refused: nothing traced
   }
+  begin_work();
   RunOptions ro;
   ro.seed = o.seed;
   ro.warmup_launches = o.warmup;
@@ -199,7 +203,7 @@ int trace_command(const TraceCliOptions& o) {
     write_file(o.breakdown, markdown, "--breakdown");
     fmt::print("breakdown: {}\n", o.breakdown);
   }
-  return all_passed ? 0 : 1;
+  return all_passed ? 0 : kFailedExit;
 }
 
 }  // namespace
@@ -221,13 +225,12 @@ Command add_trace_command(CLI::App& app) {
                 "and tensor-pipe utilization per kernel");
   sub->add_flag("--in-process", o->in_process,
                 "Trace in this process, not in a supervised worker (a crash or hang ends it)");
-  sub->add_option("--threads", o->threads, "CPU threads for CPU providers (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--seed", o->seed, "Seed of the random inputs");
-  sub->add_option("--warmup", o->warmup, "Untimed launches before the timed range (1)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--launches", o->launches, "Launches in the timed range (3)")
-      ->check(CLI::PositiveNumber);
+  add_whole_number_option(sub, "--threads", o->threads,
+                          "CPU threads for CPU providers (default: all)", 0);
+  add_whole_number_option(sub, "--seed", o->seed, "Seed of the random inputs (0 to 2^64-1)", 0);
+  add_whole_number_option(sub, "--warmup", o->warmup, "Untimed launches before the timed range (1)",
+                          0);
+  add_whole_number_option(sub, "--launches", o->launches, "Launches in the timed range (3)", 1);
   sub->add_flag("--ncu-target", o->ncu_target, "(internal) the launch ncu profiles")->group("");
   return {sub, [o] { return trace_command(*o); }};
 }

@@ -15,7 +15,10 @@
 #include "attnprof/tune.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "journal_output.hpp"
 #include "measure_options.hpp"
+#include "number_options.hpp"
+#include "output_paths.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -31,6 +34,7 @@ struct TuneCliOptions {
   int64_t cap = 0;         // 0: 65536 for the batch, 1M for the sequence
   int64_t resolution = 0;  // 0: 1 for the batch, 64 for the sequence
   std::string out, json;
+  bool force = false;  // replace an existing --out journal
   MeasureCliOptions measure;
   bool in_process = false;
 };
@@ -66,6 +70,12 @@ TuneOptions tune_options(const TuneCliOptions& o) {
 int tune_command(const TuneCliOptions& o) {
   TuneOptions t = tune_options(o);
   const std::vector<Spec> specs = grid_specs(o.grid);
+  if (o.force && o.out.empty()) {
+    throw std::invalid_argument("--force needs --out FILE, the journal to replace");
+  }
+  check_output_paths({{"--out", o.out}, {"--json", o.json}});
+  const std::unique_ptr<JournalLock> lock =
+      claim_journal({o.out, /*resume=*/false, o.force, /*can_resume=*/false});
 
   // Points run where `attnprof run` runs them: a supervised worker (a provider's worker group in
   // a worker of its own), or this process with --in-process.
@@ -84,6 +94,8 @@ int tune_command(const TuneCliOptions& o) {
       o.providers.empty() ? default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu)
                           : select_providers(o.providers);
 
+  begin_work();
+  if (lock) lock->keep();
   std::unique_ptr<Sink> journal;
   if (!o.out.empty()) {
     journal = make_jsonl_sink(o.out, /*append=*/false);
@@ -145,12 +157,13 @@ Command add_tune_command(CLI::App& app) {
   sub->add_flag("--max-seq", o->max_seq,
                 "Find the longest sequence before OOM (or the limits) at a fixed --batch, "
                 "starting from --seq");
-  sub->add_option("--cap", o->cap, "Largest value tried (65536 batch, 1048576 sequence)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--resolution", o->resolution,
-                  "Binary-search step (1 for the batch, 64 for the sequence)")
-      ->check(CLI::PositiveNumber);
+  add_whole_number_option(sub, "--cap", o->cap,
+                          "Largest value tried (65536 batch, 1048576 sequence)", 1);
+  add_whole_number_option(sub, "--resolution", o->resolution,
+                          "Binary-search step (1 for the batch, 64 for the sequence)", 1);
   sub->add_option("--out", o->out, "JSONL journal of every measured point");
+  sub->add_flag("--force", o->force,
+                "Replace an existing --out journal (without it, a non-empty journal is refused)");
   sub->add_option("--json", o->json, "The summary (limits, boundaries, curves) as JSON");
   add_measure_options(sub, o->measure);
   sub->add_flag("--in-process", o->in_process,

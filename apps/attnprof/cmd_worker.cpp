@@ -5,6 +5,7 @@
 #include "attnprof/worker.hpp"
 #include "cli.hpp"
 #include "composition.hpp"
+#include "number_options.hpp"
 
 namespace attnprof::cli {
 
@@ -14,8 +15,9 @@ Command add_worker_command(CLI::App& app) {
   sub->group("");  // hidden from --help
   sub->add_option("--device", o->device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  sub->add_option("--threads", o->threads, "CPU threads (0: all)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--parent", o->parent_pid, "Exit unless this is the parent's pid");
+  add_whole_number_option(sub, "--threads", o->threads, "CPU threads (0: all)", 0);
+  add_whole_number_option(sub, "--parent", o->parent_pid, "Exit unless this is the parent's pid",
+                          0);
   return {sub, [o]() { return serve_worker(*o, registered_providers(), point_hooks()); }};
 }
 

@@ -15,7 +15,8 @@ struct PeaksCommandOptions {
 };
 
 // `attnprof peaks`: prints the measured ceilings (from the cache, or measured and cached).
-// Returns 0, or 1 with one line on stderr saying why (no GPU, built without CUDA, a failure).
+// Returns 0; 2 with one line on stderr when it cannot start (no GPU, built without CUDA, a bad
+// --json path); 1 when the measurement fails.
 int cmd_peaks(const PeaksCommandOptions& options);
 
 }  // namespace attnprof

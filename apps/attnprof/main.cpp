@@ -10,9 +10,25 @@
 
 namespace attnprof::cli {
 
+namespace {
+bool work_started = false;
+}  // namespace
+
 int usage_error(const std::string& message) {
   fmt::print(stderr, "attnprof: error: {}\n", message);
   return kUsageExit;
+}
+
+void warning(const std::string& message) {
+  fmt::print(stderr, "attnprof: warning: {}\n", message);
+}
+
+void begin_work() {
+  work_started = true;
+}
+
+bool work_begun() {
+  return work_started;
 }
 
 }  // namespace attnprof::cli
@@ -21,6 +37,16 @@ int main(int argc, char** argv) {
   using namespace attnprof::cli;
   CLI::App app{"attnprof: a profiler for attention kernels across providers (docs: README.md)"};
   app.require_subcommand(1);
+  app.footer(
+      "Exit codes (every subcommand):\n"
+      "  0      success\n"
+      "  1      the work ran and something failed: an error mid-way, bad points with\n"
+      "         --fail-on-error, a regression with compare --fail-on-regression, a traced point\n"
+      "         that did not pass\n"
+      "  2      refused before any work started, nothing written: bad options, grid or preset;\n"
+      "         an input that cannot be read or used; an output that cannot be written; a\n"
+      "         journal that exists (without --resume or --force) or is in use; no such device\n"
+      "  128+N  stopped by signal N (130: SIGINT, 143: SIGTERM)\n");
   app.set_version_flag("--version", ATTNPROF_CLI_VERSION);
   std::vector<Command> commands;
   commands.push_back(add_list_command(app));
@@ -59,11 +85,9 @@ int main(int argc, char** argv) {
     for (const Command& c : commands) {
       if (c.app->parsed()) return c.run();
     }
-  } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
   } catch (const std::exception& e) {
     fmt::print(stderr, "attnprof: error: {}\n", e.what());
-    return 1;
+    return work_begun() ? kFailedExit : kUsageExit;
   }
   return usage_error("no subcommand given (try --help)");
 }

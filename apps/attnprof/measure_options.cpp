@@ -6,11 +6,12 @@
 
 #include "attnprof/parse_units.hpp"
 #include "grid_options.hpp"
+#include "number_options.hpp"
 
 namespace attnprof::cli {
 
 void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
-  sub->add_option("--seed", o.seed, "Seed of the random inputs");
+  add_whole_number_option(sub, "--seed", o.seed, "Seed of the random inputs (0 to 2^64-1)", 0);
   sub->add_option("--timing", o.timing, "CUDA timing: cold (L2 flushed), hot, graph, wall")
       ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
   sub->add_option("--clock", o.clock,
@@ -23,12 +24,10 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
   sub->add_option("--min-time", o.min_time, "Measured time before stopping may happen (0.5s)");
   sub->add_option("--point-timeout", o.point_timeout,
                   "Measurement time limit per point (2s); the row is flagged noisy");
-  sub->add_option("--min-samples", o.min_samples, "Fewest samples per point (10)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--warmup", o.warmup, "Untimed launches before sampling (1)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--threads", o.threads, "CPU threads for CPU providers (default: all)")
-      ->check(CLI::NonNegativeNumber);
+  add_whole_number_option(sub, "--min-samples", o.min_samples, "Fewest samples per point (10)", 1);
+  add_whole_number_option(sub, "--warmup", o.warmup, "Untimed launches before sampling (1)", 0);
+  add_whole_number_option(sub, "--threads", o.threads,
+                          "CPU threads for CPU providers (default: all)", 0);
   sub->add_flag("--no-trace", o.no_trace, "Do not record which kernels ran");
 }
 

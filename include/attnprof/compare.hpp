@@ -62,14 +62,21 @@ struct Comparison {
   std::vector<ComparedRow> rows;  // in base order
   std::vector<StatusChange> changes;
   std::vector<std::string> only_base, only_head;  // "provider shape" of unmatched points
-  std::vector<std::string> mode_mismatches;       // passed on both sides but timed differently
+  // Points that passed in A and have no passed row in B (absent, or not_supported, skipped...),
+  // as "provider shape: absent" or "provider shape: <B's status>"; those that broke (changes[]
+  // with `regression`) are not repeated here.
+  std::vector<std::string> missing;
+  std::vector<std::string> mode_mismatches;  // passed on both sides but timed differently
   // Fingerprint entries that differ between the runs, e.g. "git_commit: abc -> def".
   std::vector<std::string> env_differences;
   int64_t duplicates = 0;  // rows that a later row of the same key replaced
 
   int64_t count(Verdict v) const;
   double geomean_ratio() const;  // over compared rows; 0 when none
-  bool has_regression() const;   // any SLOWER, or any passed row that broke
+  int64_t broken() const;        // points that passed in A and broke in B
+  // Any SLOWER, any passed row that broke, or, unless `allow_missing`, any point missing from B:
+  // a CI gate must not pass because the points that got slower stopped running.
+  bool has_regression(bool allow_missing = false) const;
 };
 
 Comparison compare_runs(const std::vector<Result>& base, const std::vector<Result>& head,

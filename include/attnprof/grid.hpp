@@ -51,7 +51,11 @@ std::filesystem::path preset_dir();
 std::vector<std::string> preset_names();
 // Throws std::invalid_argument ("unknown preset 'x' (known: ...)") or on a malformed file.
 Preset load_preset(std::string_view name);
-Preset parse_preset(std::string_view toml_text, std::string_view name);
+// Throws std::invalid_argument with one line naming `source` (the file; `name` when empty), the
+// series and the key: invalid TOML, an unknown key (top-level or in a series), a value of the
+// wrong type, an empty axis, no [[series]].
+Preset parse_preset(std::string_view toml_text, std::string_view name,
+                    std::string_view source = "");
 
 // Model shapes (heads, kv heads, head dim) from presets/models.toml.
 struct ModelShape {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnprof/command_line.hpp"  // process_command_line(), for RunMeta::command
 #include "attnprof/result.hpp"
 #include "attnprof/sink.hpp"
 
@@ -95,11 +96,9 @@ std::unique_ptr<Sink> open_run_history(const std::string& explicit_path, RunMeta
 // "last". Throws std::invalid_argument for something that is neither, naming both readings.
 struct LoadedRows {
   std::vector<Result> rows;
-  std::string label;  // "results.jsonl" or "run 12 (2026-01-12T09:30:00Z, NVIDIA H200)"
+  std::string label;    // "results.jsonl" or "run 12 (2026-01-12T09:30:00Z, NVIDIA H200)"
+  std::string warning;  // read_journal()'s warning (a torn last row dropped), else empty
 };
 LoadedRows load_rows(std::string_view source, const std::filesystem::path& history_path);
-
-// This process's command line, arguments quoted for a shell where needed.
-std::string process_command_line();
 
 }  // namespace attnprof

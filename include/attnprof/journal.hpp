@@ -1,4 +1,5 @@
-// Reading a journal back for `attnprof run --resume`.
+// Reading a journal back. `run --resume`, `report`, `compare` and the history's file sources all
+// read it here, so a journal one of them accepts, every one of them accepts.
 #pragma once
 
 #include <filesystem>
@@ -9,9 +10,10 @@
 
 namespace attnprof {
 
-struct ResumeJournal {
+struct JournalRows {
   std::vector<Result> rows;
-  // Non-empty when a partial last row was dropped: what happened, in one line.
+  // Non-empty when a partial last row was dropped: what happened, in one line (callers print it
+  // as a warning).
   std::string warning;
 };
 
@@ -19,8 +21,8 @@ struct ResumeJournal {
 // is what a writer killed inside write(2) leaves behind: a last line without its newline that
 // does not parse. It is dropped with a warning (the JSONL sink cuts it off when it opens the
 // journal to append). Anything else — a corrupt row anywhere, a foreign file, another
-// schema_version — throws std::runtime_error with one line "<path>, line N: <what>"; the file is
-// not touched. A file that does not exist reads as no rows.
-ResumeJournal read_resume_journal(const std::filesystem::path& path);
+// schema_version, a file that cannot be opened — throws std::runtime_error with one line
+// "<path>, line N: <what>"; the file is not touched.
+JournalRows read_journal(const std::filesystem::path& path);
 
 }  // namespace attnprof

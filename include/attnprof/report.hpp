@@ -24,6 +24,10 @@ struct MarkdownPlots {
   std::string note;
 };
 
+// Throws what markdown_report() would for these rows, before anything is drawn or written: a
+// command checks its input before its work starts.
+void check_reportable(const std::vector<Result>& rows, const ReportOptions& options);
+
 // The reports as text. Throws std::invalid_argument when `options.baseline` names a provider
 // without passed rows, and std::runtime_error when no row passed (nothing to report on).
 std::string markdown_report(const std::vector<Result>& rows, const ReportOptions& options,

@@ -79,7 +79,9 @@ struct Result {
   Fault fault = Fault::none;  // why it did not pass, classified where it was caught
   std::string reason;
   Spec spec;
-  uint64_t seed = 0;   // the seed of the point's inputs (inputs.hpp)
+  // The seed the point's random inputs are drawn from (--seed): with the spec, what reproduces
+  // them. Every row made by this build has it (unrun rows the run's); rows of schema 1 lack it.
+  std::optional<uint64_t> seed;
   std::string device;  // device name the point ran on
   TimingResult timing;
   double tflops = 0;        // flops / median

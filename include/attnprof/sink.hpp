@@ -31,8 +31,7 @@ std::string to_json_line(const Result& r);
 // Parses a line written by to_json_line; throws std::runtime_error with a one-line message on a
 // malformed line or a different schema_version.
 Result from_json_line(const std::string& line);
-// Reads a whole journal; throws on the first bad line, naming its number.
-std::vector<Result> read_journal(const std::filesystem::path& path);
+// Reading a whole journal: read_journal() in journal.hpp.
 
 // CSV header and row (flat columns; docs/results.md lists them).
 std::string csv_header();

@@ -174,8 +174,15 @@ std::string join(const std::vector<std::string>& v) {
 // A TOML value that is an integer, an array of integers or a list/range string.
 std::vector<int64_t> int_axis(const toml::node& node, std::string_view key) {
   if (auto i = node.value<int64_t>()) return {*i};
-  if (auto s = node.value<std::string>()) return parse_int_list(*s);
+  if (auto s = node.value<std::string>()) {
+    try {
+      return parse_int_list(*s);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("'{}': {}", key, e.what()));
+    }
+  }
   if (const auto* arr = node.as_array()) {
+    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
     std::vector<int64_t> v;
     for (const auto& el : *arr) {
       auto i = el.value<int64_t>();
@@ -191,6 +198,7 @@ std::vector<int64_t> int_axis(const toml::node& node, std::string_view key) {
 std::vector<std::string> string_axis(const toml::node& node, std::string_view key) {
   if (auto s = node.value<std::string>()) return {*s};
   if (const auto* arr = node.as_array()) {
+    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
     std::vector<std::string> v;
     for (const auto& el : *arr) {
       auto s = el.value<std::string>();
@@ -214,7 +222,16 @@ std::vector<T> parsed_axis(const toml::node& node, std::string_view key, Parse p
   return out;
 }
 
-GridAxes parse_series(const toml::table& t, std::string_view preset) {
+// The one value of a key that takes a single value (tokens, model_dim, model).
+template <class T>
+T one_value(const std::vector<T>& values, std::string_view key) {
+  if (values.size() != 1) {
+    throw std::invalid_argument(fmt::format("'{}' takes one value (got {})", key, values.size()));
+  }
+  return values.front();
+}
+
+GridAxes parse_series(const toml::table& t) {
   GridAxes ax;
   for (const auto& [k, node] : t) {
     const std::string_view key = k.str();
@@ -231,9 +248,9 @@ GridAxes parse_series(const toml::table& t, std::string_view preset) {
     else if (key == "head_dim")
       ax.head_dim = int_axis(node, key);
     else if (key == "tokens")
-      ax.tokens = int_axis(node, key).at(0);
+      ax.tokens = one_value(int_axis(node, key), key);
     else if (key == "model_dim")
-      ax.model_dim = int_axis(node, key).at(0);
+      ax.model_dim = one_value(int_axis(node, key), key);
     else if (key == "dtype")
       ax.dtype = parsed_axis<DType>(node, key, parse_dtype, kDTypeChoices);
     else if (key == "mask")
@@ -241,15 +258,15 @@ GridAxes parse_series(const toml::table& t, std::string_view preset) {
     else if (key == "mode")
       ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
     else if (key == "model") {
-      ModelShape m = find_model(string_axis(node, key).at(0));
+      ModelShape m = find_model(one_value(string_axis(node, key), key));
       ax.heads = {m.heads};
       ax.kv_heads = {m.kv_heads};
       ax.head_dim = {m.head_dim};
     } else {
-      throw std::invalid_argument(fmt::format(
-          "preset '{}': unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
-          "tokens, model_dim, dtype, mask, mode, model)",
-          preset, key));
+      throw std::invalid_argument(
+          fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
+                      "tokens, model_dim, dtype, mask, mode, model)",
+                      key));
     }
   }
   return ax;
@@ -262,33 +279,58 @@ std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
-}  // namespace
+// A top-level string field; `fallback` when absent.
+std::string string_field(const toml::table& tbl, const char* key, std::string fallback) {
+  const toml::node* node = tbl.get(key);
+  if (!node) return fallback;
+  auto s = node->value<std::string>();
+  if (!s) throw std::invalid_argument(fmt::format("'{}' must be a string", key));
+  return *s;
+}
 
-Preset parse_preset(std::string_view text, std::string_view name) {
-  toml::table tbl;
-  try {
-    tbl = toml::parse(text, name);
-  } catch (const toml::parse_error& e) {
-    throw std::invalid_argument(fmt::format("preset '{}' is not valid TOML: {} (line {})", name,
-                                            e.description(), e.source().begin.line));
+Preset read_preset(const toml::table& tbl, std::string_view name) {
+  // A misspelt key would otherwise be ignored and the grid silently differ from the file.
+  for (const auto& [k, node] : tbl) {
+    const std::string_view key = k.str();
+    if (key != "name" && key != "description" && key != "providers" && key != "series") {
+      throw std::invalid_argument(fmt::format(
+          "unknown top-level key '{}' (known: name, description, providers, [[series]])", key));
+    }
   }
   Preset p;
-  p.name = tbl["name"].value_or(std::string(name));
-  p.description = tbl["description"].value_or(std::string());
-  if (const auto* prov = tbl["providers"].as_array()) {
-    for (const auto& el : *prov) p.providers.push_back(el.value_or(std::string()));
-  }
+  p.name = string_field(tbl, "name", std::string(name));
+  p.description = string_field(tbl, "description", "");
+  if (const toml::node* prov = tbl.get("providers")) p.providers = string_axis(*prov, "providers");
   const auto* series = tbl["series"].as_array();
-  if (!series || series->empty()) {
-    throw std::invalid_argument(fmt::format("preset '{}' has no [[series]]", name));
-  }
-  for (const auto& s : *series) {
-    const auto* t = s.as_table();
-    if (!t)
-      throw std::invalid_argument(fmt::format("preset '{}': each series must be a table", name));
-    p.series.push_back(parse_series(*t, name));
+  if (!series || series->empty()) throw std::invalid_argument("no [[series]]");
+  for (std::size_t i = 0; i < series->size(); ++i) {
+    const auto* t = (*series)[i].as_table();
+    if (!t) throw std::invalid_argument("each series must be a table ([[series]])");
+    try {
+      p.series.push_back(parse_series(*t));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("series {}: {}", i + 1, e.what()));
+    }
   }
   return p;
+}
+
+}  // namespace
+
+Preset parse_preset(std::string_view text, std::string_view name, std::string_view source) {
+  if (source.empty()) source = name;
+  toml::table tbl;
+  try {
+    tbl = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument(fmt::format("preset {}: not valid TOML: {} (line {})", source,
+                                            e.description(), e.source().begin.line));
+  }
+  try {
+    return read_preset(tbl, name);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("preset {}: {}", source, e.what()));
+  }
 }
 
 Preset load_preset(std::string_view name) {
@@ -297,7 +339,7 @@ Preset load_preset(std::string_view name) {
     throw std::invalid_argument(
         fmt::format("--preset: unknown preset '{}' (known: {})", name, join(preset_names())));
   }
-  return parse_preset(read_file(path), name);
+  return parse_preset(read_file(path), name, path.string());
 }
 
 std::vector<ModelShape> model_shapes() {

@@ -409,7 +409,7 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["fault"] = to_string(r.fault);
   j["reason"] = r.reason;
   j["spec"] = spec_json(r.spec);
-  j["seed"] = r.seed;
+  j["seed"] = r.seed ? OrderedJson(*r.seed) : OrderedJson(nullptr);
   j["device"] = r.device;
   j["timing"] = timing_json(r.timing);
   j["tflops"] = number(r.tflops);
@@ -454,9 +454,10 @@ Result result_from_json(const nlohmann::json& j) {
     r.traits = read_traits(in.object("traits"));
     r.fault = in.choice("fault", parse_fault, "none, invalid, not_supported, oom, ...");
     const Json& seed = in.get("seed");
-    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
-      malformed("field 'seed' must be an unsigned integer");
-    r.seed = seed.get<uint64_t>();
+    if (!seed.is_null() && !seed.is_number_unsigned()) {
+      malformed("field 'seed' must be an integer from 0 to 2^64-1, or null");
+    }
+    if (!seed.is_null()) r.seed = seed.get<uint64_t>();
   } else {
     r.traits.name = r.provider;  // schema 1 rows declared nothing: the reader may look it up
   }

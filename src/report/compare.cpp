@@ -136,12 +136,14 @@ double Comparison::geomean_ratio() const {
   return std::exp(sum / static_cast<double>(rows.size()));
 }
 
-bool Comparison::has_regression() const {
-  if (count(Verdict::slower) > 0) return true;
-  for (const StatusChange& c : changes) {
-    if (c.regression) return true;
-  }
-  return false;
+int64_t Comparison::broken() const {
+  int64_t n = 0;
+  for (const StatusChange& c : changes) n += c.regression ? 1 : 0;
+  return n;
+}
+
+bool Comparison::has_regression(bool allow_missing) const {
+  return count(Verdict::slower) > 0 || broken() > 0 || (!allow_missing && !missing.empty());
 }
 
 Comparison compare_runs(const std::vector<Result>& base, const std::vector<Result>& head,
@@ -159,6 +161,7 @@ Comparison compare_runs(const std::vector<Result>& base, const std::vector<Resul
     const Result& any_a = sa.passed.empty() ? *sa.other : *sa.passed.begin()->second;
     if (!sb) {
       out.only_base.push_back(point_label(any_a));
+      if (!sa.passed.empty()) out.missing.push_back(point_label(any_a) + ": absent");
       continue;
     }
     bool compared = false;
@@ -188,6 +191,9 @@ Comparison compare_runs(const std::vector<Result>& base, const std::vector<Resul
       const Result* failing = status_b != "passed" ? sb->other : sa.other;
       if (failing) c.reason = failing->reason;
       c.regression = status_a == "passed" && sb->other && broken(sb->other->status);
+      if (status_a == "passed" && !c.regression) {
+        out.missing.push_back(point_label(any_a) + ": " + status_b);
+      }
       out.changes.push_back(std::move(c));
     }
   }

@@ -84,6 +84,10 @@ std::string format_comparison(const Comparison& c, const std::string& base_label
     }
     out += fmt::format("{} points changed status:\n", c.changes.size()) + listing(lines, 32);
   }
+  if (!c.missing.empty()) {
+    out += fmt::format("{} points passed in A and have no passed row in B:\n", c.missing.size()) +
+           listing(c.missing, 32);
+  }
   if (!c.mode_mismatches.empty()) {
     out += fmt::format("{} points not compared, timed in different modes:\n",
                        c.mode_mismatches.size()) +

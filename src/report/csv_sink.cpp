@@ -38,6 +38,9 @@ class Row {
   Row& integer_if(bool present, int64_t v) { return present ? integer(v) : blank(); }
   Row& number_if(bool present, double v) { return present ? number(v) : blank(); }
   Row& number_if(const std::optional<double>& v) { return v ? number(*v) : blank(); }
+  Row& integer_if(const std::optional<uint64_t>& v) {
+    return v ? cell(fmt::format("{}", *v)) : blank();
+  }
 
   std::string str() && { return std::move(line_); }
 
@@ -82,7 +85,7 @@ std::string csv_header() {
   return "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,dtype,"
          "mask,mode,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,tokens_per_s,"
          "pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,rel_l2_err,"
-         "max_abs_err,tolerance,kernels,device";
+         "max_abs_err,tolerance,kernels,device,seed";
 }
 
 std::string to_csv_row(const Result& r) {
@@ -121,6 +124,7 @@ std::string to_csv_row(const Result& r) {
       .number_if(verified, r.verify.max_abs_err)
       .number_if(verified, r.verify.tolerance);
   row.text(kernels).text(r.device);
+  row.integer_if(r.seed);
   return std::move(row).str();
 }
 

@@ -7,7 +7,6 @@
 
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 
 #include "attnprof/env.hpp"
@@ -293,31 +292,6 @@ std::filesystem::path default_history_path() {
 
 std::filesystem::path history_path(const std::string& option) {
   return option.empty() ? default_history_path() : std::filesystem::path(option);
-}
-
-std::string process_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string arg, line;
-  while (std::getline(in, arg, '\0')) {
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                           "0123456789-_=./,:%+@") == std::string::npos;
-    if (!line.empty()) line += ' ';
-    if (plain) {
-      line += arg;
-      continue;
-    }
-    line += '\'';
-    for (char c : arg) {
-      if (c == '\'') {
-        line.append("'\\''");
-      } else {
-        line += c;
-      }
-    }
-    line += '\'';
-  }
-  return line;
 }
 
 }  // namespace attnprof

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "attnprof/history.hpp"
+#include "attnprof/journal.hpp"
 
 namespace attnprof {
 
@@ -74,7 +75,8 @@ LoadedRows load_rows(std::string_view source, const std::filesystem::path& histo
   const std::filesystem::path as_path(source);
   std::error_code ec;
   if (std::filesystem::is_regular_file(as_path, ec)) {
-    return {read_journal(as_path), as_path.filename().string()};
+    JournalRows journal = read_journal(as_path);
+    return {std::move(journal.rows), as_path.filename().string(), std::move(journal.warning)};
   }
   if (!all_digits(source) && source != "last") {
     throw std::invalid_argument(fmt::format(

@@ -1,9 +1,6 @@
-// The JSONL journal: one Result per line through the row codec (attnprof/result_json.hpp), and
-// whole journals read back. docs/results.md is the schema.
-#include <cerrno>
+// The JSONL journal's line: one Result per line through the row codec (attnprof/result_json.hpp).
+// Whole journals are read by journal.hpp. docs/results.md is the schema.
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <stdexcept>
 
@@ -50,32 +47,6 @@ Result from_json_line(const std::string& line) {
     malformed(describe_parse_error(e));
   }
   return result_from_json(j);
-}
-
-std::vector<Result> read_journal(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(
-        fmt::format("cannot open journal {}: {}", path.string(), std::strerror(errno)));
-  }
-  std::vector<Result> results;
-  std::string line;
-  int64_t line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-    try {
-      results.push_back(from_json_line(line));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(
-          fmt::format("{}, line {}: {}", path.string(), line_number, e.what()));
-    }
-  }
-  if (in.bad()) {
-    throw std::runtime_error(
-        fmt::format("cannot read journal {}: {}", path.string(), std::strerror(errno)));
-  }
-  return results;
 }
 
 }  // namespace attnprof

@@ -105,7 +105,7 @@ std::vector<const Figure*> ReportModel::figures() const {
   return out;
 }
 
-ReportModel build_report_model(const std::vector<Result>& rows, const ReportOptions& options) {
+void check_reportable(const std::vector<Result>& rows, const ReportOptions& options) {
   const std::vector<std::string> providers = passed_providers(rows);
   if (providers.empty()) {
     throw std::runtime_error(rows.empty() ? std::string("no rows to report on")
@@ -119,6 +119,11 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
                     "with passed rows: {})",
                     options.baseline, fmt::join(providers, ", ")));
   }
+}
+
+ReportModel build_report_model(const std::vector<Result>& rows, const ReportOptions& options) {
+  check_reportable(rows, options);
+  const std::vector<std::string> providers = passed_providers(rows);
   ReportModel m;
   m.title = options.title;
   m.baseline = choose_baseline(rows, options.baseline);

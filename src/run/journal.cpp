@@ -12,10 +12,8 @@
 
 namespace attnprof {
 
-ResumeJournal read_resume_journal(const std::filesystem::path& path) {
-  ResumeJournal journal;
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return journal;
+JournalRows read_journal(const std::filesystem::path& path) {
+  JournalRows journal;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw std::runtime_error(

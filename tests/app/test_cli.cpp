@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -40,7 +41,7 @@ TEST(Cli, TinyGridRunsAndTheJournalParses) {
       "--kv-heads 2 --head-dim 16 --dtype fp32,bf16 --mask causal --out " +
       journal.string() + " --markdown " + md.string() + kQuick);
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto rows = read_journal(journal);
+  const auto rows = read_journal(journal).rows;
   ASSERT_EQ(rows.size(), 8u);
   for (const Result& r : rows) {
     EXPECT_EQ(r.status, Status::passed) << r.provider << " " << r.spec.label() << ": " << r.reason;
@@ -186,6 +187,30 @@ std::vector<std::string> slow_grid(const fs::path& journal) {
           "3",      "--threads",  "1",    "--no-trace",      "--out",     journal.string()};
 }
 
+// A slow_grid run in the background on a fresh journal; its files go with it.
+struct SlowRun {
+  fs::path journal;
+  std::vector<std::string> args;
+  Background process;
+  bool started = false;  // the rows waited for were written
+  ~SlowRun() {
+    fs::remove(journal);
+    fs::remove(process.out);
+    fs::remove(process.err);
+  }
+};
+
+// Starts it and waits (at most 20 s) until it has written `rows` rows.
+std::unique_ptr<SlowRun> start_slow_run(const std::string& tag, int64_t rows) {
+  auto run = std::make_unique<SlowRun>();
+  run->journal = temp_file(tag + ".jsonl");
+  fs::remove(run->journal);
+  run->args = slow_grid(run->journal);
+  run->process = spawn_cli(run->args, tag);
+  run->started = wait_for_rows(run->journal, rows, 20);
+  return run;
+}
+
 std::string join_args(const std::vector<std::string>& args) {
   std::string s;
   for (const std::string& a : args) s += " " + a;
@@ -216,7 +241,7 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
           journal.string() + kQuick,
       "ATTNPROF_TEST_PROVIDERS=1");
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto rows = read_journal(journal);
+  const auto rows = read_journal(journal).rows;
   // cpu.naive, five fault providers, test.group and test.pid (cpu.reference in two workers).
 #if defined(ATTNPROF_WITH_CUDA)
   // CUDA builds add test.illegal_address, which has no engine in a --device cpu run.
@@ -237,6 +262,7 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
   EXPECT_NE(by.at("test.abort")->reason.find("SIGABRT"), std::string::npos);
   EXPECT_EQ(by.at("test.segv")->status, Status::failed);
   EXPECT_NE(by.at("test.segv")->reason.find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(by.at("test.segv")->seed, 20261129u);  // a crash is reproduced from its seed
   EXPECT_EQ(by.at("test.hang")->status, Status::timeout);
   EXPECT_EQ(by.at("test.sticky")->status, Status::failed);
   EXPECT_NE(o.out.find(fmt::format("done: {0} of {0} points run", rows.size())), std::string::npos)
@@ -245,11 +271,10 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
 }
 
 TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) {
-  const fs::path journal = temp_file("kill9.jsonl");
-  fs::remove(journal);
-  const auto args = slow_grid(journal);
-  const Background b = spawn_cli(args, "kill9");
-  ASSERT_TRUE(wait_for_rows(journal, 2, 20)) << slurp(b.err);
+  const auto run = start_slow_run("kill9", 2);
+  const fs::path& journal = run->journal;
+  const Background& b = run->process;
+  ASSERT_TRUE(run->started) << slurp(b.err);
   ::kill(b.pid, SIGKILL);
   EXPECT_EQ(wait_exit(b.pid), 128 + SIGKILL);
   // The worker dies with its supervisor, even mid-point.
@@ -260,16 +285,16 @@ TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) 
   }
   EXPECT_FALSE(alive) << "the worker outlived its supervisor";
 
-  const std::size_t before = read_resume_journal(journal).rows.size();
+  const std::size_t before = read_journal(journal).rows.size();
   ASSERT_GE(before, 2u);
   ASSERT_LT(before, 10u) << "the sweep ended before the kill";
-  const Outcome o = run_cli(join_args(args) + " --resume");
+  const Outcome o = run_cli(join_args(run->args) + " --resume");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find(fmt::format("done: {} of 10 points run ({} already in the journal)",
                                    10 - before, before)),
             std::string::npos)
       << o.out;
-  const auto rows = read_journal(journal);
+  const auto rows = read_journal(journal).rows;
   EXPECT_EQ(rows.size(), 10u);
   std::set<std::string> keys;
   for (const Result& r : rows) {
@@ -277,17 +302,14 @@ TEST(CliFaults, KillNineLosesAtMostThePointInFlightAndResumeRunsExactlyTheRest) 
     keys.insert(r.provider + " " + r.spec.key());
   }
   EXPECT_EQ(keys.size(), 10u);
-  fs::remove(journal);
-  fs::remove(b.out);
-  fs::remove(b.err);
 }
 
 TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
   for (const int sig : {SIGINT, SIGTERM}) {
-    const fs::path journal = temp_file("stop.jsonl");
-    fs::remove(journal);
-    const Background b = spawn_cli(slow_grid(journal), "stop");
-    ASSERT_TRUE(wait_for_rows(journal, 2, 20)) << slurp(b.err);
+    const auto run = start_slow_run("stop", 2);
+    const fs::path& journal = run->journal;
+    const Background& b = run->process;
+    ASSERT_TRUE(run->started) << slurp(b.err);
     EXPECT_TRUE(worker_of_alive(b.pid));  // the check below can see a worker
     ::kill(b.pid, sig);
     EXPECT_EQ(wait_exit(b.pid), 128 + sig);
@@ -297,15 +319,34 @@ TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
         << err;
     EXPECT_NE(err.find("resume with:"), std::string::npos) << err;
     EXPECT_NE(err.find("--resume"), std::string::npos) << err;
-    const auto rows = read_journal(journal);  // throws on a bad line
+    const auto rows = read_journal(journal).rows;  // throws on a bad line
     EXPECT_GE(rows.size(), 2u);
     EXPECT_LT(rows.size(), 10u);
     EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
     EXPECT_FALSE(worker_of_alive(b.pid));
-    fs::remove(journal);
-    fs::remove(b.out);
-    fs::remove(b.err);
   }
+}
+
+// Two runs on one journal: the second is refused at once, naming the first by pid and command
+// line, and writes nothing; the first finishes its sweep with every row intact.
+TEST(CliFaults, ASecondRunOnAJournalInUseIsRefusedNamingTheFirst) {
+  const auto run = start_slow_run("two", 1);
+  const fs::path& journal = run->journal;
+  const Background& first = run->process;
+  ASSERT_TRUE(run->started) << slurp(first.err);
+  const Outcome second = run_cli(join_args(run->args) + " --resume");
+  EXPECT_EQ(second.code, 2) << second.err;
+  EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << second.err;
+  EXPECT_NE(second.err.find(fmt::format("--out: journal {} is in use by pid {} (", journal.string(),
+                                        first.pid)),
+            std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("attnprof run --device cpu"), std::string::npos) << second.err;
+  EXPECT_EQ(second.out, "");
+  EXPECT_EQ(wait_exit(first.pid), 0) << slurp(first.err);
+  const auto rows = read_journal(journal).rows;
+  EXPECT_EQ(rows.size(), 10u);
+  EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
 }
 
 TEST(CliFaults, ResumeRefusesABadJournalWithOneLineAndLeavesItAlone) {

@@ -1,6 +1,6 @@
 // The analysis commands end to end: tune finds a known boundary through the CLI, run records its
 // history, report and compare take a journal or a run id, and every bad input is one line with
-// the right exit code (2 for usage, 1 for data that cannot be used).
+// exit code 2 (refused before any work: bad options, or data that cannot be used).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
 #include "cli_runner.hpp"
 
@@ -70,7 +71,7 @@ TEST_F(AnalysisCli, TuneFindsTheLargestBatchOfAKnownOomBoundary) {
   const auto summary = nlohmann::json::parse(std::ifstream(path("tune.json")));
   EXPECT_EQ(summary["results"][0]["largest"].get<int64_t>(), 256);
   EXPECT_EQ(summary["results"][0]["boundary"].get<std::string>().rfind("batch 257: oom:", 0), 0u);
-  const auto rows = read_journal(path("tune.jsonl"));
+  const auto rows = read_journal(path("tune.jsonl")).rows;
   EXPECT_EQ(rows.size(), summary["results"][0]["curve"].size());
   EXPECT_NE(o.out.find("max batch"), std::string::npos) << o.out;
 }
@@ -127,20 +128,25 @@ TEST_F(AnalysisCli, RunIsRecordedAndReportAndCompareTakeRunIds) {
 
 TEST_F(AnalysisCli, CompareFailsOnRegression) {
   tiny_run("a.jsonl");
-  // B: every median 3x the base's, with the base's noise.
-  std::vector<Result> rows = read_journal(path("a.jsonl"));
+  // Base: the run's rows with a quiet machine's noise (a busy host can make a real run's noise
+  // as large as any change); B: every median 3x the base's, with the same noise.
+  std::vector<Result> rows = read_journal(path("a.jsonl")).rows;
   {
-    std::ofstream out(path("slow.jsonl"));
+    std::ofstream base(path("base.jsonl"));
+    std::ofstream slow(path("slow.jsonl"));
     for (Result& r : rows) {
+      r.timing.rel_noise = 0.004;
+      r.timing.cv = 0.01;
+      base << to_json_line(r) << '\n';
       r.timing.median_us *= 3;
-      out << to_json_line(r) << '\n';
+      slow << to_json_line(r) << '\n';
     }
   }
-  const Outcome o = cli("compare " + path("a.jsonl") + " " + path("slow.jsonl"));
+  const Outcome o = cli("compare " + path("base.jsonl") + " " + path("slow.jsonl"));
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("6 SLOWER"), std::string::npos) << o.out;
   const Outcome f =
-      cli("compare " + path("a.jsonl") + " " + path("slow.jsonl") + " --fail-on-regression");
+      cli("compare " + path("base.jsonl") + " " + path("slow.jsonl") + " --fail-on-regression");
   EXPECT_EQ(f.code, 1) << f.err;
   EXPECT_NE(f.err.find("regression: 6 SLOWER"), std::string::npos) << f.err;
 }
@@ -155,9 +161,9 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
     EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
     EXPECT_TRUE(one_line_error(o)) << args << "\n" << o.err;
   }
-  // A journal with no passed rows.
+  // A journal with no passed rows: nothing to report on, refused before anything is written.
   {
-    std::vector<Result> rows = read_journal(path("a.jsonl"));
+    std::vector<Result> rows = read_journal(path("a.jsonl")).rows;
     std::ofstream out(path("failed.jsonl"));
     for (Result& r : rows) {
       r.status = Status::failed;
@@ -165,7 +171,8 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
     }
   }
   const Outcome none = cli("report " + path("failed.jsonl") + " --markdown " + path("x.md"));
-  EXPECT_EQ(none.code, 1);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_FALSE(std::filesystem::exists(path("x.md")));
   EXPECT_TRUE(one_line_error(none)) << none.err;
   EXPECT_NE(none.err.find("no passed rows to report on (6 rows: 6 failed)"), std::string::npos);
   // A history from a newer schema.
@@ -175,7 +182,7 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
   sqlite3_close(h);
   for (const std::string& args : {std::string("history"), std::string("report 1 --html x.html")}) {
     const Outcome o = cli(args);
-    EXPECT_EQ(o.code, 1) << args;
+    EXPECT_EQ(o.code, 2) << args;
     EXPECT_TRUE(one_line_error(o)) << args << "\n" << o.err;
     EXPECT_NE(o.err.find("schema version 7"), std::string::npos) << o.err;
   }
@@ -189,7 +196,7 @@ TEST_F(AnalysisCli, BadInputIsOneClearLine) {
       cli("run --device cpu --in-process --providers cpu.naive --seq 16 "
           "--heads 1 --head-dim 8 --dtype fp32 --history " +
           db().string());
-  EXPECT_EQ(strict.code, 1);
+  EXPECT_EQ(strict.code, 2);
   EXPECT_TRUE(one_line_error(strict)) << strict.err;
 }
 

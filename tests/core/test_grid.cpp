@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -89,6 +90,40 @@ TEST(Grid, UnknownPresetAndBadTomlAreClearErrors) {
   EXPECT_THROW(parse_preset("[[series]]\nbogus = 1\n", "x"), std::invalid_argument);
   EXPECT_THROW(parse_preset("[[series]]\ndtype = \"fp8\"\n", "x"), std::invalid_argument);
   EXPECT_THROW(parse_preset("[[series]\n", "x"), std::invalid_argument);
+}
+
+// The message of parse_preset(text) as the file presets/x.toml, or "" when it parses.
+std::string preset_error(const std::string& text) {
+  try {
+    (void)parse_preset(text, "x", "presets/x.toml");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A misspelt key must not leave the grid silently different from the file, and an empty axis
+// must not reach the C++ library (vector::_M_range_check): one line naming file, series, key.
+TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
+  const std::string series = "[[series]]\nseq = 64\n";
+  EXPECT_EQ(preset_error("sequence = 64\n" + series),
+            "preset presets/x.toml: unknown top-level key 'sequence' (known: name, description, "
+            "providers, [[series]])");
+  EXPECT_EQ(preset_error(series + "[[series]]\nhead_dims = 64\n"),
+            "preset presets/x.toml: series 2: unknown key 'head_dims' (known: batch, heads, "
+            "kv_heads, seq, kv_seq, head_dim, tokens, model_dim, dtype, mask, mode, model)");
+  for (const char* key : {"seq", "batch", "tokens", "model_dim", "dtype", "mask", "model"}) {
+    EXPECT_EQ(preset_error(fmt::format("[[series]]\n{} = []\n", key)),
+              fmt::format("preset presets/x.toml: series 1: '{}' is empty", key));
+  }
+  EXPECT_EQ(
+      preset_error("[[series]]\nseq = \"\"\n").rfind("preset presets/x.toml: series 1: 'seq': ", 0),
+      0u);
+  EXPECT_EQ(preset_error("[[series]]\ntokens = [1024, 2048]\n"),
+            "preset presets/x.toml: series 1: 'tokens' takes one value (got 2)");
+  EXPECT_EQ(preset_error("name = 3\n" + series), "preset presets/x.toml: 'name' must be a string");
+  EXPECT_EQ(preset_error("[[series]\n").rfind("preset presets/x.toml: not valid TOML", 0), 0u);
+  EXPECT_EQ(preset_error("providers = [\"cpu.naive\"]\n" + series), "");
 }
 
 TEST(Grid, ModelShapesAreKnown) {

@@ -70,6 +70,7 @@ inline std::vector<Result> sample_results() {
   cpu.provider = "cpu.flash";
   cpu.status = Status::passed;
   cpu.spec = make_spec(1, 12, 12, 2048, 2048, 64, DType::fp32, {MaskKind::causal_tl, 0}, Mode::fwd);
+  cpu.seed = 20261129;
   cpu.device = "AMD EPYC 9654 (16 threads)";
   cpu.timing = make_timing("cpu-wall", 48231.5, 49874.25, 12, false);
   cpu.flops = 6445596672;
@@ -88,6 +89,7 @@ inline std::vector<Result> sample_results() {
   gpu.provider = "cuda.flash2";
   gpu.status = Status::passed;
   gpu.spec = make_spec(2, 32, 8, 512, 4096, 128, DType::bf16, {MaskKind::causal_br, 0}, Mode::fwd);
+  gpu.seed = std::numeric_limits<uint64_t>::max();  // beyond int64: written as unsigned
   gpu.device = "NVIDIA H200";
   gpu.timing = make_timing("cold", 85.25, 91.5, 240, true);
   gpu.timing.launches_per_sample = 8;
@@ -115,6 +117,7 @@ inline std::vector<Result> sample_results() {
   unsupported.status = Status::not_supported;
   unsupported.reason = "head_dim 96 not supported, needs \"64\" or \"128\"";
   unsupported.spec = make_spec(4, 16, 16, 1024, 1024, 96, DType::fp16, {}, Mode::fwd);
+  unsupported.seed = 20261129;
   unsupported.device = "NVIDIA H200";
   unsupported.memory.analytic_bytes = 50331648;
   rows.push_back(unsupported);
@@ -124,6 +127,7 @@ inline std::vector<Result> sample_results() {
   wrong.status = Status::incorrect;
   wrong.reason = "rel_l2_err nan > tolerance 2.0e-02 (b0 h3 row 17, O); 4096 NaN outputs";
   wrong.spec = make_spec(1, 8, 8, 1000, 1000, 64, DType::fp16, {MaskKind::window, 128}, Mode::fwd);
+  wrong.seed = 0;
   wrong.device = "NVIDIA H200";
   wrong.memory = {20096000, 16000000, 4096000, 0, 0};
   wrong.verify = make_verify(std::numeric_limits<double>::quiet_NaN(), 0.02);
@@ -145,6 +149,7 @@ inline std::vector<Result> sample_results() {
   failed.status = Status::failed;
   failed.reason = "worker killed by signal 11 (SIGSEGV)\nlast CUDA call: cudaLaunchKernel";
   failed.spec = make_spec(1, 1, 1, 65536, 65536, 256, DType::fp16, {}, Mode::bwd);
+  failed.seed = 7;
   failed.device = "NVIDIA H200";
   rows.push_back(failed);
 
@@ -162,7 +167,7 @@ inline std::vector<Result> sample_results() {
   skipped.reason = "a smaller size of this series ran out of memory";
   skipped.spec =
       make_spec(8, 32, 32, 65536, 65536, 128, DType::bf16, {MaskKind::causal_tl, 0}, Mode::fwd_bwd);
-  skipped.device = "NVIDIA H200";
+  skipped.device = "NVIDIA H200";  // never tried: no seed
   rows.push_back(skipped);
 
   return rows;

@@ -156,6 +156,45 @@ TEST(Compare, StatusChangesUnmatchedPointsAndEnvironments) {
   EXPECT_FALSE(fixed.has_regression());
 }
 
+// A CI gate must not pass because the points that got slower stopped running: a point that
+// passed in A and is absent, or not passed, in B is a regression unless missing ones are allowed.
+TEST(Compare, PointsMissingFromTheNewRunAreARegressionUnlessAllowed) {
+  std::mt19937_64 rng(13);
+  const Result kept = measured("p.kept", 512, 100, 0.01, 100, rng);
+  const Result gone = measured("p.gone", 512, 100, 0.01, 100, rng);
+  const Result unsupported_before = measured("p.never", 512, 100, 0.01, 100, rng);
+  Result now_unsupported = measured("p.dropped", 512, 100, 0.01, 100, rng);
+  Result never = unsupported_before;
+  never.status = Status::not_supported;
+  const Result dropped_before = now_unsupported;
+  now_unsupported.status = Status::not_supported;
+  now_unsupported.reason = "head_dim 512 not supported";
+  now_unsupported.timing = {};
+
+  const Comparison c =
+      compare_runs({kept, gone, never, dropped_before}, {kept, now_unsupported}, CompareOptions{});
+  EXPECT_EQ(c.count(Verdict::slower), 0);
+  EXPECT_EQ(c.broken(), 0);
+  // p.never did not pass in A: nothing was lost.
+  EXPECT_EQ(c.missing, (std::vector<std::string>{"p.gone B1 H8 N512 D64 fp16 none fwd: absent",
+                                                 "p.dropped B1 H8 N512 D64 fp16 none fwd: "
+                                                 "not_supported"}));
+  EXPECT_TRUE(c.has_regression());
+  EXPECT_FALSE(c.has_regression(/*allow_missing=*/true));
+  const std::string text = format_comparison(c, "a", "b", CompareOptions{});
+  EXPECT_NE(text.find("2 points passed in A and have no passed row in B:\n"
+                      "  p.gone B1 H8 N512 D64 fp16 none fwd: absent\n"),
+            std::string::npos)
+      << text;
+
+  // A point that broke stays a regression with missing points allowed, and is not "missing".
+  Result broke = kept;
+  broke.status = Status::failed;
+  const Comparison b = compare_runs({kept}, {broke}, CompareOptions{});
+  EXPECT_TRUE(b.missing.empty());
+  EXPECT_TRUE(b.has_regression(/*allow_missing=*/true));
+}
+
 TEST(Compare, RepeatedRowsUseTheLastAndAreCounted) {
   std::mt19937_64 rng(3);
   Result first = measured("p", 256, 100, 0.01, 100, rng);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
 #include "report/fixtures.hpp"
 
@@ -26,7 +27,7 @@ class JsonlSink : public ::testing::Test {
   }
   std::vector<std::string> providers() {
     std::vector<std::string> out;
-    for (const Result& r : read_journal(path_)) out.push_back(r.provider);
+    for (const Result& r : read_journal(path_).rows) out.push_back(r.provider);
     return out;
   }
 };

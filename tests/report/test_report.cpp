@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "attnprof/journal.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/report.hpp"
 #include "attnprof/sink.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 std::vector<Result> golden_rows() {
   // Schema 1 rows: their traits come from this build's table, as `attnprof report` fills them.
-  std::vector<Result> rows = read_journal(test::golden_path("report_input.jsonl"));
+  std::vector<Result> rows = read_journal(test::golden_path("report_input.jsonl")).rows;
   backfill_traits(rows);
   return rows;
 }

@@ -1,5 +1,6 @@
-// Reading a journal for --resume: rows back as written, a partial last row from a killed writer
-// dropped with a warning, everything else refused with one line naming the line.
+// Reading a journal (run --resume, report, compare): rows back as written, a partial last row
+// from a killed writer dropped with a warning, everything else refused with one line naming the
+// line.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -36,7 +37,7 @@ class JournalFile : public ::testing::Test {
   std::string line(int64_t q_len) { return to_json_line(row(q_len)) + "\n"; }
   std::string refusal() {
     try {
-      read_resume_journal(path_);
+      read_journal(path_);
     } catch (const std::runtime_error& e) {
       return e.what();
     }
@@ -47,23 +48,21 @@ class JournalFile : public ::testing::Test {
 
 TEST_F(JournalFile, RowsComeBackInOrder) {
   write(line(16) + "\n" + line(32));
-  const ResumeJournal j = read_resume_journal(path_);
+  const JournalRows j = read_journal(path_);
   ASSERT_EQ(j.rows.size(), 2u);
   EXPECT_EQ(j.rows[0].spec.q_len, 16);
   EXPECT_EQ(j.rows[1].spec.q_len, 32);
   EXPECT_TRUE(j.warning.empty());
 }
 
-TEST_F(JournalFile, AMissingJournalHasNoRows) {
-  const ResumeJournal j = read_resume_journal(path_);
-  EXPECT_TRUE(j.rows.empty());
-  EXPECT_TRUE(j.warning.empty());
+TEST_F(JournalFile, AMissingJournalIsAnError) {
+  EXPECT_EQ(refusal().rfind("cannot open journal " + path_.string() + ": ", 0), 0u) << refusal();
 }
 
 TEST_F(JournalFile, APartialLastRowIsDroppedWithAWarning) {
   const std::string cut = line(64).substr(0, 57);  // a write(2) cut short by kill -9
   write(line(16) + line(32) + cut);
-  const ResumeJournal j = read_resume_journal(path_);
+  const JournalRows j = read_journal(path_);
   ASSERT_EQ(j.rows.size(), 2u);
   EXPECT_NE(j.warning.find("line 3"), std::string::npos) << j.warning;
   EXPECT_NE(j.warning.find("partial last row (57 bytes"), std::string::npos) << j.warning;
@@ -72,7 +71,7 @@ TEST_F(JournalFile, APartialLastRowIsDroppedWithAWarning) {
 TEST_F(JournalFile, ACompleteLastRowWithoutItsNewlineIsKept) {
   const std::string last = line(64);
   write(line(16) + last.substr(0, last.size() - 1));
-  const ResumeJournal j = read_resume_journal(path_);
+  const JournalRows j = read_journal(path_);
   ASSERT_EQ(j.rows.size(), 2u);
   EXPECT_TRUE(j.warning.empty());
 }

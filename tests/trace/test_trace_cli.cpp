@@ -53,7 +53,8 @@ TEST(TraceCli, CpuProvidersGivePhasesOnlyTraces) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(TraceCli, ACudaProviderWithoutAGpuIsOneLineAndExit1) {
+// Refused before anything is traced: exit 2, like every request that cannot start.
+TEST(TraceCli, ACudaProviderWithoutAGpuIsOneLineAndExit2) {
   // Only meaningful where no CUDA device answers (CI, the CPU machine); skip elsewhere.
   const Outcome probe = run_cli("list");
   if (probe.out.find("cuda.naive") != std::string::npos &&
@@ -62,7 +63,7 @@ TEST(TraceCli, ACudaProviderWithoutAGpuIsOneLineAndExit1) {
     GTEST_SKIP() << "a CUDA device is present";
   }
   const Outcome o = run_cli("trace --providers cuda.naive" + kPoint + "--ncu");
-  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_EQ(o.code, 2) << o.out << o.err;
   EXPECT_EQ(o.out, "");
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
   EXPECT_EQ(o.err.rfind("attnprof trace: ", 0), 0u) << o.err;

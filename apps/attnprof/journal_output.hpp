@@ -1,0 +1,26 @@
+// The journal a command writes (--out of run and tune): locked for the whole command, so two
+// runs never write one file, and an existing, non-empty one refused unless the command is told
+// to continue it (--resume) or to replace it (--force): a rerun with the same --out must not
+// silently destroy the rows of the last one.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "attnprof/journal_lock.hpp"
+
+namespace attnprof::cli {
+
+struct JournalClaim {
+  std::string path;        // --out; empty: no journal, nothing is claimed
+  bool resume = false;     // --resume: the rows are continued
+  bool force = false;      // --force: the rows are replaced
+  bool can_resume = true;  // whether the command has --resume (tune has not)
+};
+
+// The lock on the journal, held until it is destroyed (null when no journal is written).
+// Throws std::invalid_argument with one line: the journal is locked by another run (naming it),
+// or exists, is not empty, and neither --resume nor --force was given (it is left untouched).
+std::unique_ptr<JournalLock> claim_journal(const JournalClaim& claim);
+
+}  // namespace attnprof::cli
