@@ -5,12 +5,13 @@ namespace {
 
 class TorchProvider final : public Provider {
  public:
-  TorchProvider(std::string name, std::string description, Backend backend)
-      : name_(std::move(name)), description_(std::move(description)), backend_(backend) {}
+  TorchProvider(ProviderTraits traits, Backend backend)
+      : traits_(std::move(traits)), backend_(backend) {
+    traits_.library_version = torch_version();
+  }
 
-  std::string name() const override { return name_; }
-  std::string description() const override { return description_; }
-  DeviceKind device_kind() const override { return DeviceKind::cuda; }
+  ProviderTraits traits() const override { return traits_; }
+  Fingerprint fingerprint() const override { return {{"torch", torch_version()}}; }
   Availability availability() const override { return torch_availability(); }
   WorkerGroup worker_group() const override { return torch_worker_group(); }
 

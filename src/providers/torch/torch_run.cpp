@@ -4,6 +4,7 @@
 #include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/core/GradMode.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -189,7 +190,7 @@ void TorchRun::publish(Stream&, const Io& io) {
   const c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device_index_));
   const c10::cuda::CUDAStreamGuard guard(
       c10::cuda::getStreamFromExternal(stream_, static_cast<c10::DeviceIndex>(device_index_)));
-  const at::NoGradGuard no_grad;  // the copies below allocate nothing and record no graph
+  const c10::NoGradGuard no_grad;  // the copies below allocate nothing and record no graph
   if (spec_.mode != Mode::bwd && o_.defined()) {
     bhsd_view(stored(io.o, device_index_), spec_.layout).copy_(o_);
   }
