@@ -10,11 +10,6 @@
 
 namespace attnprof::cuda {
 
-// "13.0"-style versions; "" where unknown (no driver, library not built).
-std::string cuda_driver_version();
-std::string cuda_runtime_version();
-std::string cublas_version();  // "13.0.2"
-
 // Keys (all strings): gpu, gpu_sm_count, gpu_cc, gpu_memory_bytes, gpu_l2_bytes,
 // gpu_clock_rate_mhz, gpu_pci_bus_id, cuda_driver, cuda_runtime, cublas, driver (NVML's
 // driver string, else "cuda <cuda_driver>"), gpu_power_limit_w, gpu_ecc, gpu_sm_clock_mhz,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnprof/peaks.hpp"
+#include "cuda/library_versions.hpp"
 #include "measure/cuda/cuda_fingerprint.hpp"
 
 namespace attnprof {

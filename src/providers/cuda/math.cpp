@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/library_versions.hpp"
 #include "providers/cuda/attention_gemms.hpp"
 #include "providers/cuda/convert.cuh"
 #include "providers/cuda/cublas_session.hpp"
@@ -201,7 +202,11 @@ class MathRun final : public Run {
 
 class MathProvider final : public Provider {
  public:
-  ProviderTraits traits() const override { return cuda_math_traits(); }
+  ProviderTraits traits() const override {
+    ProviderTraits t = cuda_math_traits();
+    t.library_version = cuda::cublas_version();
+    return t;
+  }
   Availability availability() const override { return cuda::device_availability(); }
   // 63: every index is 64-bit (kernels, strides, cuBLAS's _64 entry points past INT32_MAX).
   int index_bits() const override { return 63; }

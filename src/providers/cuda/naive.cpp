@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/library_versions.hpp"
 #include "providers/cuda/attention_gemms.hpp"
 #include "providers/cuda/cublas_session.hpp"
 #include "providers/cuda/provider_common.hpp"
@@ -136,7 +137,9 @@ class NaiveProvider final : public Provider {
   explicit NaiveProvider(bool expand) : expand_(expand) {}
 
   ProviderTraits traits() const override {
-    return expand_ ? cuda_naive_expand_traits() : cuda_naive_traits();
+    ProviderTraits t = expand_ ? cuda_naive_expand_traits() : cuda_naive_traits();
+    t.library_version = cuda::cublas_version();
+    return t;
   }
   Availability availability() const override { return cuda::device_availability(); }
   // 63: every index is 64-bit (kernels, strides, cuBLAS's _64 entry points past INT32_MAX).
