@@ -29,6 +29,15 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
   add_whole_number_option(sub, "--threads", o.threads,
                           "CPU threads for CPU providers (default: all)", 0);
   sub->add_flag("--no-trace", o.no_trace, "Do not record which kernels ran");
+  sub->add_option("--verify", o.verify,
+                  "auto: GPU points check every row on the device, CPU points every row within "
+                  "about a second of fp64 and a sample beyond; full: CPU points check every row "
+                  "whatever it costs")
+      ->check(CLI::IsMember({"auto", "full"}));
+  add_whole_number_option(sub, "--verify-repeats", o.verify_repeats,
+                          "Launches checked after the last timed one (default: up to 10 on a GPU "
+                          "while checks are cheap, none on the CPU)",
+                          0);
 }
 
 RunOptions measure_run_options(const MeasureCliOptions& o) {
@@ -42,6 +51,8 @@ RunOptions measure_run_options(const MeasureCliOptions& o) {
   ro.measure.rule.min_samples = o.min_samples;
   ro.warmup_launches = o.warmup;
   ro.trace_kernels = !o.no_trace;
+  ro.verify.full = o.verify == "full";
+  ro.verify.repeats = o.verify_repeats;
   return ro;
 }
 

@@ -22,11 +22,12 @@ struct MeasureCliOptions {
   int warmup = 1;
   int threads = 0;  // 0: every hardware thread
   bool no_trace = false;
+  std::string verify = "auto";
+  int verify_repeats = -1;  // -1: the engine's choice
 };
 
 // Registers --seed, --timing, --clock, --max-noise, --min-time, --point-timeout, --min-samples,
-// --warmup,
-// --threads and --no-trace.
+// --warmup, --threads, --no-trace, --verify and --verify-repeats.
 void add_measure_options(CLI::App* sub, MeasureCliOptions& o);
 
 // The run options they give (threads are the engine's to resolve); throws std::invalid_argument

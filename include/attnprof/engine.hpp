@@ -18,6 +18,7 @@
 #include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
 #include "attnprof/stats.hpp"
+#include "attnprof/verify.hpp"
 
 namespace attnprof {
 
@@ -93,6 +94,12 @@ class Engine {
   // Untimed warm-up launches are the caller's job; measure() only samples. On return the run is
   // bound to copy 0 again and copy 0 holds the outputs of the last timed launch.
   virtual TimingResult measure(Run& run, PointTensors& tensors, const MeasureOptions& options) = 0;
+  // Copy 0's launch outputs against the fp64 reference of `fill`'s inputs (verify.hpp), for
+  // judge_rows. The CPU engine checks host copies on the host (check_on_host); the CUDA engine
+  // checks every row on the device and, with `cross_check`, a sample of rows against the host's
+  // fp64 too (a disagreement throws FaultError harness: attnprof's reference is wrong).
+  virtual RowChecks check_outputs(const Spec& spec, PointTensors& tensors, const InputFill& fill,
+                                  const VerifyOptions& options, bool cross_check) = 0;
   // The kernels one extra, untimed launch runs. Empty with `note` set where unavailable.
   virtual std::vector<KernelRecord> trace_kernels(Run& run, PointTensors& tensors,
                                                   std::string& note) = 0;

@@ -24,6 +24,7 @@ enum class Fault {
   provider,       // the provider threw an error of no known kind
   timeout,        // no answer within the hang limit: the worker was killed
   crash,          // the worker died (signal or exit) during the point
+  harness,        // attnprof itself failed (its device reference disagreed with the fp64 host's)
 };
 std::string_view to_string(Fault f);
 std::optional<Fault> parse_fault(std::string_view s);

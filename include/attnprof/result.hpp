@@ -15,7 +15,8 @@
 namespace attnprof {
 
 // 2: harness-owned inputs; rows carry fault, traits, clock policy, power and host load.
-inline constexpr int kSchemaVersion = 2;
+// 3: verify carries its time, the launches checked and the device reference's cross-check.
+inline constexpr int kSchemaVersion = 3;
 
 enum class Status { passed, incorrect, not_supported, oom, failed, timeout, skipped };
 std::string_view to_string(Status s);
@@ -60,9 +61,14 @@ struct VerifyResult {
   double lse_tolerance = 0;     // the bound lse_max_abs_err is gated on
   int64_t rows_checked = 0;
   int64_t rows_total = 0;
-  int64_t nan_count = 0;  // output elements still NaN (poison not overwritten) or NaN/inf
-  std::string sampling;   // "all" or "stratified"
-  std::string detail;     // worst row and tensor, in words
+  int64_t nan_count = 0;         // output elements still NaN (poison not overwritten) or NaN/inf
+  std::string sampling;          // "all" (host), "all (device)", "sample" (host, beyond its budget)
+  std::string detail;            // worst row and tensor, in words
+  double seconds = 0;            // time spent verifying this point (every check of it)
+  int64_t launches_checked = 0;  // launches whose outputs were checked (first, last, repeats)
+  // Device checks: the largest |rel err against the device reference - rel err against the fp64
+  // host reference| over the cross-checked rows (the device reference checked); -1 when none.
+  double reference_disagreement = -1;
 };
 
 struct KernelRecord {

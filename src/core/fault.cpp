@@ -8,7 +8,7 @@ namespace attnprof {
 
 namespace {
 
-constexpr std::array<std::pair<Fault, std::string_view>, 10> kNames = {{
+constexpr std::array<std::pair<Fault, std::string_view>, 11> kNames = {{
     {Fault::none, "none"},
     {Fault::invalid, "invalid"},
     {Fault::not_supported, "not_supported"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<Fault, std::string_view>, 10> kNames = {{
     {Fault::provider, "provider"},
     {Fault::timeout, "timeout"},
     {Fault::crash, "crash"},
+    {Fault::harness, "harness"},
 }};
 
 }  // namespace

@@ -6,8 +6,9 @@
 //   null is taken by absent optional fields (pct_peak_flops, pct_peak_bw). NaN's sign is lost.
 // - Every field of the current schema is required; unknown fields are ignored. schema_version is
 //   checked first, so a row of another version is refused with that reason rather than a missing
-//   field. Rows of schema 1 (before faults, traits, clock policy and host load) are read with
-//   those fields at their defaults.
+//   field. Rows of schema 1 (before faults, traits, clock policy and host load) and of schema 2
+//   (before the verification's time, launches and reference cross-check) are read with those
+//   fields at their defaults.
 #include "attnprof/result_json.hpp"
 
 #include <cmath>
@@ -134,7 +135,10 @@ OrderedJson verify_json(const VerifyResult& v) {
           {"rows_total", v.rows_total},
           {"nan_count", v.nan_count},
           {"sampling", v.sampling},
-          {"detail", v.detail}};
+          {"detail", v.detail},
+          {"seconds", number(v.seconds)},
+          {"launches_checked", v.launches_checked},
+          {"reference_disagreement", number(v.reference_disagreement)}};
 }
 
 OrderedJson kernels_json(const std::vector<KernelRecord>& kernels) {
@@ -301,6 +305,11 @@ VerifyResult read_verify(const Reader& in) {
   v.nan_count = in.integer("nan_count");
   v.sampling = in.string("sampling");
   v.detail = in.string("detail");
+  if (in.version() >= 3) {
+    v.seconds = in.number("seconds");
+    v.launches_checked = in.integer("launches_checked");
+    v.reference_disagreement = in.number("reference_disagreement");
+  }
   return v;
 }
 

@@ -1,5 +1,6 @@
-// The rows and groups verification checks (internal to src/core): all of them on small shapes,
-// a stratified, seeded sample on large ones. rows_to_check itself is public (verify.hpp).
+// The rows a host check compares (internal to src/core): all of them within the cost budget, a
+// seeded sample that covers every (batch, head) and query-tile edge beyond it. rows_to_check and
+// cross_check_rows themselves are public (verify.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,13 @@
 
 namespace attnprof {
 
-// True when B*Hq*Nq*Nk*D is small enough to check every row.
+// The sample's query tile: its first and last rows are checked in every (batch, head).
+inline constexpr int64_t kSampleTile = 16;
+
+// fp64 FLOPs of the forward reference of every row: 2*B*Hq*Nq*Nk*(D+Dv).
+double forward_check_flops(const Spec& s);
+// True when every row is checked: options.full, or the forward reference within
+// options.full_check_flops.
 bool check_all_rows(const Spec& s, const VerifyOptions& options);
 
 // Small deterministic generator for the seeded samples (splitmix64 stream).

@@ -73,7 +73,9 @@ Json options_json(const RunOptions& o) {
           {"min_time_s", r.min_time_s},
           {"timeout_s", r.timeout_s},
           {"timer_resolution_s", r.timer_resolution_s},
-          {"full_check_work", o.verify.full_check_work},
+          {"full_check_flops", o.verify.full_check_flops},
+          {"verify_full", o.verify.full},
+          {"verify_repeats", o.verify.repeats},
           {"sample_rows", o.verify.sample_rows},
           {"grad_group_work", o.verify.grad_group_work},
           {"warmup_launches", o.warmup_launches},
@@ -97,7 +99,9 @@ RunOptions read_options(const Json& j) {
   r.min_time_s = field<double>(j, "min_time_s");
   r.timeout_s = field<double>(j, "timeout_s");
   r.timer_resolution_s = field<double>(j, "timer_resolution_s");
-  o.verify.full_check_work = field<double>(j, "full_check_work");
+  o.verify.full_check_flops = field<double>(j, "full_check_flops");
+  o.verify.full = field<bool>(j, "verify_full");
+  o.verify.repeats = field<int>(j, "verify_repeats");
   o.verify.sample_rows = field<int64_t>(j, "sample_rows");
   o.verify.grad_group_work = field<double>(j, "grad_group_work");
   o.warmup_launches = field<int>(j, "warmup_launches");

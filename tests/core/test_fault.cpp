@@ -12,9 +12,9 @@ namespace attnprof {
 namespace {
 
 TEST(Fault, NamesRoundTrip) {
-  for (Fault f :
-       {Fault::none, Fault::invalid, Fault::not_supported, Fault::oom, Fault::sticky_device,
-        Fault::device, Fault::library, Fault::provider, Fault::timeout, Fault::crash}) {
+  for (Fault f : {Fault::none, Fault::invalid, Fault::not_supported, Fault::oom,
+                  Fault::sticky_device, Fault::device, Fault::library, Fault::provider,
+                  Fault::timeout, Fault::crash, Fault::harness}) {
     const auto back = parse_fault(to_string(f));
     ASSERT_TRUE(back.has_value()) << to_string(f);
     EXPECT_EQ(*back, f);
@@ -40,8 +40,8 @@ TEST(Fault, GivesTheStatus) {
   EXPECT_EQ(status_of(Fault::invalid), Status::not_supported);
   EXPECT_EQ(status_of(Fault::oom), Status::oom);
   EXPECT_EQ(status_of(Fault::timeout), Status::timeout);
-  for (Fault f :
-       {Fault::sticky_device, Fault::device, Fault::library, Fault::provider, Fault::crash}) {
+  for (Fault f : {Fault::sticky_device, Fault::device, Fault::library, Fault::provider,
+                  Fault::crash, Fault::harness}) {
     EXPECT_EQ(status_of(f), Status::failed) << to_string(f);
   }
 }

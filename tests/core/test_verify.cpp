@@ -1,6 +1,6 @@
 // The verifier (src/core/verify.cpp): correct outputs pass, a single wrong element fails and is
-// named, the NaN poison is found anywhere, the bounds separate dtypes, and the stratified row
-// sample contains the rows it promises and is deterministic.
+// named, the NaN poison is found anywhere, the bounds separate dtypes, and the host's row sample
+// contains the rows it promises and is deterministic.
 #include "attnprof/verify.hpp"
 
 #include <gtest/gtest.h>
@@ -175,12 +175,13 @@ TEST(Verify, Fp16RoundedOutputPassesFp16ButNotFp32) {
 
 TEST(Verify, NanLeftAnywhereFailsEvenOutsideTheSample) {
   const InputFill ctx{.seed = 17};
-  // B*Hq*Nq*Nk*D = 2 * 4096^2 * 16 > 2^28: stratified.
+  VerifyOptions opt;
+  opt.full_check_flops = 1e6;  // force the sample
   const Spec s = make_spec(1, 2, 2, 4096, 4096, 16, DType::bf16, {MaskKind::causal_tl, 0});
-  const std::vector<RowIndex> rows = rows_to_check(s, VerifyOptions{}, ctx.seed);
+  const std::vector<RowIndex> rows = rows_to_check(s, opt, ctx.seed);
   HostOutputs out = reference_outputs(s, ctx, rows);
-  VerifyResult r = verify_outputs(s, ctx, out);
-  EXPECT_EQ(r.sampling, "stratified");
+  VerifyResult r = verify_outputs(s, ctx, out, opt);
+  EXPECT_EQ(r.sampling, "sample");
   EXPECT_EQ(r.rows_checked, int64_t(rows.size()));
   EXPECT_LT(r.rows_checked, r.rows_total);
   ASSERT_TRUE(verify_passed(r)) << r.detail;
@@ -189,14 +190,14 @@ TEST(Verify, NanLeftAnywhereFailsEvenOutsideTheSample) {
   while (std::find(rows.begin(), rows.end(), unchecked) != rows.end()) ++unchecked.i;
   out.o[size_t(flat_index(s, 0, 1, unchecked.i, 3, 2, 4096, 16))] =
       std::numeric_limits<float>::quiet_NaN();
-  r = verify_outputs(s, ctx, out);
+  r = verify_outputs(s, ctx, out, opt);
   EXPECT_EQ(r.nan_count, 1);
   EXPECT_FALSE(verify_passed(r));
   EXPECT_NE(r.detail.find("i=" + std::to_string(unchecked.i)), std::string::npos) << r.detail;
   // An infinite LSE on a row that sees keys is caught the same way.
   out.o[size_t(flat_index(s, 0, 1, unchecked.i, 3, 2, 4096, 16))] = 0.0f;
   out.lse[size_t(4096 + unchecked.i)] = std::numeric_limits<float>::infinity();
-  r = verify_outputs(s, ctx, out);
+  r = verify_outputs(s, ctx, out, opt);
   EXPECT_EQ(r.nan_count, 1);
   EXPECT_FALSE(verify_passed(r));
 }
@@ -226,11 +227,11 @@ TEST(Verify, MissingOrShortTensorsFail) {
   EXPECT_FALSE(verify_passed(verify_outputs(s, ctx, out)));
 }
 
-TEST(Verify, StratifiedRowsHaveEdgesDiagonalAndAreDeterministic) {
+TEST(Verify, SampledRowsCoverEveryTileOfEveryHeadAndTheMasksEdges) {
   // Bottom-right causal with q_len > kv_len: off = 3000 - 5000 = -2000, so row 2000 is the
   // first that sees key 0 and row 4999 the first that sees the last key.
   const Spec s = make_spec(3, 8, 2, 5000, 3000, 64, DType::fp16, {MaskKind::causal_br, 0});
-  const VerifyOptions opt;
+  const VerifyOptions opt;  // 2*3*8*5000*3000*128 = 4.6e10 fp64 FLOPs: beyond the budget
   const std::vector<RowIndex> a = rows_to_check(s, opt, 77);
   EXPECT_EQ(a, rows_to_check(s, opt, 77));
   EXPECT_NE(a, rows_to_check(s, opt, 78));
@@ -239,15 +240,22 @@ TEST(Verify, StratifiedRowsHaveEdgesDiagonalAndAreDeterministic) {
   }));
   EXPECT_EQ(std::adjacent_find(a.begin(), a.end()), a.end());
   auto has = [&](int64_t b, int64_t h, int64_t i) {
-    return std::find(a.begin(), a.end(), RowIndex{b, h, i}) != a.end();
+    return std::binary_search(a.begin(), a.end(), RowIndex{b, h, i},
+                              [](const RowIndex& x, const RowIndex& y) {
+                                return std::tie(x.b, x.h, x.i) < std::tie(y.b, y.h, y.i);
+                              });
   };
-  EXPECT_TRUE(has(0, 0, 0));
-  EXPECT_TRUE(has(2, 7, 4999));  // last batch, last head, last row
-  EXPECT_TRUE(has(2, 4, 0));     // first head of the last KV group
-  for (int64_t i : {1999, 2000, 2001}) EXPECT_TRUE(has(0, 0, i)) << i;           // diagonal enters
-  for (int64_t i : {63, 64, 65, 127, 128, 129}) EXPECT_TRUE(has(2, 7, i)) << i;  // tile edges
-  EXPECT_GE(a.size(), size_t(opt.sample_rows));
-  EXPECT_LT(a.size(), size_t(400));
+  // Every (batch, head): the first and last row of every tile of 16, the last row.
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t h = 0; h < 8; ++h) {
+      for (int64_t i = 0; i < 5000; i += 16) {
+        EXPECT_TRUE(has(b, h, i)) << b << " " << h << " " << i;
+        EXPECT_TRUE(has(b, h, std::min<int64_t>(i + 15, 4999))) << b << " " << h << " " << i;
+      }
+    }
+  for (int64_t i : {1999, 2000, 2001}) EXPECT_TRUE(has(0, 0, i)) << i;  // diagonal enters
+  for (int64_t i : {1999, 2000, 2001}) EXPECT_TRUE(has(2, 4, i)) << i;  // last KV group's first
+  EXPECT_LT(a.size(), size_t(3 * 8 * 5000 / 6));
   for (const RowIndex& r : a) {
     EXPECT_LT(r.b, 3);
     EXPECT_LT(r.h, 8);
@@ -259,18 +267,22 @@ TEST(Verify, StratifiedRowsHaveEdgesDiagonalAndAreDeterministic) {
   const std::vector<RowIndex> wr = rows_to_check(w, opt, 1);
   for (int64_t i : {299, 300, 301})
     EXPECT_NE(std::find(wr.begin(), wr.end(), RowIndex{0, 0, i}), wr.end()) << i;
+  // --verify full: every row whatever it costs.
+  VerifyOptions full;
+  full.full = true;
+  EXPECT_EQ(rows_to_check(s, full, 77).size(), size_t(3 * 8 * 5000));
 }
 
 TEST(Verify, StratifiedBackwardChecksSampledGroupsWithinItsBudget) {
   const InputFill ctx{.seed = 12};
   const Spec s = make_spec(2, 4, 2, 24, 20, 8, DType::fp32, {MaskKind::window, 9}, Mode::bwd);
   VerifyOptions opt;
-  opt.full_check_work = 100;  // force the stratified path on a small shape
+  opt.full_check_flops = 100;  // force the sample on a small shape
   HostOutputs out = full_reference(s, ctx);
   // The last group (b=1, kv_head=1) is always sampled: a wrong dV there fails.
   out.dv[size_t(flat_index(s, 1, 1, 4, 0, s.kv_heads, s.kv_len, s.dv()))] += 0.5f;
   VerifyResult r = verify_outputs(s, ctx, out, opt);
-  EXPECT_EQ(r.sampling, "stratified");
+  EXPECT_EQ(r.sampling, "sample");
   EXPECT_FALSE(verify_passed(r));
   EXPECT_NE(r.detail.find("dv row (b=1, kv_head=1, j=4)"), std::string::npos) << r.detail;
   // Over the group budget, dK/dV are not checked and the detail says so.
@@ -286,6 +298,64 @@ TEST(Verify, SmallShapesCheckEveryRow) {
   ASSERT_EQ(rows.size(), size_t(2 * 3 * 10));
   EXPECT_EQ(rows.front(), (RowIndex{0, 0, 0}));
   EXPECT_EQ(rows.back(), (RowIndex{1, 2, 9}));
+}
+
+// The judge works on any check's rows (the host's or the device's): the worst row relative to its
+// bound is named, gradient rows of a group are measured against the group's RMS row norm.
+TEST(Verify, JudgeRowsRanksRowsByTheirBound) {
+  const Spec s = make_spec(1, 2, 1, 4, 3, 8, DType::fp16, {}, Mode::fwd_bwd);
+  RowChecks c;
+  c.sampling = "all (device)";
+  c.rows_checked = 8;
+  for (int64_t r = 0; r < 8; ++r) c.o.push_back({r, 1e-6, 1.0, 1e-3});
+  c.o[5].err2 = 9e-6;  // rel 3e-3: within fp16's 5e-3
+  for (int64_t r = 0; r < 8; ++r) c.dq.push_back({r, 0, 1.0, 0});
+  for (int64_t r = 0; r < 3; ++r) {
+    c.dk.push_back({r, 0, 1.0, 0});
+    c.dv.push_back({r, 0, 1.0, 0});
+  }
+  // dK row 2 nearly cancels (ref2 1e-8) with an error of 1e-3 of the group's RMS norm (1.0 over
+  // its other rows): judged against the RMS, it passes.
+  c.dk[2] = {2, 1e-6, 1e-8, 1e-3};
+  VerifyResult v = judge_rows(s, c);
+  EXPECT_TRUE(verify_passed(v)) << v.detail;
+  EXPECT_EQ(v.sampling, "all (device)");
+  EXPECT_EQ(v.rows_checked, 8);
+  EXPECT_EQ(v.rows_total, 8);
+  EXPECT_NEAR(v.rel_l2_err, 3e-3, 1e-12);
+  EXPECT_NE(v.detail.find("o row (b=0, h=1, i=1)"), std::string::npos) << v.detail;
+  // A dV row off by 2e-2 of its norm is worse relative to the gradient bound (1e-2) than the O
+  // row relative to its own: it is named, and fails.
+  c.dv[1].err2 = 4e-4;
+  v = judge_rows(s, c);
+  EXPECT_FALSE(verify_passed(v));
+  EXPECT_NE(v.detail.find("dv row (b=0, kv_head=0, j=1)"), std::string::npos) << v.detail;
+  EXPECT_DOUBLE_EQ(v.tolerance, tolerance_for(DType::fp16).gradient);
+  // A NaN is the worst error there is; a problem makes nothing comparable.
+  c.dv[1].err2 = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isinf(judge_rows(s, c).rel_l2_err));
+  c.problem = "o has 3 elements, expected 64";
+  v = judge_rows(s, c);
+  EXPECT_FALSE(verify_passed(v));
+  EXPECT_EQ(v.detail, c.problem);
+}
+
+TEST(Verify, DisagreementComparesTheRowsBothChecked) {
+  const Spec s = make_spec(1, 1, 1, 10, 10, 8, DType::fp32);
+  RowChecks host, device;
+  host.o = {{3, 1e-6, 1.0, 0}, {7, 4e-6, 1.0, 0}};
+  host.lse = {{3, 1e-4}};
+  for (int64_t r = 0; r < 10; ++r) device.o.push_back({r, 1e-6 * double(r % 5), 1.0, 0});
+  device.lse = {{3, 1e-4}, {4, 0.5}};
+  // Row 3: 3e-6 against 1e-6 (sqrt: 1.73e-3 against 1e-3); row 7: 2e-6 against 4e-6.
+  EXPECT_NEAR(check_disagreement(s, device, host), std::sqrt(3e-6) - 1e-3, 1e-12);
+  device.o[3].err2 = 1e-6;
+  device.o[7].err2 = 4e-6;
+  EXPECT_EQ(check_disagreement(s, device, host), 0.0);
+  device.lse[0].second = 2e-4;
+  EXPECT_NEAR(check_disagreement(s, device, host), 1e-4, 1e-15);
+  host.dq = {{11, 0, 1, 0}};  // a row the device did not check
+  EXPECT_TRUE(std::isinf(check_disagreement(s, device, host)));
 }
 
 }  // namespace

@@ -96,6 +96,9 @@ void expect_same(const Result& a, const Result& b) {
   EXPECT_EQ(va.nan_count, vb.nan_count);
   EXPECT_EQ(va.sampling, vb.sampling);
   EXPECT_EQ(va.detail, vb.detail);
+  EXPECT_SAME_DOUBLE(va.seconds, vb.seconds);
+  EXPECT_EQ(va.launches_checked, vb.launches_checked);
+  EXPECT_SAME_DOUBLE(va.reference_disagreement, vb.reference_disagreement);
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (std::size_t i = 0; i < a.kernels.size(); ++i) {
     EXPECT_EQ(a.kernels[i].name, b.kernels[i].name);
@@ -197,8 +200,11 @@ Result fully_populated() {
   r.verify.rows_checked = 517;
   r.verify.rows_total = 12000;
   r.verify.nan_count = 7;
-  r.verify.sampling = "stratified";
+  r.verify.sampling = "sample";
   r.verify.detail = "worst row b2 h11 i999 of O";
+  r.verify.seconds = 0.125;
+  r.verify.launches_checked = 12;
+  r.verify.reference_disagreement = 3.5e-15;
   r.kernels = {{"void flash_fwd_kernel<Traits<128, 64>, true>", 16, 1364.0},
                {"poison \"fill\"", 1, 0.5}};
   r.kernels_note = "names from CUPTI";
@@ -354,10 +360,11 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
                                    "power_w", "copies", "host_load", "host_busy"}));
   EXPECT_EQ(keys(j["memory"]), (std::set<std::string>{"peak_bytes", "extra_bytes", "analytic_bytes",
                                                       "workspace_bytes", "process_hwm_bytes"}));
-  EXPECT_EQ(keys(j["verify"]),
-            (std::set<std::string>{"checked", "max_abs_err", "rel_l2_err", "tolerance",
-                                   "lse_max_abs_err", "lse_tolerance", "rows_checked", "rows_total",
-                                   "nan_count", "sampling", "detail"}));
+  EXPECT_EQ(
+      keys(j["verify"]),
+      (std::set<std::string>{"checked", "max_abs_err", "rel_l2_err", "tolerance", "lse_max_abs_err",
+                             "lse_tolerance", "rows_checked", "rows_total", "nan_count", "sampling",
+                             "detail", "seconds", "launches_checked", "reference_disagreement"}));
   EXPECT_EQ(keys(j["kernels"][0]), (std::set<std::string>{"name", "count", "total_us"}));
   EXPECT_EQ(j["schema_version"], kSchemaVersion);
 }
@@ -378,12 +385,28 @@ std::string edited(void (*edit)(nlohmann::json&)) {
   return j.dump();
 }
 
+// Schema 2 rows lack the verification's time, launches and cross-check: they read with those at
+// their defaults.
+TEST(JsonRow, SchemaTwoRowsReadWithoutTheVerificationsCost) {
+  const std::string line = edited([](nlohmann::json& j) {
+    j["schema_version"] = 2;
+    for (const char* key : {"seconds", "launches_checked", "reference_disagreement"})
+      j["verify"].erase(key);
+  });
+  const Result back = from_json_line(line);
+  Result want = fully_populated();
+  want.verify.seconds = 0;
+  want.verify.launches_checked = 0;
+  want.verify.reference_disagreement = -1;
+  expect_same(want, back);
+}
+
 TEST(JsonRow, OtherSchemaVersionIsRefusedWithOneLine) {
   const std::string line = edited([](nlohmann::json& j) {
-    j["schema_version"] = 3;
+    j["schema_version"] = 4;
     j.erase("timing");  // a newer schema may lay fields out differently: version comes first
   });
-  EXPECT_EQ(error_of(line), "journal schema_version 3, this build reads 1 to 2");
+  EXPECT_EQ(error_of(line), "journal schema_version 4, this build reads 1 to 3");
 }
 
 TEST(JsonRow, MalformedLinesAreRefusedWithOneLine) {

@@ -78,11 +78,11 @@ TEST_F(JournalFile, ACompleteLastRowWithoutItsNewlineIsKept) {
 
 TEST_F(JournalFile, AnotherSchemaVersionIsRefused) {
   std::string other = line(32);
-  other.replace(other.find("\"schema_version\":2"), 18, "\"schema_version\":3");
+  other.replace(other.find("\"schema_version\":3"), 18, "\"schema_version\":4");
   write(line(16) + other);
   const std::string why = refusal();
   EXPECT_NE(why.find("line 2"), std::string::npos) << why;
-  EXPECT_NE(why.find("schema_version 3, this build reads 1 to 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("schema_version 4, this build reads 1 to 3"), std::string::npos) << why;
   EXPECT_EQ(why.find('\n'), std::string::npos);
 }
 
@@ -98,7 +98,7 @@ TEST_F(JournalFile, AForeignFileIsRefusedEvenOnItsLastLine) {
   EXPECT_NE(refusal().find("line 1"), std::string::npos);
   write("hello");
   EXPECT_NE(refusal().find("line 1"), std::string::npos);
-  write(line(16) + "{\"schema_version\":3,\"provider\":\"x");
+  write(line(16) + "{\"schema_version\":4,\"provider\":\"x");
   EXPECT_NE(refusal().find("line 2"), std::string::npos);
 }
 

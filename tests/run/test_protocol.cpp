@@ -35,6 +35,8 @@ TEST(Protocol, RequestRoundTripsExactly) {
   r.options.measure.rule.min_time_s = 1.0 / 3;
   r.options.measure.rule.timeout_s = 2.5;
   r.options.verify.sample_rows = 11;
+  r.options.verify.full = true;
+  r.options.verify.repeats = 4;
   r.options.warmup_launches = 4;
   r.options.trace_kernels = false;
   r.options.threads = 3;
@@ -50,7 +52,9 @@ TEST(Protocol, RequestRoundTripsExactly) {
   EXPECT_EQ(back.options.measure.rule.min_time_s, 1.0 / 3);
   EXPECT_EQ(back.options.measure.rule.timeout_s, 2.5);
   EXPECT_EQ(back.options.verify.sample_rows, 11);
-  EXPECT_EQ(back.options.verify.full_check_work, r.options.verify.full_check_work);
+  EXPECT_EQ(back.options.verify.full_check_flops, r.options.verify.full_check_flops);
+  EXPECT_TRUE(back.options.verify.full);
+  EXPECT_EQ(back.options.verify.repeats, 4);
   EXPECT_EQ(back.options.warmup_launches, 4);
   EXPECT_FALSE(back.options.trace_kernels);
   EXPECT_EQ(back.options.threads, 3);

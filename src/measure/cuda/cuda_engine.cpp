@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "measure/cuda/cuda_fingerprint.hpp"
 #include "measure/cuda/device_tensors.hpp"
+#include "measure/cuda/device_verify.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof::cuda {
@@ -103,6 +106,38 @@ std::unique_ptr<PointTensors> CudaEngine::allocate(const Spec& spec, bool lse,
   require_available();
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
   return make_device_tensors(spec, lse, fill, &tracker_);
+}
+
+// The device's check; beyond the shared memory its kernels may have, the host's. The cross-check
+// compares the device reference's verdict on a stratified sample of rows (and, where it costs
+// under ~0.1 s, the first (batch, KV head) group's dK/dV) with the host's fp64.
+RowChecks CudaEngine::check_outputs(const Spec& spec, PointTensors& tensors, const InputFill& fill,
+                                    const VerifyOptions& options, bool cross_check) {
+  require_available();
+  ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  if (const std::string why = device_check_unavailable(spec); !why.empty()) {
+    RowChecks host = check_on_host(spec, fill, tensors.read_outputs(), options);
+    host.notes.push_back("checked on the host: " + why);
+    return host;
+  }
+  RowChecks device = check_on_device(spec, tensors.io(), stream_);
+  if (!cross_check) return device;
+  constexpr double kGroupCrossCheckWork = double(1ull << 27);
+  const double group_work = double(spec.group_size()) * double(spec.q_len) * double(spec.kv_len) *
+                            double(spec.head_dim + spec.dv());
+  std::vector<int64_t> groups;
+  if (spec.mode != Mode::fwd && group_work <= kGroupCrossCheckWork) groups.push_back(0);
+  const RowChecks host = check_rows_on_host(spec, fill, tensors.read_outputs(),
+                                            cross_check_rows(spec, fill.seed), groups);
+  device.disagreement = check_disagreement(spec, device, host);
+  const double limit = tolerance_for(spec.dtype).output / 100;
+  if (!(device.disagreement <= limit)) {
+    throw FaultError(Fault::harness,
+                     fmt::format("the device reference disagrees with the host's fp64 by {:.3g} "
+                                 "in relative error on the cross-checked rows (limit {:.3g})",
+                                 device.disagreement, limit));
+  }
+  return device;
 }
 
 TimingResult CudaEngine::measure(Run& run, PointTensors& tensors, const MeasureOptions& options) {

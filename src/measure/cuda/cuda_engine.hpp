@@ -41,6 +41,8 @@ class CudaEngine final : public Engine {
   std::unique_ptr<PointTensors> allocate(const Spec& spec, bool lse,
                                          const InputFill& fill) override;
   TimingResult measure(Run& run, PointTensors& tensors, const MeasureOptions& options) override;
+  RowChecks check_outputs(const Spec& spec, PointTensors& tensors, const InputFill& fill,
+                          const VerifyOptions& options, bool cross_check) override;
   std::vector<KernelRecord> trace_kernels(Run& run, PointTensors& tensors,
                                           std::string& note) override;
   std::string poisoned() override;
