@@ -6,6 +6,7 @@
 
 #include "attnprof/engine.hpp"
 #include "attnprof/provider.hpp"
+#include "attnprof/runner.hpp"
 
 namespace attnprof::testing_specs {
 
@@ -47,6 +48,19 @@ inline HostOutputs run_once(Provider& p, Engine& engine, const Spec& s, const In
                             int threads = 1) {
   OnePoint pt = prepare_point(p, engine, s, fill, threads);
   return pt.launch_and_read(engine);
+}
+
+// Options for points run through the lifecycle (run_point) in tests: two or three samples, no
+// warm-up, no kernel trace.
+inline RunOptions quick_run_options() {
+  RunOptions o;
+  o.warmup_launches = 0;
+  o.trace_kernels = false;
+  o.measure.rule.min_samples = 2;
+  o.measure.rule.max_samples = 3;
+  o.measure.rule.min_time_s = 1e-6;
+  o.measure.rule.timeout_s = 1;
+  return o;
 }
 
 }  // namespace attnprof::testing_specs

@@ -9,7 +9,8 @@
 #   peaks     attnprof peaks --refresh --json $OUT/peaks.json
 #   torch     bench/torch_crosscheck.py --only ${ATTNPROF_TORCH_ONLY:-ceilings}: PyTorch's figures
 #             in the same call (absolute figures move ~7% between calls)
-#   sanitize  compute-sanitizer memcheck over test_gpu's small tests (ATTNPROF_SANITIZE_FILTER)
+#   sanitize  compute-sanitizer over test_gpu's small tests (ATTNPROF_SANITIZE_FILTER), with each
+#             tool of ATTNPROF_SANITIZE_TOOLS (default memcheck; racecheck, synccheck, initcheck)
 #   bench     attnprof run --preset P for each P in ATTNPROF_BENCH_PRESETS (extra run options: ATTNPROF_RUN_ARGS);
 #             with ATTNPROF_RESUME_DIR (a folder of the working tree holding an earlier call's
 #             P.jsonl), that journal is continued with --resume: one run of the same bundle
@@ -93,8 +94,10 @@ for s in $steps; do
       ;;
     sanitize)
       filter=${ATTNPROF_SANITIZE_FILTER:-CudaEngineTest.DeviceFill*:CudaEngineTest.HostCopy*:CudaEngineTest.Tracker*}
-      step sanitize compute-sanitizer --tool memcheck --error-exitcode 1 \
-        "$pkg/bin/test_gpu" --gtest_filter="$filter"
+      for tool in ${ATTNPROF_SANITIZE_TOOLS:-memcheck}; do
+        step "sanitize $tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+          "$pkg/bin/test_gpu" --gtest_filter="$filter"
+      done
       ;;
     bench)
       for preset in ${ATTNPROF_BENCH_PRESETS:-}; do

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attnprof/provider.hpp"
 
@@ -56,6 +57,9 @@ std::unique_ptr<Provider> make_test_illegal_address();  // built with ATTNPROF_W
 inline constexpr std::string_view kTestGroupLibraryPath = "/attnprof-test-group/lib";
 std::unique_ptr<Provider> make_test_group();
 std::unique_ptr<Provider> make_test_pid();
+// test.mutant.* (src/providers/test/mutant.hpp): every mutation on the CPU, and on CUDA builds on
+// the GPU too.
+std::vector<std::unique_ptr<Provider>> make_test_mutants();
 
 // A provider this build does not contain: listed with its declared traits, never available,
 // with the reason.

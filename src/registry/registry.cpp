@@ -84,6 +84,7 @@ std::vector<std::unique_ptr<Provider>> build_table() {
     t.push_back(make_test_sticky());
     t.push_back(make_test_group());
     t.push_back(make_test_pid());
+    for (auto& mutant : make_test_mutants()) t.push_back(std::move(mutant));
 #if defined(ATTNPROF_WITH_CUDA)
     t.push_back(make_test_illegal_address());
 #endif

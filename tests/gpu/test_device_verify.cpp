@@ -1,0 +1,227 @@
+// The device check (src/measure/cuda/device_verify.cu): on correct outputs of real providers it
+// agrees row by row with the host's fp64 check, every row of every output of every mode; it finds
+// the NaN poison anywhere and names it; every test.mutant.cuda.* ends `incorrect` through the
+// point lifecycle at lengths that are multiples of no tile, while its base passes; GPU rows say
+// rows_checked == rows_total.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnprof/runner.hpp"
+#include "attnprof/verify.hpp"
+#include "engine_test_util.hpp"
+#include "measure/cuda/device_verify.hpp"
+#include "one_point.hpp"
+#include "providers/factories.hpp"
+#include "providers/test/mutant.hpp"
+#include "test_specs.hpp"
+
+namespace attnprof {
+namespace {
+
+using namespace testing_specs;
+using test::Mutation;
+
+cuda::CudaEngine& engine() {
+  static cuda::CudaEngine e(0);
+  return e;
+}
+
+#define REQUIRE_ENGINE() \
+  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
+
+double rel(const RowCheck& c) {
+  return c.ref2 > 0 ? std::sqrt(c.err2 / c.ref2) : std::sqrt(c.err2);
+}
+
+// Every row the host compared has the same error on the device, to fp64 rounding.
+void expect_same_rows(const std::vector<RowCheck>& device, const std::vector<RowCheck>& host,
+                      const char* tensor, const std::string& label) {
+  ASSERT_EQ(device.size(), host.size()) << tensor << " " << label;
+  std::map<int64_t, const RowCheck*> by_row;
+  for (const RowCheck& c : device) by_row[c.row] = &c;
+  double worst = 0;
+  for (const RowCheck& h : host) {
+    ASSERT_TRUE(by_row.count(h.row)) << tensor << " row " << h.row;
+    const RowCheck& d = *by_row[h.row];
+    worst = std::max(worst, std::abs(rel(d) - rel(h)));
+    EXPECT_NEAR(d.ref2, h.ref2, 1e-9 * std::max(1.0, h.ref2)) << tensor << " row " << h.row;
+  }
+  EXPECT_LT(worst, 1e-9) << tensor << " " << label;
+}
+
+struct Agreement {
+  const char* provider;
+  Spec spec;
+};
+
+std::unique_ptr<Provider> make(const std::string& name) {
+  if (name == "cuda.naive") return make_cuda_naive();
+#if defined(ATTNPROF_WITH_CUDNN)
+  if (name == "cudnn.sdpa") return make_cudnn_sdpa();
+#endif
+  return nullptr;
+}
+
+// Runs `c` once and compares the device's check of its outputs with the host's full check.
+void expect_agreement(const Agreement& c) {
+  auto p = make(c.provider);
+  if (!p) return;  // cuDNN not built
+  if (Support sup = p->supports(c.spec, engine().device()); !sup.ok) {
+    ADD_FAILURE() << c.provider << " " << c.spec.label() << ": " << sup.reason;
+    return;
+  }
+  const InputFill fill{.seed = 7};
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), c.spec, fill);
+  const HostOutputs out = pt.launch_and_read(engine());
+  VerifyOptions full;
+  full.full = true;
+  const RowChecks host = check_on_host(c.spec, fill, out, full);
+  const RowChecks dev = engine().check_outputs(c.spec, *pt.tensors, fill, full, true);
+  const std::string label = c.spec.label();
+  EXPECT_EQ(dev.sampling, "all (device)") << label;
+  EXPECT_EQ(dev.rows_checked, c.spec.batch * c.spec.q_heads * c.spec.q_len);
+  EXPECT_EQ(dev.nonfinite, 0) << label << ": " << dev.first_nonfinite;
+  EXPECT_GE(dev.disagreement, 0.0) << label;
+  EXPECT_LT(dev.disagreement, 1e-9) << label;
+  expect_same_rows(dev.o, host.o, "o", label);
+  expect_same_rows(dev.dq, host.dq, "dq", label);
+  expect_same_rows(dev.dk, host.dk, "dk", label);
+  expect_same_rows(dev.dv, host.dv, "dv", label);
+  ASSERT_EQ(dev.lse.size(), host.lse.size()) << label;
+  for (size_t t = 0; t < host.lse.size(); ++t) {
+    ASSERT_EQ(dev.lse[t].first, host.lse[t].first);
+    EXPECT_NEAR(dev.lse[t].second, host.lse[t].second, 1e-9) << label << " lse row " << t;
+  }
+  const VerifyResult v = judge_rows(c.spec, dev);
+  EXPECT_TRUE(verify_passed(v)) << c.provider << " " << label << ": " << v.detail;
+}
+
+// Tiny points of every mode and a tile of each kind of edge: what compute-sanitizer runs.
+TEST(DeviceVerify, TinyPointsOfEveryModeAgree) {
+  REQUIRE_ENGINE();
+  expect_agreement({"cuda.naive", make_spec(1, 2, 1, 33, 47, 64, fp32, kCausalBr)});
+  expect_agreement({"cudnn.sdpa", make_spec(1, 2, 1, 40, 40, 64, fp16, kCausal, Mode::fwd_bwd)});
+  expect_agreement({"cudnn.sdpa", make_spec(1, 2, 2, 17, 17, 64, bf16, kNone, Mode::bwd, bshd)});
+}
+
+TEST(DeviceVerify, AgreesWithTheHostOnEveryRowOfEveryOutput) {
+  REQUIRE_ENGINE();
+  const Agreement cases[] = {
+      {"cuda.naive", make_spec(2, 4, 2, 333, 517, 64, fp32, kCausalBr, Mode::fwd, bshd)},
+      {"cuda.naive", make_spec(1, 4, 4, 700, 300, 32, fp32, window(77))},  // empty rows
+      {"cuda.naive", make_spec(1, 2, 1, 129, 257, 40, fp32, kNone, Mode::fwd, Layout::bhsd, 24)},
+      {"cudnn.sdpa", make_spec(2, 4, 2, 300, 300, 64, fp16, kCausal, Mode::fwd_bwd)},
+      {"cudnn.sdpa", make_spec(1, 4, 4, 129, 1000, 128, fp16, window(64), Mode::fwd_bwd)},
+      {"cudnn.sdpa", make_spec(2, 4, 1, 1000, 1000, 128, bf16, window(256), Mode::bwd, bshd)},
+      {"cudnn.sdpa", make_spec(1, 4, 2, 1000, 1000, 256, bf16, kCausal, Mode::fwd_bwd, bshd)},
+  };
+  for (const Agreement& c : cases) expect_agreement(c);
+}
+
+// Outputs never written: every element is NaN, in every mode; only the check's own kernels run
+// (what compute-sanitizer runs: no library's kernels in the way).
+TEST(DeviceVerify, FindsThePoisonAnywhereAndNamesIt) {
+  REQUIRE_ENGINE();
+  const InputFill fill{.seed = 3};
+  for (Mode mode : {Mode::fwd, Mode::bwd, Mode::fwd_bwd}) {
+    const Spec s = make_spec(2, 4, 2, 100, 77, 64, fp16, kCausalBr, mode, bshd);
+    auto tensors = engine().allocate(s, true, fill);
+    tensors->poison_outputs();
+    const RowChecks c = engine().check_outputs(s, *tensors, fill, {}, false);
+    const int64_t lse = mode == Mode::bwd ? 0 : s.batch * s.q_heads * s.q_len;
+    const int64_t grads = mode == Mode::fwd ? 0 : s.q_elems() + s.k_elems() + s.v_elems();
+    const int64_t o = mode == Mode::bwd ? 0 : s.o_elems();
+    EXPECT_EQ(c.nonfinite, o + lse + grads) << s.label();
+    EXPECT_EQ(c.first_nonfinite, mode == Mode::bwd ? "dq[0] (b=0, h=0, i=0, d=0) = nan"
+                                                   : "o[0] (b=0, h=0, i=0, d=0) = nan");
+    EXPECT_EQ(c.rows_checked, s.batch * s.q_heads * s.q_len);
+    const VerifyResult v = judge_rows(s, c);
+    EXPECT_FALSE(verify_passed(v));
+    EXPECT_TRUE(std::isinf(v.rel_l2_err)) << v.detail;
+  }
+}
+
+TEST(DeviceVerify, HeadDimsBeyondSharedMemoryAreSaidToBe) {
+  REQUIRE_ENGINE();
+  EXPECT_EQ(
+      cuda::device_check_unavailable(make_spec(1, 1, 1, 8, 8, 256, bf16, kNone, Mode::fwd_bwd)),
+      "");
+  const std::string why = cuda::device_check_unavailable(make_spec(1, 1, 1, 8, 8, 4096, fp32));
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mutation tests with the device check.
+
+RunOptions quick_options() {
+  RunOptions o = quick_run_options();
+  o.verify.repeats = 10;  // the race damages one launch in ten
+  return o;
+}
+
+std::vector<test::MutationCase> cases() {
+  return {
+      {make_spec(4, 16, 4, 3000, 3000, 64, bf16),
+       {Mutation::dropped_tail_tile, Mutation::wrong_row, Mutation::wrong_pair,
+        Mutation::swapped_kv_heads, Mutation::wrong_lse, Mutation::race}},
+      {make_spec(2, 16, 8, 5000, 5000, 128, fp16, kCausal),
+       {Mutation::dropped_tail_tile, Mutation::wrong_row, Mutation::wrong_pair,
+        Mutation::swapped_kv_heads, Mutation::diagonal_off_by_one, Mutation::wrong_lse,
+        Mutation::race}},
+      // No dropped_tail_tile here: at 12289 the partial key tile is one key, which only the last
+      // query sees among 4096; its weight is within fp16's bound (the CPU test catches it in fp32).
+      {make_spec(1, 8, 2, 12289, 12289, 64, fp16, window(4096), Mode::fwd, bshd),
+       {Mutation::wrong_row, Mutation::wrong_pair, Mutation::swapped_kv_heads,
+        Mutation::window_too_wide, Mutation::wrong_lse, Mutation::race}},
+      {make_spec(2, 8, 2, 3000, 3000, 64, bf16, kCausal, Mode::bwd),
+       {Mutation::wrong_dk_head, Mutation::race}},
+      {make_spec(1, 8, 2, 5000, 5000, 64, fp16, kCausal, Mode::fwd_bwd),
+       {Mutation::wrong_dk_head, Mutation::diagonal_off_by_one}},
+  };
+}
+
+TEST(DeviceVerify, EveryMutationIsCaughtAndItsBasePasses) {
+  REQUIRE_ENGINE();
+  for (const test::MutationCase& c : cases()) {
+    auto probe = test::make_mutant(Mutation::race, DeviceKind::cuda);
+    if (Support s = probe->supports(c.spec, engine().device()); !s.ok) {
+      ADD_FAILURE() << c.spec.label() << ": " << s.reason;  // the base must run these shapes
+      continue;
+    }
+    const RunOptions o = quick_options();
+    for (Mutation m : c.mutations) {
+      auto mutant = test::make_mutant(m, DeviceKind::cuda);
+      const Result r = run_point(c.spec, *mutant, engine(), o);
+      EXPECT_EQ(r.status, Status::incorrect)
+          << test::to_string(m) << " at " << c.spec.label() << ": " << r.reason;
+      EXPECT_EQ(r.verify.sampling, "all (device)");
+      EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total);
+    }
+  }
+}
+
+TEST(DeviceVerify, BasesPassWithEveryRowCheckedAndTheCostReported) {
+  REQUIRE_ENGINE();
+  for (const test::MutationCase& c : cases()) {
+    auto base = make(c.spec.dtype == DType::fp32 ? "cuda.naive" : "cudnn.sdpa");
+    if (!base) GTEST_SKIP() << "cuDNN not built";
+    const Result r = run_point(c.spec, *base, engine(), quick_options());
+    EXPECT_EQ(r.status, Status::passed) << c.spec.label() << ": " << r.reason;
+    EXPECT_EQ(r.verify.sampling, "all (device)");
+    EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total);
+    EXPECT_GE(r.verify.launches_checked, 2);
+    EXPECT_GE(r.verify.reference_disagreement, 0.0);
+    EXPECT_LT(r.verify.reference_disagreement, 1e-9);
+    std::printf("[ verify   ] %s %s: %.3f s for %lld launches checked, worst rel %.3g\n",
+                base->name().c_str(), c.spec.label().c_str(), r.verify.seconds,
+                static_cast<long long>(r.verify.launches_checked), r.verify.rel_l2_err);
+  }
+}
+
+}  // namespace
+}  // namespace attnprof
