@@ -2,7 +2,7 @@
 // inputs (docs/method.md, "Verification"). A check compares output rows with their reference
 // (RowChecks); judge_rows() turns the comparisons into the verdict. The host checks every row up
 // to a cost budget (fp64 BLAS) and a sample that covers every (batch, head) beyond it; the CUDA
-// engine checks every row of every output on the device (src/measure/cuda/device_verify.cu).
+// engine checks every row of every output on the device (src/measure/cuda/device_check.cu).
 // Every output element is scanned for the NaN poison.
 #pragma once
 

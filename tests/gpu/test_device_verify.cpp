@@ -1,4 +1,4 @@
-// The device check (src/measure/cuda/device_verify.cu): on correct outputs of real providers it
+// The device check (src/measure/cuda/device_check.cu): on correct outputs of real providers it
 // agrees row by row with the host's fp64 check, every row of every output of every mode; it finds
 // the NaN poison anywhere and names it; every test.mutant.cuda.* ends `incorrect` through the
 // point lifecycle at lengths that are multiples of no tile, while its base passes; GPU rows say
