@@ -85,7 +85,8 @@ std::string csv_header() {
   return "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,dtype,"
          "mask,mode,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,tokens_per_s,"
          "pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,rel_l2_err,"
-         "max_abs_err,tolerance,kernels,device,seed";
+         "max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,power_w,"
+         "rows_checked,rows_total,verify_s";
 }
 
 std::string to_csv_row(const Result& r) {
@@ -125,6 +126,13 @@ std::string to_csv_row(const Result& r) {
       .number_if(verified, r.verify.tolerance);
   row.text(kernels).text(r.device);
   row.integer_if(r.seed);
+  row.text(to_string(r.fault));
+  row.text(timed ? r.timing.clock_policy : std::string());
+  row.number_if(timed && r.timing.clock_mhz > 0, r.timing.clock_mhz)
+      .number_if(timed && r.timing.power_w > 0, r.timing.power_w);
+  row.integer_if(verified, r.verify.rows_checked)
+      .integer_if(verified, r.verify.rows_total)
+      .number_if(verified, r.verify.seconds);
   return std::move(row).str();
 }
 

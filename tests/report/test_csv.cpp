@@ -24,7 +24,8 @@ TEST(Csv, HeaderListsTheDocumentedColumns) {
             "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,"
             "dtype,mask,mode,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,"
             "tokens_per_s,pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,"
-            "rel_l2_err,max_abs_err,tolerance,kernels,device,seed");
+            "rel_l2_err,max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,"
+            "power_w,rows_checked,rows_total,verify_s");
 }
 
 // Splits one RFC 4180 record (no embedded line breaks needed here) into its fields.
@@ -70,8 +71,9 @@ TEST(Csv, QuotesCommasQuotesAndLineBreaksPerRfc4180) {
 
 TEST(Csv, UnmeasuredFieldsAreEmptyNotZero) {
   const auto fields = parse_record(to_csv_row(test::sample_results()[2]));  // not_supported
-  ASSERT_EQ(fields.size(), 35u);
-  for (int i : {14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27, 29, 30, 31}) {
+  ASSERT_EQ(fields.size(), 42u);
+  for (int i :
+       {14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 26, 27, 29, 30, 31, 36, 37, 38, 39, 40, 41}) {
     EXPECT_EQ(fields[static_cast<std::size_t>(i)], "") << "column " << i;
   }
   EXPECT_EQ(fields[28], "50331648");  // analytic bytes are known without running
@@ -79,6 +81,7 @@ TEST(Csv, UnmeasuredFieldsAreEmptyNotZero) {
   EXPECT_EQ(fields[34], "20261129");  // the seed, the whole unsigned range
   EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[1]))[34], "18446744073709551615");
   EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[7]))[34], "");  // skipped: never tried
+  EXPECT_EQ(fields[35], to_string(test::sample_results()[2].fault));       // the fault, always
 }
 
 TEST(Csv, SinkWritesHeaderThenRowsFlushedAsTheyCome) {
