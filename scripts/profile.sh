@@ -11,5 +11,9 @@ cmake --build --preset default --target attnprof
 mkdir -p results
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 ./build/attnprof list
-./build/attnprof run --out "results/profile-$stamp.jsonl" --markdown "results/profile-$stamp.md" "$@"
-echo "wrote results/profile-$stamp.jsonl and results/profile-$stamp.md"
+out="results/profile-$stamp"
+./build/attnprof run --out "$out.jsonl" --markdown "$out.md" "$@"
+# The answers: plots (a roofline among them), findings and tables, in HTML and Markdown.
+./build/attnprof report "$out.jsonl" --html "$out-report.html" --markdown "$out-report.md"
+echo "wrote $out.jsonl (every point), $out.md (the table),"
+echo "      $out-report.html and $out-report.md (plots, roofline, findings, tables)"

@@ -17,6 +17,7 @@
 #include "attnprof/interrupt.hpp"
 #include "attnprof/journal.hpp"
 #include "attnprof/registry.hpp"
+#include "attnprof/report.hpp"
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
@@ -168,6 +169,9 @@ int run_command(RunCliOptions& o) {
   fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}, {}\n", plan.specs.size(),
              plan.providers.size(), points.size(), exec.device_name(on_cuda),
              plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset), exec.where());
+  if (const std::string why = plots_unavailable(); !why.empty()) {
+    fmt::print(stderr, "attnprof: no plots in `attnprof report` of this run: {}\n", why);
+  }
   if (o.resume) {
     fmt::print("resuming {}: {} rows in the journal\n", o.out, journal.rows.size());
   }

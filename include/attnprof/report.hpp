@@ -42,6 +42,10 @@ struct ReportFiles {
   std::filesystem::path markdown;  // empty: no Markdown; its plots go to <stem>-plots/
 };
 
+// Why the plots cannot be drawn here (gnuplot missing or not running), or "" when they can:
+// commands that end in a report say so before their work starts.
+std::string plots_unavailable();
+
 // Draws the plots with gnuplot and writes the requested files. Returns warnings in words (gnuplot
 // missing or failing: the report is still written, with its tables, and says so). Throws as
 // markdown_report does, and std::runtime_error when a file cannot be written.

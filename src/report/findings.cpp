@@ -1,5 +1,5 @@
-// The numbers behind the findings: power-law fits of memory growth, the fastest provider per
-// shape, and how providers are classified.
+// The numbers behind the findings: fits of memory growth (a constant plus a power), the fastest
+// provider per shape, and how providers are classified.
 #include "report/findings.hpp"
 
 #include <algorithm>
@@ -7,37 +7,124 @@
 #include <cmath>
 #include <map>
 
+#include "report/units.hpp"
+
 namespace attnprof {
 
-std::optional<PowerFit> fit_power_law(const std::vector<double>& x, const std::vector<double>& y) {
-  std::vector<double> lx, ly;
-  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
-    if (x[i] > 0 && y[i] > 0 && std::isfinite(x[i]) && std::isfinite(y[i])) {
-      lx.push_back(std::log(x[i]));
-      ly.push_back(std::log(y[i]));
+namespace {
+
+// For one exponent: base and a minimizing sum ((y - base - a t) / y)^2 with t = (x / x_max)^p,
+// both kept >= 0. Returns the residual.
+struct Linear {
+  double base = 0, a = 0, residual = 0;
+};
+Linear fit_at(const std::vector<double>& x, const std::vector<double>& y, double x_max, double p) {
+  double sw = 0, swt = 0, swtt = 0, swy = 0, swty = 0;
+  std::vector<double> t(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    t[i] = std::pow(x[i] / x_max, p);
+    const double w = 1 / (y[i] * y[i]);
+    sw += w;
+    swt += w * t[i];
+    swtt += w * t[i] * t[i];
+    swy += w * y[i];
+    swty += w * t[i] * y[i];
+  }
+  Linear l;
+  const double det = sw * swtt - swt * swt;
+  if (det > 0) {
+    l.base = (swtt * swy - swt * swty) / det;
+    l.a = (sw * swty - swt * swy) / det;
+  }
+  if (!(det > 0) || l.base < 0) {  // a pure power
+    l.base = 0;
+    l.a = swty / swtt;
+  }
+  if (l.a < 0) {  // nothing grows
+    l.a = 0;
+    l.base = swy / sw;
+  }
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double r = (y[i] - l.base - l.a * t[i]) / y[i];
+    l.residual += r * r;
+  }
+  return l;
+}
+
+}  // namespace
+
+std::optional<GrowthFit> fit_growth(const std::vector<double>& x_in,
+                                    const std::vector<double>& y_in) {
+  std::vector<double> x, y;
+  for (std::size_t i = 0; i < x_in.size() && i < y_in.size(); ++i) {
+    if (x_in[i] > 0 && y_in[i] > 0 && std::isfinite(x_in[i]) && std::isfinite(y_in[i])) {
+      x.push_back(x_in[i]);
+      y.push_back(y_in[i]);
     }
   }
-  const auto n = static_cast<double>(lx.size());
-  if (lx.size() < 2) return std::nullopt;
-  double mx = 0, my = 0;
-  for (std::size_t i = 0; i < lx.size(); ++i) {
-    mx += lx[i] / n;
-    my += ly[i] / n;
+  std::vector<double> distinct = x;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() < 3) return std::nullopt;
+  GrowthFit f;
+  f.points = static_cast<int64_t>(x.size());
+  const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
+  if (*hi - *lo < 0.05 * *hi) {
+    std::vector<double> sorted = y;
+    std::sort(sorted.begin(), sorted.end());
+    f.constant = true;
+    f.base = sorted[sorted.size() / 2];
+    f.r2 = 1;
+    return f;
   }
-  double sxx = 0, sxy = 0, syy = 0;
-  for (std::size_t i = 0; i < lx.size(); ++i) {
-    sxx += (lx[i] - mx) * (lx[i] - mx);
-    sxy += (lx[i] - mx) * (ly[i] - my);
-    syy += (ly[i] - my) * (ly[i] - my);
+  const double x_max = distinct.back();
+  double best_p = 0.1;
+  Linear best = fit_at(x, y, x_max, best_p);
+  for (int k = 11; k <= 300; ++k) {  // exponents 0.11 .. 3.00
+    const double p = k / 100.0;
+    const Linear l = fit_at(x, y, x_max, p);
+    if (l.residual < best.residual) {
+      best = l;
+      best_p = p;
+    }
   }
-  if (!(sxx > 1e-12)) return std::nullopt;  // one distinct x
-  PowerFit fit;
-  fit.exponent = sxy / sxx;
-  fit.points = static_cast<int64_t>(lx.size());
-  // Residual sum of squares of the fitted line: syy - slope * sxy.
-  const double residual = std::max(0.0, syy - fit.exponent * sxy);
-  fit.r2 = syy > 1e-300 ? 1 - residual / syy : 1;
-  return fit;
+  // Refine around the best hundredth.
+  for (double step = 0.005; step > 1e-4; step /= 2) {
+    for (double p : {best_p - step, best_p + step}) {
+      if (p < 0.1 || p > 3) continue;
+      const Linear l = fit_at(x, y, x_max, p);
+      if (l.residual < best.residual) {
+        best = l;
+        best_p = p;
+      }
+    }
+  }
+  if (best.a <= 0) {  // the fit found nothing that grows: the data are flat within noise
+    f.constant = true;
+    f.base = best.base;
+    f.r2 = 1;
+    return f;
+  }
+  f.base = best.base;
+  f.exponent = best_p;
+  double mean = 0;
+  for (double v : y) mean += std::log(v) / double(y.size());
+  double ss_tot = 0, ss_res = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double fit = best.base + best.a * std::pow(x[i] / x_max, best_p);
+    const double ly = std::log(y[i]);
+    ss_tot += (ly - mean) * (ly - mean);
+    ss_res += fit > 0 ? (ly - std::log(fit)) * (ly - std::log(fit)) : ly * ly;
+  }
+  f.r2 = ss_tot > 1e-300 ? 1 - ss_res / ss_tot : 1;
+  return f;
+}
+
+std::string describe_growth(const GrowthFit& f, double y_min) {
+  if (f.constant) return "constant at " + format_bytes(f.base);
+  std::string s = format_power(f.exponent);
+  if (f.base >= 0.05 * y_min) s += " above a constant " + format_bytes(f.base);
+  return s;
 }
 
 std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups) {
@@ -63,10 +150,11 @@ std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups) 
         y.push_back(static_cast<double>(r->memory.extra_bytes));
       }
       m.no_extra = std::all_of(y.begin(), y.end(), [](double v) { return v <= 0; });
-      if (!m.no_extra) {
-        m.fit = fit_power_law(x, y);
-        if (m.fit && m.fit->points < 3) m.fit.reset();
-      }
+      for (double v : y)
+        if (v > 0 && (m.y_min == 0 || v < m.y_min)) m.y_min = v;
+      m.y_first = y.front();
+      m.y_last = y.back();
+      if (!m.no_extra) m.fit = fit_growth(x, y);
       out.push_back(std::move(m));
     }
   }

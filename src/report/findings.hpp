@@ -11,14 +11,24 @@
 
 namespace attnprof {
 
-// y = c * x^exponent fitted by least squares on (log x, log y); points with x <= 0 or y <= 0 are
-// left out. nullopt with fewer than two distinct x.
-struct PowerFit {
-  double exponent = 0;
-  double r2 = 0;  // coefficient of determination on the log scale (1 when the fit is exact)
+// Memory against N as a constant plus a power: y = base + a * x^exponent with base, a >= 0,
+// fitted by least squares on relative residuals (y - fit) / y, the exponent searched over
+// 0.1..3. A workspace that does not grow (cuBLAS's 32 MiB) is the base, the scores' N^2 the power:
+// a pure power law on such data reads N^0.5. `constant` when y moves by under 5% of its largest
+// value (then base is its median). Points with x <= 0 or y <= 0 are left out; nullopt with fewer
+// than 3 distinct x left.
+struct GrowthFit {
+  bool constant = false;
+  double base = 0;      // bytes that do not grow with N
+  double exponent = 0;  // of the part that grows (0 when constant)
+  double r2 = 0;        // of log y against log fit (1 when exact)
   int64_t points = 0;
 };
-std::optional<PowerFit> fit_power_law(const std::vector<double>& x, const std::vector<double>& y);
+std::optional<GrowthFit> fit_growth(const std::vector<double>& x, const std::vector<double>& y);
+
+// "N^2.00 above a constant 32.0 MiB", "N^1.00", "constant at 1.00 MiB": the growth in words. The
+// base is named when it is at least 5% of the smallest point's memory.
+std::string describe_growth(const GrowthFit& f, double y_min);
 
 // The memory growth of one provider on one fixed-batch series: extra_bytes against N.
 struct MemoryGrowth {
@@ -26,8 +36,10 @@ struct MemoryGrowth {
   std::string series;  // the group's title
   int64_t n_min = 0, n_max = 0;
   int64_t points = 0;
-  std::optional<PowerFit> fit;  // nullopt when the extra memory is zero or too few points
-  bool no_extra = false;        // extra_bytes <= 0 at every point
+  double y_min = 0;                // the smallest positive extra memory of the series
+  double y_first = 0, y_last = 0;  // the extra memory at n_min and at n_max
+  std::optional<GrowthFit> fit;    // nullopt when the extra memory is zero or too few points
+  bool no_extra = false;           // extra_bytes <= 0 at every point
 };
 // At least 3 distinct N per fit: two points always fit exactly.
 std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "report/findings.hpp"
 #include "report/units.hpp"
@@ -51,6 +52,24 @@ std::map<std::string, const Result*> by_shape(const std::vector<Result>& rows,
     if (r.provider == provider && passed_and_timed(r)) {
       out.try_emplace(r.timing.mode + "|" + r.spec.key(), &r);
     }
+  }
+  return out;
+}
+
+// Two providers over the shapes both ran: mine's median over theirs at each, and the pair
+// (mine, theirs) at theirs' largest FLOP count.
+struct SharedShapes {
+  std::vector<double> ratios;
+  std::pair<const Result*, const Result*> largest{nullptr, nullptr};
+};
+SharedShapes shared_shapes(const std::map<std::string, const Result*>& mine,
+                           const std::map<std::string, const Result*>& theirs) {
+  SharedShapes out;
+  for (const auto& [key, tr] : theirs) {
+    const auto it = mine.find(key);
+    if (it == mine.end()) continue;
+    out.ratios.push_back(it->second->timing.median_us / tr->timing.median_us);
+    if (!out.largest.first || tr->flops > out.largest.second->flops) out.largest = {it->second, tr};
   }
   return out;
 }
@@ -158,14 +177,7 @@ void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out
     std::pair<const Result*, const Result*> largest{nullptr, nullptr};
     for (const std::string& f : providers) {
       if (!fused(f)) continue;
-      std::vector<double> ratios;
-      std::pair<const Result*, const Result*> big{nullptr, nullptr};
-      for (const auto& [key, fr] : by_shape(rows, f)) {
-        const auto it = mine.find(key);
-        if (it == mine.end()) continue;
-        ratios.push_back(it->second->timing.median_us / fr->timing.median_us);
-        if (!big.first || fr->flops > big.second->flops) big = {it->second, fr};
-      }
+      auto [ratios, big] = shared_shapes(mine, by_shape(rows, f));
       if (ratios.empty()) continue;
       const bool better = ratios.size() > best_ratios.size() ||
                           (ratios.size() == best_ratios.size() &&
@@ -182,12 +194,100 @@ void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out
         "Fused against unfused: {} is {} faster than {} (geomean over {} shared shapes{})",
         code(best), times(s.geomean), code(u), s.n, spans(s) ? ", " + range_of(s) : "");
     const auto [ur, fr] = largest;
+    text += fmt::format("; at the largest shared shape, {}, it is {} faster", ur->spec.label(),
+                        times(ur->timing.median_us / fr->timing.median_us));
     if (ur->memory.peak_bytes > 0 && fr->memory.peak_bytes > 0) {
-      text += fmt::format("; at the largest, {}, it holds {} of extra memory against {}",
-                          ur->spec.label(), format_bytes(double(fr->memory.extra_bytes)),
+      text += fmt::format(" and holds {} of extra memory against {}",
+                          format_bytes(double(fr->memory.extra_bytes)),
                           format_bytes(double(ur->memory.extra_bytes)));
     }
     out.push_back({"fused", text + "."});
+  }
+}
+
+// The math backend (unfused, fp32 upcasts) against the naive one: time over the shapes both ran,
+// extra memory at the largest. The naive provider of the same library is preferred.
+void math_vs_naive(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  const std::vector<std::string> providers = passed_providers(rows);
+  const auto family_of = [&](const std::string& p) {
+    const ProviderTraits* t = traits_in(rows, p);
+    return t && t->role != Role::gqa_expansion ? std::optional<Family>(t->family) : std::nullopt;
+  };
+  for (const std::string& m : providers) {
+    if (family_of(m) != Family::math) continue;
+    const ProviderTraits* mt = traits_in(rows, m);
+    const auto mine = by_shape(rows, m);
+    std::string naive;
+    std::vector<double> ratios;
+    std::pair<const Result*, const Result*> largest{nullptr, nullptr};
+    for (const std::string& n : providers) {
+      if (family_of(n) != Family::naive) continue;
+      auto [r, big] = shared_shapes(mine, by_shape(rows, n));
+      const bool same_library = traits_in(rows, n)->library == mt->library;
+      const bool better = !r.empty() && (naive.empty() || r.size() > ratios.size() ||
+                                         (r.size() == ratios.size() && same_library));
+      if (better) {
+        naive = n;
+        ratios = r;
+        largest = big;
+      }
+    }
+    if (naive.empty()) continue;
+    const Spread s = spread(ratios);
+    std::string text = fmt::format(
+        "Math against naive: {} takes {} the time of {} (geomean over {} "
+        "shared shapes{})",
+        code(m), times(s.geomean), code(naive), s.n, spans(s) ? ", " + range_of(s) : "");
+    const auto [mr, nr] = largest;
+    if (mr->memory.peak_bytes > 0 && nr->memory.peak_bytes > 0) {
+      text += fmt::format("; at the largest, {}, {} of extra memory against {}", mr->spec.label(),
+                          format_bytes(double(mr->memory.extra_bytes)),
+                          format_bytes(double(nr->memory.extra_bytes)));
+    }
+    out.push_back({"math", text + "."});
+  }
+}
+
+// Compute- or memory-bound, per provider, from the measured ceilings (rows' `bound`, set where
+// `attnprof peaks` measured the device): how many shapes each, and the best share of the peak.
+void boundness(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  for (const std::string& p : passed_providers(rows)) {
+    int64_t compute = 0, memory = 0;
+    double best_flops = 0, best_bw = 0;
+    for (const Result& r : rows) {
+      if (r.provider != p || r.status != Status::passed || r.bound.empty()) continue;
+      (r.bound == "compute" ? compute : memory) += 1;
+      best_flops = std::max(best_flops, r.pct_peak_flops.value_or(0));
+      best_bw = std::max(best_bw, r.pct_peak_bw.value_or(0));
+    }
+    if (compute + memory == 0) continue;
+    // "up to x%" only where the rows carry % of the measured ceilings (schema 2 and later).
+    const auto up_to = [](double pct, const char* ceiling) {
+      return pct > 0
+                 ? fmt::format(" (up to {}% of the measured {} ceiling)", format_sig3(pct), ceiling)
+                 : std::string();
+    };
+    const auto at_all = [](int64_t n) {
+      return n == 1   ? std::string("at its one shape")
+             : n == 2 ? std::string("at both shapes")
+                      : fmt::format("at all {} shapes", n);
+    };
+    std::string text;
+    if (memory == 0) {
+      text = fmt::format("{} is compute-bound {}{}", code(p), at_all(compute),
+                         up_to(best_flops, "TFLOP/s"));
+    } else if (compute == 0) {
+      text = fmt::format("{} is memory-bound {}{}", code(p), at_all(memory),
+                         up_to(best_bw, "bandwidth"));
+    } else {
+      text = fmt::format("{} is compute-bound at {} and memory-bound at {} shapes", code(p),
+                         compute, memory);
+      if (best_flops > 0 || best_bw > 0) {
+        text += fmt::format(" (up to {}% of the TFLOP/s ceiling, {}% of the bandwidth ceiling)",
+                            format_sig3(best_flops), format_sig3(best_bw));
+      }
+    }
+    out.push_back({"bound", text + "."});
   }
 }
 
@@ -231,49 +331,54 @@ void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
   }
 }
 
+// One finding per provider and distinct behavior of its extra memory (none, constant, a power
+// with or without a constant under it), naming the series that behave so.
 void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
   const std::vector<MemoryGrowth> growth = memory_growth(group_series(rows));
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const MemoryGrowth*>> by_provider;
+  std::vector<std::pair<std::string, std::string>> order;  // (provider, behavior)
+  std::map<std::pair<std::string, std::string>, std::vector<const MemoryGrowth*>> by_behavior;
   for (const MemoryGrowth& m : growth) {
-    if (!by_provider.contains(m.provider)) order.push_back(m.provider);
-    by_provider[m.provider].push_back(&m);
+    if (!m.no_extra && !m.fit) continue;
+    std::string behavior = "none";
+    if (m.fit && m.fit->constant) behavior = "constant";
+    if (m.fit && !m.fit->constant)
+      behavior = fmt::format("N^{:.1f}{}", m.fit->exponent,
+                             m.fit->base >= 0.05 * m.y_min ? " above a constant" : "");
+    const auto key = std::make_pair(m.provider, behavior);
+    if (!by_behavior.contains(key)) order.push_back(key);
+    by_behavior[key].push_back(&m);
   }
-  for (const std::string& p : order) {
-    const auto& ms = by_provider[p];
-    if (ms.size() == 1) {
-      const MemoryGrowth& m = *ms.front();
-      const std::string where =
-          fmt::format("{}, N {}–{}, {} points", m.series, m.n_min, m.n_max, m.points);
-      if (m.no_extra) {
-        out.push_back({"memory", fmt::format("{} holds no memory beyond its inputs and outputs "
-                                             "({}).",
-                                             code(p), where)});
-      } else if (m.fit) {
-        out.push_back(
-            {"memory", fmt::format("{}: extra memory grows as {} (R² {:.3f}; {}).", code(p),
-                                   format_power(m.fit->exponent), m.fit->r2, where)});
-      }
-      continue;
-    }
-    std::vector<double> exps;
-    int64_t none = 0;
+  for (const auto& key : order) {
+    const auto& ms = by_behavior[key];
+    std::string where;
     for (const MemoryGrowth* m : ms) {
-      if (m->fit) exps.push_back(m->fit->exponent);
-      none += m->no_extra ? 1 : 0;
-    }
-    std::string text = fmt::format("{}: over {} fixed-batch series, ", code(p), ms.size());
-    if (!exps.empty()) {
-      const auto [lo, hi] = std::minmax_element(exps.begin(), exps.end());
-      text += fmt::format("extra memory grows as {}", format_power(*lo));
-      if (fmt::format("{:.2f}", *lo) != fmt::format("{:.2f}", *hi)) {
-        text += fmt::format(" to {}", format_power(*hi));
+      where += fmt::format("{}{}, N {}–{}, {} points", where.empty() ? "" : "; ", m->series,
+                           m->n_min, m->n_max, m->points);
+      if (m->fit && !m->fit->constant) {
+        where += fmt::format(", R² {:.3f}", m->fit->r2);
+        if (m->y_first > 0)
+          where += fmt::format(", {} to {} ({}×)", format_bytes(m->y_first),
+                               format_bytes(m->y_last), format_sig3(m->y_last / m->y_first));
       }
-      if (none > 0) text += fmt::format(" ({} series hold no extra memory)", none);
-    } else {
-      text += "no memory is held beyond inputs and outputs";
     }
-    out.push_back({"memory", text + "."});
+    const MemoryGrowth& first = *ms.front();
+    std::string what;
+    if (first.no_extra) {
+      what = "holds no memory beyond its inputs and outputs";
+    } else if (first.fit->constant) {
+      what = "extra memory is " + describe_growth(*first.fit, first.y_min) +
+             (ms.size() > 1 ? " (in each series)" : "") + ": nothing grows with N";
+    } else {
+      std::vector<std::string> seen;  // the series' descriptions, each once
+      for (const MemoryGrowth* m : ms) {
+        const std::string d = describe_growth(*m->fit, m->y_min);
+        if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
+      }
+      what = "extra memory grows as " + seen.front();
+      for (std::size_t t = 1; t < seen.size(); ++t) what += "; " + seen[t];
+    }
+    out.push_back({"memory", fmt::format("{}{} {} ({}).", code(key.first),
+                                         first.no_extra ? "" : ":", what, where)});
   }
 }
 
@@ -284,8 +389,10 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
   std::vector<Finding> out;
   fastest(results, baseline, out);
   fused_vs_unfused(results, out);
+  math_vs_naive(results, out);
   gqa_expansion(results, out);
   memory(results, out);
+  boundness(results, out);
   add_kernel_findings(results, out);
   add_status_findings(results, out);
   return out;

@@ -44,7 +44,7 @@ std::string render_html_report(const ReportModel& m, const std::vector<std::stri
       "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<h1>{}</h1>\n<ul "
       "class=\"summary\">\n",
       html_escape(m.title), kStyle, html_escape(m.title));
-  for (const std::string& line : m.summary) out += "<li>" + html_escape(line) + "</li>\n";
+  for (const std::string& line : m.summary) out += "<li>" + finding_html(line) + "</li>\n";
   out += "</ul>\n\n<h2>Key Findings</h2>\n<ul class=\"findings\">\n";
   if (m.findings.empty()) out += "<li>No findings: the rows compare nothing.</li>\n";
   for (const Finding& f : m.findings) out += "<li>" + finding_html(f.text) + "</li>\n";

@@ -1,18 +1,20 @@
-// The report as Markdown: the same model as the HTML page, plots linked as SVG files.
+// The report as Markdown: the same model as the HTML page, plots linked as SVG files. Text that
+// comes from rows (provider names, reasons, notes) is escaped; findings keep their code spans.
 #include <fmt/format.h>
 
 #include "attnprof/report.hpp"
 #include "report/report_model.hpp"
+#include "report/table.hpp"
 
 namespace attnprof {
 
 std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& plots) {
   std::string out = fmt::format("# {}\n\n", m.title);
-  for (const std::string& line : m.summary) out += "- " + line + '\n';
+  for (const std::string& line : m.summary) out += "- " + finding_markdown(line) + '\n';
 
   out += "\n## Key Findings\n\n";
   if (m.findings.empty()) out += "No findings: the rows compare nothing.\n";
-  for (const Finding& f : m.findings) out += "- " + f.text + '\n';
+  for (const Finding& f : m.findings) out += "- " + finding_markdown(f.text) + '\n';
 
   out += "\n## Plots\n\n";
   if (m.groups.empty()) {
@@ -21,9 +23,9 @@ std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& pl
     out += fmt::format("Plots omitted: {}\n", plots.note);
   } else {
     for (const FigureGroup& g : m.groups) {
-      out += fmt::format("### {}\n\n", g.title);
+      out += fmt::format("### {}\n\n", markdown_escape(g.title));
       for (const Figure& f : g.figures) {
-        out += fmt::format("![{}]({}/{}.svg)\n", f.alt, plots.plots_dir, f.id);
+        out += fmt::format("![{}]({}/{}.svg)\n", markdown_escape(f.alt), plots.plots_dir, f.id);
       }
       out += '\n';
     }
@@ -34,7 +36,7 @@ std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& pl
     if (!t.intro.empty()) out += t.intro + "\n\n";
     out += render_markdown(t.table);
     if (!t.notes.empty()) out += '\n';
-    for (const std::string& note : t.notes) out += "- " + note + '\n';
+    for (const std::string& note : t.notes) out += "- " + finding_markdown(note) + '\n';
   }
   return out;
 }

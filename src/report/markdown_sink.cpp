@@ -1,7 +1,6 @@
 // A Markdown table of the results with a short legend, for READMEs, issues and bench/ notes.
-// Cells are padded so the raw text lines up too; '|' in text is escaped.
+// Cells are padded so the raw text lines up too; text is escaped (table.hpp markdown_escape).
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -12,28 +11,17 @@
 #include "attnprof/model.hpp"
 #include "attnprof/sink.hpp"
 #include "report/measured.hpp"
+#include "report/table.hpp"
 #include "report/units.hpp"
 
 namespace attnprof {
 namespace {
 
-constexpr std::size_t kColumns = 10;
-using Cells = std::array<std::string, kColumns>;
-
-const Cells kHeader = {"provider", "shape", "status",       "median",   "p95",
-                       "TFLOP/s",  "GB/s",  "extra memory", "rel. err", "note"};
 // Text columns left-aligned, numbers right-aligned.
-constexpr std::array<bool, kColumns> kRightAligned = {false, false, false, true, true,
-                                                      true,  true,  true,  true, false};
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : one_line(text)) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
+const std::vector<std::string> kHeader = {"provider", "shape", "status",       "median",   "p95",
+                                          "TFLOP/s",  "GB/s",  "extra memory", "rel. err", "note"};
+const std::vector<bool> kRightAligned = {false, false, false, true, true,
+                                         true,  true,  true,  true, false};
 
 // Why a row is not a plain pass: the reason of a non-passed row, the noise of a noisy one.
 std::string note(const Result& r) {
@@ -45,11 +33,11 @@ std::string note(const Result& r) {
   return "";
 }
 
-Cells cells(const Result& r) {
+std::vector<std::string> cells(const Result& r) {
   const bool timed = has_timing(r);
   const std::string noisy = timed && r.timing.noisy ? "~" : "";
-  return {escape(r.provider),
-          escape(r.spec.label()),
+  return {r.provider,
+          r.spec.label(),
           std::string(to_string(r.status)),
           timed ? noisy + format_duration_us(r.timing.median_us) : "-",
           timed ? format_duration_us(r.timing.p95_us) : "-",
@@ -57,34 +45,16 @@ Cells cells(const Result& r) {
           timed ? format_sig3(r.gbps) : "-",
           has_memory(r) ? format_bytes(static_cast<double>(r.memory.extra_bytes)) : "-",
           has_verify(r) ? format_error(r.verify.rel_l2_err) : "-",
-          escape(note(r))};
+          note(r)};
 }
 
+// The table, its cells escaped (table.hpp render_markdown).
 std::string table(const std::vector<Result>& results) {
-  std::vector<Cells> rows;
-  rows.reserve(results.size());
-  for (const Result& r : results) rows.push_back(cells(r));
-  std::array<std::size_t, kColumns> width{};
-  for (std::size_t c = 0; c < kColumns; ++c) {
-    width[c] = std::max<std::size_t>(display_width(kHeader[c]), 3);  // "---" at least
-    for (const Cells& row : rows) width[c] = std::max(width[c], display_width(row[c]));
-  }
-  auto line = [&](const Cells& row) {
-    std::string out = "|";
-    for (std::size_t c = 0; c < kColumns; ++c) {
-      const std::string pad(width[c] - display_width(row[c]), ' ');
-      out += ' ' + (kRightAligned[c] ? pad + row[c] : row[c] + pad) + " |";
-    }
-    return out + '\n';
-  };
-  std::string out = line(kHeader);
-  out += '|';
-  for (std::size_t c = 0; c < kColumns; ++c) {
-    out += ' ' + std::string(width[c] - 1, '-') + (kRightAligned[c] ? ":" : "-") + " |";
-  }
-  out += '\n';
-  for (const Cells& row : rows) out += line(row);
-  return out;
+  Table t;
+  t.header = kHeader;
+  t.right = kRightAligned;
+  for (const Result& r : results) t.add(cells(r));
+  return render_markdown(t);
 }
 
 // Distinct non-empty values of one field, in order of first appearance.

@@ -163,8 +163,13 @@ std::string gnuplot_script(const PlotSpec& plot, const std::string& svg_path) {
     }
     if (block.empty()) continue;
     s += fmt::format("$d{} << EOD\n{}EOD\n", i, block);
-    plots.push_back(fmt::format("$d{} with linespoints lw 2 pt 7 ps 0.7 lc rgb '{}' title {}", i,
-                                palette_color(series.color), quoted(series.name)));
+    const std::string color =
+        series.style == PlotStyle::ceiling ? "#555555" : palette_color(series.color);
+    const char* style = series.style == PlotStyle::points    ? "points pt 7 ps 0.8"
+                        : series.style == PlotStyle::ceiling ? "lines dt 2 lw 2"
+                                                             : "linespoints lw 2 pt 7 ps 0.7";
+    plots.push_back(
+        fmt::format("$d{} with {} lc rgb '{}' title {}", i, style, color, quoted(series.name)));
   }
   if (plot.reference_y) {
     plots.push_back(

@@ -9,10 +9,15 @@
 
 namespace attnprof {
 
+// How a series is drawn: a line through its points (a provider against N), the points alone (a
+// scatter: the roofline's rows), or a dashed grey line (a ceiling).
+enum class PlotStyle { linespoints, points, ceiling };
+
 struct PlotSeries {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y), x ascending
   int color = 0;                                  // index into the report's palette
+  PlotStyle style = PlotStyle::linespoints;
 };
 
 struct PlotSpec {

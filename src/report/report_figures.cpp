@@ -88,7 +88,8 @@ std::vector<Figure> series_figures(const SeriesGroup& g, const std::string& base
   std::map<std::string, std::string> names;
   for (const MemoryGrowth& m : memory_growth({g})) {
     if (m.fit)
-      names[m.provider] = fmt::format("{} (extra ∝ {})", m.provider, format_power(m.fit->exponent));
+      names[m.provider] =
+          fmt::format("{} (extra: {})", m.provider, describe_growth(*m.fit, m.y_min));
     if (m.no_extra) names[m.provider] = fmt::format("{} (no extra)", m.provider);
   }
   const auto [bu, bf] =

@@ -90,7 +90,9 @@ std::vector<std::string> summary_lines(const std::vector<Result>& rows, const Re
   if (!env.empty()) s.push_back(fmt::format("Environment: {}", fmt::join(env, ", ")));
   const auto conventions = distinct(rows, [](const Result& r) { return r.flop_convention; });
   if (!conventions.empty()) {
-    s.push_back(fmt::format("FLOPs counted as: {}", fmt::join(conventions, "; ")));
+    std::vector<std::string> spans;
+    for (const std::string& c : conventions) spans.push_back("`" + c + "`");
+    s.push_back(fmt::format("FLOPs counted as: {}", fmt::join(spans, "; ")));
   }
   return s;
 }
@@ -137,11 +139,18 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
     fg.figures = series_figures(g, m.baseline, providers, next_id);
     if (!fg.figures.empty()) m.groups.push_back(std::move(fg));
   }
+  if (FigureGroup roof = roofline_figures(rows, providers, next_id); !roof.figures.empty())
+    m.groups.push_back(std::move(roof));
   m.tables = report_tables(rows, m.baseline);
   return m;
 }
 
-std::string finding_html(const std::string& text) {
+namespace {
+
+// A finding's text with its `code spans` rendered: the text between spans through `escape`, each
+// span's content through `code` (an unclosed span runs to the end).
+template <class Escape, class Code>
+std::string render_spans(const std::string& text, Escape escape, Code code) {
   std::string out;
   bool in_code = false;
   std::size_t start = 0;
@@ -149,14 +158,23 @@ std::string finding_html(const std::string& text) {
     const std::size_t tick = text.find('`', start);
     const std::string part =
         text.substr(start, tick == std::string::npos ? std::string::npos : tick - start);
-    out += html_escape(part);
+    out += in_code ? code(part) : escape(part);
     if (tick == std::string::npos) break;
-    out += in_code ? "</code>" : "<code>";
     in_code = !in_code;
     start = tick + 1;
   }
-  if (in_code) out += "</code>";
   return out;
+}
+
+}  // namespace
+
+std::string finding_html(const std::string& text) {
+  return render_spans(text, html_escape,
+                      [](const std::string& c) { return "<code>" + html_escape(c) + "</code>"; });
+}
+
+std::string finding_markdown(const std::string& text) {
+  return render_spans(text, markdown_escape, [](const std::string& c) { return "`" + c + "`"; });
 }
 
 }  // namespace attnprof

@@ -48,6 +48,11 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
 std::vector<Figure> series_figures(const SeriesGroup& group, const std::string& baseline,
                                    const std::vector<std::string>& providers, int& next_id);
 
+// The roofline figures (report_roofline.cpp): every passed point by arithmetic intensity against
+// achieved TFLOP/s, one figure per device and dtype, under the rows' measured ceilings.
+FigureGroup roofline_figures(const std::vector<Result>& rows,
+                             const std::vector<std::string>& providers, int& next_id);
+
 // The report's tables (fastest per shape, memory growth, not supported, did not pass, all rows).
 std::vector<TableSection> report_tables(const std::vector<Result>& rows,
                                         const std::string& baseline);
@@ -59,5 +64,7 @@ std::string render_html_report(const ReportModel& m, const std::vector<std::stri
 
 // `code` spans of a finding (`x`) as <code>x</code>, the rest escaped.
 std::string finding_html(const std::string& text);
+// The same for Markdown: spans kept, the rest escaped (table.hpp markdown_escape).
+std::string finding_markdown(const std::string& text);
 
 }  // namespace attnprof

@@ -52,8 +52,10 @@ TableSection memory_table(const std::vector<Result>& rows) {
   TableSection s;
   s.heading = "Memory growth";
   s.intro =
-      "Extra memory (peak minus inputs and outputs) against N, fitted by least squares on "
-      "log-log axes over each fixed-batch series with at least 3 lengths.";
+      "Extra memory (peak minus inputs and outputs) against N over each fixed-batch series with "
+      "at least 3 lengths, fitted as a constant plus a power of N (least squares on relative "
+      "residuals): the constant is what does not grow (a library's workspace), the power what "
+      "does (the scores).";
   s.table.header = {"provider", "series", "N", "points", "extra memory ∝", "R²"};
   s.table.right = {false, false, true, true, true, true};
   for (const MemoryGrowth& m : memory_growth(group_series(rows))) {
@@ -61,8 +63,8 @@ TableSection memory_table(const std::vector<Result>& rows) {
     if (m.no_extra) {
       s.table.add({m.provider, m.series, n, std::to_string(m.points), "none", "-"});
     } else if (m.fit) {
-      s.table.add({m.provider, m.series, n, std::to_string(m.points), format_power(m.fit->exponent),
-                   fmt::format("{:.3f}", m.fit->r2)});
+      s.table.add({m.provider, m.series, n, std::to_string(m.points),
+                   describe_growth(*m.fit, m.y_min), fmt::format("{:.3f}", m.fit->r2)});
     }
   }
   return s;

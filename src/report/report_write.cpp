@@ -45,6 +45,11 @@ std::vector<std::string> draw(const std::vector<const Figure*>& figures, std::st
 
 }  // namespace
 
+std::string plots_unavailable() {
+  const Plotter plotter = find_plotter();
+  return plotter.available ? "" : plotter.reason;
+}
+
 std::vector<std::string> write_report(const std::vector<Result>& rows, const ReportOptions& options,
                                       const ReportFiles& files) {
   const ReportModel model = build_report_model(rows, options);

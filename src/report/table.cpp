@@ -1,6 +1,7 @@
 #include "report/table.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "report/units.hpp"
 
@@ -14,15 +15,6 @@ bool right_aligned(const Table& t, std::size_t c) {
 
 std::string cell(const std::vector<std::string>& row, std::size_t c) {
   return c < row.size() ? row[c] : std::string();
-}
-
-std::string markdown_escape(std::string_view text) {
-  std::string out;
-  for (char c : one_line(text)) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 // Widths of each column over the header and the rows, after `transform`.
@@ -47,6 +39,27 @@ std::string rstrip(std::string s) {
 }
 
 }  // namespace
+
+std::string markdown_escape(std::string_view text) {
+  // Only what Markdown would act on: "_" inside a word ("not_supported") emphasizes nothing and
+  // ">" quotes only at the start of a line, so both stay readable in the raw file.
+  const std::string line = one_line(text);
+  const auto word = [&](std::size_t i) {
+    return i < line.size() && std::isalnum(static_cast<unsigned char>(line[i])) != 0;
+  };
+  std::string out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    const bool inside_word = c == '_' && i > 0 && word(i - 1) && word(i + 1);
+    const bool quote = c == '>' && i == 0;
+    if ((std::string_view("\\|*_`[]<").find(c) != std::string_view::npos && !inside_word) ||
+        quote) {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out;
+}
 
 std::string render_plain(const Table& t) {
   const auto plain = [](const std::string& s) { return one_line(s); };

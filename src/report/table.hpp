@@ -18,8 +18,12 @@ struct Table {
 
 // Columns separated by two spaces, header underlined with dashes; no trailing spaces.
 std::string render_plain(const Table& t);
-// GitHub Markdown, cells padded so the raw text lines up; '|' escaped, text on one line.
+// GitHub Markdown, cells padded so the raw text lines up; cells escaped (markdown_escape).
 std::string render_markdown(const Table& t);
+// Text that Markdown shows as written, on one line: \ | * ` [ ] < escaped with a backslash, and
+// _ outside a word and > at the start (provider names, notes and reasons come from code attnprof
+// does not own).
+std::string markdown_escape(std::string_view text);
 // <table> with <thead>/<tbody>; cells escaped; right-aligned columns get class "num".
 std::string render_html(const Table& t);
 

@@ -385,6 +385,17 @@ TEST_F(FilesCli, RowsCarryTheirSeed) {
   EXPECT_EQ(values[column], max) << row;
 }
 
+// Plots are the product: a run on a machine without gnuplot says so before its first point, so
+// nobody finds out from the report an hour later.
+TEST_F(FilesCli, ARunWithoutGnuplotSaysSoAtTheStart) {
+  const Outcome o = run_cli("run" + kTiny, "ATTNPROF_GNUPLOT=/nonexistent/gnuplot");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("attnprof: no plots in `attnprof report` of this run: "
+                       "/nonexistent/gnuplot could not be run"),
+            std::string::npos)
+      << o.err;
+}
+
 // ---- 10. one exit-code rule -------------------------------------------------------------------
 
 TEST_F(FilesCli, HelpStatesTheExitCodes) {

@@ -20,6 +20,20 @@ TEST(Markdown, PipesInTextAreEscapedAndRowsStayOnOneLine) {
   EXPECT_NE(md.find("| a \\| b c |"), std::string::npos) << md;
 }
 
+// Provider names, reasons and notes come from code attnprof does not own (user providers): they
+// are shown as written, never as Markdown (no emphasis, no HTML, no broken tables).
+TEST(Markdown, UserTextIsEscaped) {
+  Result r = test::sample_results()[5];
+  r.provider = "my_kernel*v2";
+  r.reason = "<b>boom</b> [link](x) `code` a\\b";
+  const std::string md = to_markdown({r});
+  EXPECT_NE(md.find("| my_kernel\\*v2 "), std::string::npos) << md;
+  EXPECT_NE(md.find("\\<b>boom\\</b> \\[link\\](x) \\`code\\` a\\\\b"), std::string::npos) << md;
+  for (std::size_t at = md.find('<'); at != std::string::npos; at = md.find('<', at + 1)) {
+    EXPECT_TRUE(at > 0 && md[at - 1] == '\\') << "unescaped '<' in: " << md.substr(at, 40);
+  }
+}
+
 TEST(Markdown, LegendNamesTheFlopConventionOfTheRows) {
   Result r = test::sample_results()[0];
   r.flop_convention = "custom convention";

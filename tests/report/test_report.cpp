@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -111,7 +112,7 @@ TEST(Report, HtmlIsWellFormedAndHoldsEveryPlot) {
   EXPECT_EQ(tag_balance_error(html), "");
   const auto model = build_report_model(golden_rows(), golden_options());
   const std::size_t figures = model.figures().size();
-  EXPECT_EQ(figures, 9u);  // 5 for the MHA series (with % of peak), 4 for the GQA series
+  EXPECT_EQ(figures, 10u);  // 5 for the MHA series (with % of peak), 4 for GQA, 1 roofline
   EXPECT_EQ(count(html, "<svg"), figures);
   EXPECT_EQ(count(html, "</svg>"), figures);
   EXPECT_EQ(count(html, "<?xml"), 0u);
@@ -167,6 +168,58 @@ TEST(Report, SummaryNamesEveryBuildOfTheRows) {
   EXPECT_NE(md.find("git_commit 0123abcd4567 (also fedcba987654), build_type Release"),
             std::string::npos)
       << md.substr(0, 800);
+}
+
+// Findings keep their code spans and escape the rest; a provider's name and reason never become
+// Markdown.
+TEST(Report, MarkdownEscapesTextFromTheRows) {
+  std::vector<Result> rows = golden_rows();
+  rows.push_back(rows.front());
+  rows.back().provider = "evil_<i>x</i>*";
+  rows.back().status = Status::failed;
+  rows.back().reason = "a | b *c* <script>";
+  const std::string md = markdown_report(rows, golden_options(), {});
+  // The reason is never in a code span (where "<" is shown as written), so every "<" is escaped.
+  for (std::size_t at = md.find("<script>"); at != std::string::npos;
+       at = md.find("<script>", at + 1)) {
+    EXPECT_TRUE(at > 0 && md[at - 1] == '\\') << "unescaped <script> in: " << md;
+  }
+  EXPECT_NE(md.find("evil\\_\\<i>x\\</i>\\*"), std::string::npos) << md;
+  EXPECT_NE(md.find("a \\| b \\*c\\* \\<script>"), std::string::npos) << md;
+  EXPECT_EQ(finding_markdown("`a_b` and _a_b_ <x>"), "`a_b` and \\_a_b\\_ \\<x>");
+}
+
+// The roofline: every passed point by FLOP per minimum byte against TFLOP/s, per device and dtype,
+// under the measured ceilings with the ridge where they meet.
+TEST(Report, RooflinePlacesEveryPassedPointUnderTheMeasuredCeilings) {
+  std::vector<Result> rows = golden_rows();
+  int64_t passed = 0;
+  for (Result& r : rows) {
+    r.peak_tflops = 800;
+    r.peak_tbps = 4;
+    if (r.status == Status::passed && r.tflops > 0) ++passed;
+  }
+  const ReportModel m = build_report_model(rows, golden_options());
+  const auto roof = std::find_if(m.groups.begin(), m.groups.end(),
+                                 [](const FigureGroup& g) { return g.title == "Roofline"; });
+  ASSERT_NE(roof, m.groups.end());
+  int64_t shown = 0;
+  for (const Figure& f : roof->figures) {
+    EXPECT_NE(f.alt.find("ridge at 200 FLOP/B"), std::string::npos) << f.alt;
+    ASSERT_FALSE(f.plot.series.empty());
+    const PlotSeries& ceiling = f.plot.series.back();
+    EXPECT_EQ(ceiling.style, PlotStyle::ceiling);
+    ASSERT_EQ(ceiling.points.size(), 3u);
+    EXPECT_DOUBLE_EQ(ceiling.points[1].first, 200.0);
+    EXPECT_DOUBLE_EQ(ceiling.points[1].second, 800.0);
+    EXPECT_DOUBLE_EQ(ceiling.points[0].second, 4 * ceiling.points[0].first);
+    for (std::size_t i = 0; i + 1 < f.plot.series.size(); ++i) {
+      EXPECT_EQ(f.plot.series[i].style, PlotStyle::points);
+      shown += static_cast<int64_t>(f.plot.series[i].points.size());
+    }
+    EXPECT_NE(gnuplot_script(f.plot, "x.svg").find("with points pt 7"), std::string::npos);
+  }
+  EXPECT_EQ(shown, passed);
 }
 
 TEST(Report, NoPassedRowsAndUnknownBaselineAreOneLineErrors) {
