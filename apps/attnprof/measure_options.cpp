@@ -19,12 +19,16 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
                   "idle gap that lets a power-capped clock recover (recover: one launch with "
                   "gaps, as Nsight Compute sees it)")
       ->check(CLI::IsMember({"sustained", "recover"}));
-  sub->add_option("--max-noise", o.max_noise,
-                  "Stop once the median's relative noise is below this (0.5%)");
-  sub->add_option("--min-time", o.min_time, "Measured time before stopping may happen (0.5s)");
+  sub->add_option(
+      "--max-noise", o.max_noise,
+      fmt::format("Stop once the median's relative noise is below this ({})", o.max_noise));
+  sub->add_option("--min-time", o.min_time,
+                  fmt::format("Measured time before stopping may happen ({})", o.min_time));
   sub->add_option("--point-timeout", o.point_timeout,
-                  "Measurement time limit per point (2s); the row is flagged noisy");
-  add_whole_number_option(sub, "--min-samples", o.min_samples, "Fewest samples per point (10)", 1);
+                  fmt::format("Measurement time limit per point ({}); the row is flagged noisy",
+                              o.point_timeout));
+  add_whole_number_option(sub, "--min-samples", o.min_samples,
+                          fmt::format("Fewest samples per point ({})", o.min_samples), 1);
   add_whole_number_option(sub, "--warmup", o.warmup, "Untimed launches before sampling (1)", 0);
   add_whole_number_option(sub, "--threads", o.threads,
                           "CPU threads for CPU providers (default: all)", 0);
@@ -34,10 +38,14 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
                   "about a second of fp64 and a sample beyond; full: CPU points check every row "
                   "whatever it costs")
       ->check(CLI::IsMember({"auto", "full"}));
-  add_whole_number_option(sub, "--verify-repeats", o.verify_repeats,
-                          "Launches checked after the last timed one (default: up to 10 on a GPU "
-                          "while checks are cheap, none on the CPU)",
-                          0);
+  add_whole_number_option(
+      sub, "--verify-repeats", o.verify_repeats,
+      o.verify_repeats < 0
+          ? std::string("Launches checked after the last timed one (default: "
+                        "up to 10 on a GPU while checks are cheap, none on "
+                        "the CPU)")
+          : fmt::format("Launches checked after the last timed one ({})", o.verify_repeats),
+      0);
 }
 
 RunOptions measure_run_options(const MeasureCliOptions& o) {

@@ -32,6 +32,10 @@ struct StoppingRule {
   double min_time_s = 0.5;        // measured (timed-region) seconds before stopping may happen
   double timeout_s = 2.0;         // wall seconds for the whole measurement of one point
   double timer_resolution_s = 0;  // the timer's resolution; sets the floor of reachable noise
+  // > 0 (tune's p95 limit, seconds): stop after 10 samples once the third smallest is above it.
+  // Then the median is above it with 94.5% probability (Binomial(10, 1/2) <= 2), and so is the
+  // p95: more samples cannot bring the point under the limit.
+  double over_limit_s = 0;
 };
 
 struct StopDecision {

@@ -1,6 +1,8 @@
 // The batch-size auto-tuner (`attnprof tune`): for a spec and a provider, the largest batch (or
-// sequence length) that meets a memory limit and a p95 latency limit, found by geometric growth
-// then binary search over measured points, and the throughput-optimal batch among those that fit.
+// sequence length) that meets a memory limit and a p95 latency limit, and the throughput-optimal
+// batch among those that fit. The search jumps to where the measured points' peak memory and p95,
+// extrapolated as straight lines in the tuned value, meet the limits (doubling when nothing
+// predicts), then narrows the bracket by interpolation or halving; every value is a real point.
 // Every point is a real point run by an Executor (the supervisor's workers, or in-process),
 // through the one point lifecycle; an OOM is a boundary, never a crash.
 #pragma once
@@ -43,8 +45,14 @@ struct TuneOptions {
   TuneLimits limits;
   int64_t start = 1;            // first value tried (batch 1, or the spec's length)
   int64_t max_value = 1 << 16;  // never tried beyond this (the search's cap)
-  int64_t resolution = 1;       // the binary search stops when the gap is at most this
-  RunOptions run;               // how each point is measured (the executor's options)
+  // The search stops when the gap between the largest value that fits and the smallest that
+  // does not is at most max(resolution, relative_resolution x the largest that fits).
+  int64_t resolution = 1;
+  double relative_resolution = 0;
+  // After the boundary, at most this many more points look for the throughput optimum between
+  // the measured ones (where tokens/s peaks below the largest value that fits).
+  int refine_optimum = 4;
+  RunOptions run;  // how each point is measured (the executor's options)
   // Called after each measured point, in the order tried (progress, JSONL journal).
   std::function<void(const TunePoint&)> on_point;
 };

@@ -55,6 +55,11 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
     const SampleStats st = summarize(samples);
     return {true, st.rel_noise > rule.max_noise, "max_samples"};
   }
+  if (rule.over_limit_s > 0 && n >= 10) {
+    std::vector<double> low(samples);
+    std::nth_element(low.begin(), low.begin() + 2, low.end());
+    if (low[2] > rule.over_limit_s) return {true, false, "over_limit"};
+  }
   if (n < rule.min_samples || measured_s < rule.min_time_s) return {false, false, ""};
   const SampleStats st = summarize(samples);
   // The timer cannot resolve noise finer than its own resolution relative to the median.

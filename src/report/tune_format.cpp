@@ -46,6 +46,7 @@ OrderedJson point_json(const TunePoint& p) {
           {"why_not", p.why_not},
           {"median_us", r.timing.median_us},
           {"p95_us", r.timing.p95_us},
+          {"samples", r.timing.samples},
           {"peak_bytes", r.memory.peak_bytes},
           {"tokens_per_s", r.tokens_per_s}};
 }
@@ -61,21 +62,23 @@ std::string format_tune_summary(const std::vector<TuneResult>& results, TuneAxis
                 "max batch",
                 "optimal batch",
                 "tokens/s at optimum",
-                "p95 at optimum",
+                "p95 at optimum (samples)",
                 "peak memory at optimum",
+                "points",
                 "limited by"};
   } else {
-    t.header = {"provider",   "shape",       "max seq",   "median at max",
-                "p95 at max", "peak memory", "limited by"};
+    t.header = {"provider",   "shape",       "max seq", "median at max",
+                "p95 at max", "peak memory", "points",  "limited by"};
   }
-  t.right = {false, false, true, true, true, true, true, false};
-  if (!batch) t.right = {false, false, true, true, true, true, false};
+  t.right = {false, false, true, true, true, true, true, true, false};
+  if (!batch) t.right = {false, false, true, true, true, true, true, false};
   for (const TuneResult& r : results) {
     const std::string shape = shape_label(r.spec, axis);
     if (!r.largest) {
       std::vector<std::string> row(t.header.size(), "-");
       row[0] = r.provider;
       row[1] = shape;
+      row[row.size() - 2] = std::to_string(r.curve.size());
       row.back() = (batch ? "no batch fits: " : "no length fits: ") + r.boundary;
       t.add(std::move(row));
       continue;
@@ -83,12 +86,15 @@ std::string format_tune_summary(const std::vector<TuneResult>& results, TuneAxis
     const TunePoint* at = r.at(batch ? *r.optimal : *r.largest);
     const Result& m = at->result;
     const std::string memory = has_memory(m) ? format_bytes(double(m.memory.peak_bytes)) : "-";
+    const std::string points = std::to_string(r.curve.size());
     if (batch) {
       t.add({r.provider, shape, std::to_string(*r.largest), value_or_dash(r.optimal),
-             format_rate(m.tokens_per_s), format_duration_us(m.timing.p95_us), memory, r.boundary});
+             format_rate(m.tokens_per_s),
+             fmt::format("{} ({})", format_duration_us(m.timing.p95_us), m.timing.samples), memory,
+             points, r.boundary});
     } else {
       t.add({r.provider, shape, std::to_string(*r.largest), format_duration_us(m.timing.median_us),
-             format_duration_us(m.timing.p95_us), memory, r.boundary});
+             format_duration_us(m.timing.p95_us), memory, points, r.boundary});
     }
   }
   return render_plain(t);

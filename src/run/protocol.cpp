@@ -73,6 +73,7 @@ Json options_json(const RunOptions& o) {
           {"min_time_s", r.min_time_s},
           {"timeout_s", r.timeout_s},
           {"timer_resolution_s", r.timer_resolution_s},
+          {"over_limit_s", r.over_limit_s},
           {"full_check_flops", o.verify.full_check_flops},
           {"verify_full", o.verify.full},
           {"verify_repeats", o.verify.repeats},
@@ -99,6 +100,7 @@ RunOptions read_options(const Json& j) {
   r.min_time_s = field<double>(j, "min_time_s");
   r.timeout_s = field<double>(j, "timeout_s");
   r.timer_resolution_s = field<double>(j, "timer_resolution_s");
+  r.over_limit_s = field<double>(j, "over_limit_s");
   o.verify.full_check_flops = field<double>(j, "full_check_flops");
   o.verify.full = field<bool>(j, "verify_full");
   o.verify.repeats = field<int>(j, "verify_repeats");

@@ -1,8 +1,13 @@
-// The search of `attnprof tune`: geometric growth until a limit fails, then binary search between
-// the last value that fitted and the first that did not. Each value is one measured point.
+// The search of `attnprof tune`: growth to where the limits are predicted to be met (or doubling)
+// until a value does not fit, then a bracket narrowed by interpolation or halving to the
+// resolution, then a few points where the throughput optimum may lie between measured values.
+// Each value is one measured point.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
 
 #include "attnprof/tune.hpp"
 #include "report/units.hpp"
@@ -105,40 +110,115 @@ bool fits_limits(const Result& r, const TuneLimits& limits, std::string& why_not
 
 namespace {
 
-void search_boundaries(Search& search, const TuneOptions& options, TuneResult& out) {
-  const int64_t step = std::max<int64_t>(1, options.resolution);
+// The step the search resolves near `lo` (the largest value known to fit).
+int64_t step_at(const TuneOptions& o, int64_t lo) {
+  const auto relative = static_cast<int64_t>(o.relative_resolution * static_cast<double>(lo));
+  return std::max<int64_t>({1, o.resolution, relative});
+}
 
-  // Geometric growth: 1, 2, 4, ... (or start, 2 start, ...) until a value does not fit.
-  int64_t lo = 0, hi = 0;  // the largest value known to fit; the smallest known not to
+// A limited quantity of a row (its peak memory, its p95) and the limit's value.
+struct Limit {
+  double bound;
+  double (*of)(const Result&);
+  bool extrapolates_poorly = false;  // p95: flat until the device fills, then rising
+};
+
+std::vector<Limit> limits_of(const TuneLimits& l) {
+  std::vector<Limit> out;
+  if (l.max_memory_bytes) {
+    out.push_back({static_cast<double>(*l.max_memory_bytes),
+                   [](const Result& r) { return static_cast<double>(r.memory.peak_bytes); }});
+  }
+  if (l.max_p95_us) {
+    out.push_back({*l.max_p95_us, [](const Result& r) { return r.timing.p95_us; }, true});
+  }
+  return out;
+}
+
+// Where the straight line through two measured points of a limited quantity reaches the limit;
+// nullopt when the quantity does not rise between them (nothing to extrapolate).
+std::optional<double> crossing(const TunePoint& a, const TunePoint& b, const Limit& limit) {
+  const double ya = limit.of(a.result), yb = limit.of(b.result);
+  if (b.value <= a.value || !(yb > ya)) return std::nullopt;
+  return static_cast<double>(a.value) +
+         (limit.bound - ya) * static_cast<double>(b.value - a.value) / (yb - ya);
+}
+
+// Rounds a predicted boundary down to a value (a hair of slack for a line that meets the limit
+// exactly at an integer).
+int64_t value_at(double predicted) {
+  return static_cast<int64_t>(std::floor(predicted + 1e-6));
+}
+
+void search_boundaries(Search& search, const TuneOptions& options, TuneResult& out) {
+  const std::vector<Limit> limits = limits_of(options.limits);
+  const auto point = [&](int64_t v) { return *out.at(v); };
+
+  // Growth: from the start, to where the two largest fitting points' straight lines meet the
+  // nearest limit, or doubling while nothing predicts, until a value does not fit.
+  int64_t prev = 0, lo = 0, hi = 0;  // fitting values (the two largest); the smallest that fails
   for (int64_t v = std::max<int64_t>(1, options.start);;) {
     if (!search.fits(v)) {
       hi = v;
       break;
     }
+    prev = lo;
     lo = v;
     if (v >= options.max_value) {
       out.boundary =
           fmt::format("reached the search cap ({} {})", axis_name(options.axis), options.max_value);
       break;
     }
-    v = std::min(v * 2, options.max_value);
+    int64_t next = v * 2;
+    if (prev > 0) {
+      // Memory's line is trusted as far as it goes; p95's (flat while the device is not yet
+      // full, so far too long) for at most 8x.
+      std::optional<int64_t> nearest;
+      for (const Limit& limit : limits) {
+        const auto at = crossing(point(prev), point(lo), limit);
+        if (!at) continue;
+        int64_t candidate = std::max(value_at(*at), lo + step_at(options, lo));
+        if (limit.extrapolates_poorly) candidate = std::min(candidate, lo * 8);
+        if (!nearest || candidate < *nearest) nearest = candidate;
+      }
+      if (nearest) next = std::max(*nearest, lo + step_at(options, lo));
+    }
+    v = std::min(next, options.max_value);
   }
   if (lo == 0) {
     out.boundary = search.why_not(hi);
-  } else if (hi > 0) {
-    // Binary search in (lo, hi) on multiples of `step` above lo: the first failure bounds it.
-    while (hi - lo > step) {
-      const int64_t mid = lo + std::max<int64_t>(1, (hi - lo) / (2 * step)) * step;
-      (search.fits(mid) ? lo : hi) = mid;
-    }
-    out.boundary = search.why_not(hi);
+    return;
   }
+  if (hi == 0) return;  // the cap fits
+
+  // Bracket (lo fits, hi does not): where the straight line between them meets the limit hi
+  // broke, when hi was measured; halving otherwise, or after a guess that did not halve the gap.
+  bool halve = false;
+  while (hi - lo > step_at(options, lo)) {
+    const int64_t step = step_at(options, lo);
+    int64_t guess = lo + (hi - lo) / 2;
+    if (!halve) {
+      const TunePoint& h = point(hi);
+      for (const Limit& limit : limits) {
+        if (h.result.status != Status::passed || !(limit.of(h.result) > limit.bound)) continue;
+        if (const auto at = crossing(point(lo), h, limit)) guess = value_at(*at);
+        break;
+      }
+    }
+    guess = hi - lo >= 2 * step ? std::clamp(guess, lo + step, hi - step) : lo + step;
+    const int64_t gap = hi - lo;
+    (search.fits(guess) ? lo : hi) = guess;
+    halve = 2 * (hi - lo) > gap;
+  }
+  out.boundary = search.why_not(hi);
 }
 
 // Sorts the curve; the largest fitting value and the one with the most tokens/s.
 void summarize_curve(TuneResult& out) {
   std::sort(out.curve.begin(), out.curve.end(),
             [](const TunePoint& a, const TunePoint& b) { return a.value < b.value; });
+  out.largest.reset();
+  out.optimal.reset();
   double best = -1;
   for (const TunePoint& p : out.curve) {
     if (!p.fits) continue;
@@ -148,6 +228,39 @@ void summarize_curve(TuneResult& out) {
       out.optimal = p.value;
     }
   }
+}
+
+// Where tokens/s may peak between measured values: beside an optimum below the largest value
+// that fits, or below the largest when the throughput stopped growing with the value on the way
+// to it. Measures the middle of the wider gap beside the optimum, a few times (a unimodal
+// curve's peak is then bracketed by the optimum's neighbors).
+void refine_optimum(Search& search, const TuneOptions& options, TuneResult& out) {
+  for (int extra = 0; extra < options.refine_optimum; ++extra) {
+    summarize_curve(out);
+    if (!out.optimal) return;
+    std::vector<const TunePoint*> fit;
+    for (const TunePoint& p : out.curve)
+      if (p.fits) fit.push_back(&p);
+    const auto o = static_cast<std::size_t>(
+        std::find_if(fit.begin(), fit.end(),
+                     [&](const TunePoint* p) { return p->value == *out.optimal; }) -
+        fit.begin());
+    const bool interior = o + 1 < fit.size();
+    // Below the largest value: the throughput grew much less than the value (by under 90% of
+    // it) from the fitting point before, so it saturated, and may have peaked, in between.
+    const bool saturated = !interior && o > 0 &&
+                           fit[o]->result.tokens_per_s / fit[o - 1]->result.tokens_per_s <
+                               0.9 * double(fit[o]->value) / double(fit[o - 1]->value);
+    if (!interior && !saturated) return;
+    const int64_t step = step_at(options, fit[o]->value);
+    const int64_t left = o > 0 ? fit[o]->value - fit[o - 1]->value : 0;
+    const int64_t right = interior ? fit[o + 1]->value - fit[o]->value : 0;
+    if (std::max(left, right) <= step) return;
+    const int64_t v = right >= left ? fit[o]->value + right / 2 : fit[o]->value - left / 2;
+    if (out.at(v)) return;
+    search.fits(v);
+  }
+  summarize_curve(out);
 }
 
 }  // namespace
@@ -161,6 +274,7 @@ TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
   Search search(spec, provider, executor, options, out);
   try {
     search_boundaries(search, options, out);
+    refine_optimum(search, options, out);
   } catch (const Stopped&) {
     out.boundary = "stopped before the search ended: what was found so far";
   }

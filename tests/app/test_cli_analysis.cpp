@@ -64,7 +64,7 @@ TEST_F(AnalysisCli, TuneFindsTheLargestBatchOfAKnownOomBoundary) {
   const Outcome o =
       cli("tune --device cpu --providers test.oom --heads 1 --seq 16 --head-dim 8 "
           "--dtype fp32 --max-memory 1GiB --min-time 1ms --point-timeout 20ms "
-          "--min-samples 3 --no-trace --json " +
+          "--min-samples 3 --no-trace --resolution 1 --json " +
               path("tune.json") + " --out " + path("tune.jsonl"),
           "ATTNPROF_TEST_PROVIDERS=1");
   ASSERT_EQ(o.code, 0) << o.err << o.out;
@@ -74,6 +74,19 @@ TEST_F(AnalysisCli, TuneFindsTheLargestBatchOfAKnownOomBoundary) {
   const auto rows = read_journal(path("tune.jsonl")).rows;
   EXPECT_EQ(rows.size(), summary["results"][0]["curve"].size());
   EXPECT_NE(o.out.find("max batch"), std::string::npos) << o.out;
+
+  // By default the boundary is resolved to 5% of the batch, in fewer points.
+  const Outcome coarse =
+      cli("tune --device cpu --providers test.oom --heads 1 --seq 16 --head-dim 8 "
+          "--dtype fp32 --max-memory 1GiB --min-time 1ms --point-timeout 20ms "
+          "--min-samples 3 --no-trace --json " +
+              path("coarse.json"),
+          "ATTNPROF_TEST_PROVIDERS=1");
+  ASSERT_EQ(coarse.code, 0) << coarse.err << coarse.out;
+  const auto c = nlohmann::json::parse(std::ifstream(path("coarse.json")))["results"][0];
+  EXPECT_LE(c["largest"].get<int64_t>(), 256);
+  EXPECT_GE(c["largest"].get<int64_t>(), 256 - 256 / 20);
+  EXPECT_LT(c["curve"].size(), summary["results"][0]["curve"].size());
 }
 
 TEST_F(AnalysisCli, TuneWithLimitsNoBatchMeetsSaysSoAndExitsZero) {

@@ -76,5 +76,26 @@ TEST(Stats, TimerResolutionSetsTheNoiseFloor) {
   EXPECT_TRUE(should_stop(r, v, 2.5e-5, 2.5e-5).stop);
 }
 
+// Tune's candidates far over the p95 limit stop after 10 samples; under it, or straddling it,
+// they sample as long as the rule says.
+TEST(Stats, OverTheLimitStopsAfterTenSamples) {
+  StoppingRule r;
+  r.min_samples = 59;
+  r.over_limit_s = 1e-3;
+  std::vector<double> over(9, 2e-3);
+  EXPECT_FALSE(should_stop(r, over, 0.018, 0.018).stop);  // 9: too few to know
+  over.push_back(2e-3);
+  const StopDecision d = should_stop(r, over, 0.02, 0.02);
+  EXPECT_TRUE(d.stop);
+  EXPECT_FALSE(d.noisy);
+  EXPECT_EQ(d.why, "over_limit");
+  // Three samples under the limit: the median may be under it; keep sampling.
+  std::vector<double> straddle(10, 2e-3);
+  straddle[0] = straddle[4] = straddle[7] = 0.5e-3;
+  EXPECT_FALSE(should_stop(r, straddle, 0.02, 0.02).stop);
+  std::vector<double> under(10, 0.5e-3);
+  EXPECT_FALSE(should_stop(r, under, 0.005, 0.005).stop);
+}
+
 }  // namespace
 }  // namespace attnprof

@@ -3,6 +3,7 @@
 // the p95 limit, treat an OOM as a boundary and report "no batch fits" as a result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,7 @@ TuneOptions quick(TuneLimits limits) {
   o.run.measure.rule.timeout_s = 0.05;
   o.run.measure.rule.min_samples = 3;
   o.run.trace_kernels = false;
+  o.refine_optimum = 0;  // the boundary search alone; refinement has its own test
   return o;
 }
 
@@ -120,7 +122,8 @@ TEST(Tuner, FindsTheExactMemoryBoundary) {
   const TuneResult r = run_tune(c, quick({20 * kMiB, std::nullopt}));
   ASSERT_TRUE(r.largest.has_value()) << r.boundary;
   EXPECT_EQ(*r.largest, 17);
-  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 4, 8, 16, 17, 18, 20, 24, 32}));
+  // Batches 1 and 2 put the line of peak memory through 20 MiB at 17: one point there, one above.
+  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 17, 18}));
   EXPECT_EQ(r.at(17)->result.memory.peak_bytes, 20 * kMiB);
   EXPECT_TRUE(r.at(17)->fits);
   EXPECT_FALSE(r.at(18)->fits);
@@ -135,7 +138,7 @@ TEST(Tuner, HonoursTheP95Limit) {
   const TuneResult r = run_tune(c, quick({std::nullopt, 59500.0}));
   ASSERT_TRUE(r.largest.has_value()) << r.boundary;
   EXPECT_EQ(*r.largest, 5);
-  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 4, 5, 6, 8}));
+  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 5, 6}));
   EXPECT_LE(r.at(5)->result.timing.p95_us, 59500.0);
   EXPECT_NE(r.boundary.find("batch 6: p95 "), std::string::npos) << r.boundary;
 }
@@ -152,6 +155,40 @@ TEST(Tuner, OptimalBatchIsTheBestThroughputAmongThoseThatFit) {
   const std::string summary = format_tune_summary({r}, TuneAxis::batch);
   EXPECT_NE(summary.find("optimal batch"), std::string::npos) << summary;
   EXPECT_NE(format_tune_curve(r).find("yes (optimal)"), std::string::npos);
+}
+
+// Throughput that peaks at batch 12 and falls after it, under a memory limit met at 40: the
+// jump from 2 to 40 passes the peak, and the refinement finds it between the measured values.
+TEST(Tuner, RefinementFindsAnOptimumBetweenTheMeasuredValues) {
+  Curve c;
+  c.bytes = [](int64_t b) { return (b + 1) * kMiB; };
+  c.sleep_us = [](int64_t b) { return b <= 12 ? 10000 : 10000 * b * b / 144; };
+  TuneOptions o = quick({41 * kMiB, std::nullopt});
+  o.refine_optimum = 4;
+  const TuneResult r = run_tune(c, o);
+  ASSERT_TRUE(r.largest && r.optimal) << r.boundary;
+  EXPECT_EQ(*r.largest, 40);
+  EXPECT_EQ(*r.optimal, 12);
+  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 7, 12, 21, 30, 40, 41}));
+}
+
+// A relative resolution: the bracket closes once it is within 5% of the largest value that fits.
+TEST(Tuner, RelativeResolutionStopsWithinAShareOfTheBatch) {
+  Curve c;
+  c.oom_above = 1000;  // no measured quantity to interpolate: the bracket is halved
+  TuneOptions o = quick({int64_t{1} << 40, std::nullopt});
+  o.relative_resolution = 0.05;
+  const TuneResult r = run_tune(c, o);
+  ASSERT_TRUE(r.largest.has_value()) << r.boundary;
+  EXPECT_LE(*r.largest, 1000);
+  EXPECT_GE(*r.largest, 950);
+  // The smallest value measured above the largest that fits failed, within 5% of it.
+  const auto above = std::find_if(r.curve.begin(), r.curve.end(),
+                                  [&](const TunePoint& p) { return p.value > *r.largest; });
+  ASSERT_NE(above, r.curve.end());
+  EXPECT_FALSE(above->fits);
+  EXPECT_LE(double(above->value - *r.largest), 0.05 * double(*r.largest));
+  EXPECT_EQ(r.curve.size(), 15u);  // doubling to 1024 is 11 points, then 768, 896, 960, 1008
 }
 
 TEST(Tuner, OutOfMemoryIsABoundaryNotACrash) {
