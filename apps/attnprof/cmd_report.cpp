@@ -21,6 +21,7 @@ struct ReportCliOptions {
   std::string baseline;
   std::string title = "attnprof report";
   std::string history;
+  std::string tune;  // a `tune --json` file
 };
 
 int report_command(const ReportCliOptions& o) {
@@ -38,6 +39,7 @@ int report_command(const ReportCliOptions& o) {
   options.title = o.title;
   options.source = loaded.label;
   options.baseline = o.baseline;
+  if (!o.tune.empty()) options.tune = read_tune_summary(o.tune);
   check_reportable(loaded.rows, options);
   begin_work();
   const std::vector<std::string> warnings =
@@ -67,6 +69,9 @@ Command add_report_command(CLI::App& app) {
       "Provider that speedups are measured against (default: the provider that declares "
       "itself its device's baseline, cuda.naive or cpu.naive)");
   sub->add_option("--title", o->title, "The report's title");
+  sub->add_option("--tune", o->tune,
+                  "A `tune --json` file: the batch to deploy per provider, as findings and a "
+                  "table");
   sub->add_option("--history", o->history,
                   "History database for run ids (default $ATTNPROF_HISTORY or "
                   "~/.local/share/attnprof/history.sqlite)");

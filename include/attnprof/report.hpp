@@ -2,7 +2,9 @@
 // plots against N per provider (drawn by gnuplot), tables and generated "Key Findings".
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +12,31 @@
 
 namespace attnprof {
 
+// What `attnprof tune --json` answered, per provider: the batch to deploy under its limits.
+struct TuneAnswer {
+  std::string provider;
+  std::string shape;     // the spec's label at the start value ("B1 H16 N1024 D64 fp16 none fwd")
+  std::string axis;      // "batch" or "seq"
+  std::string boundary;  // why the search stopped above `largest`, or why nothing fits
+  std::optional<int64_t> largest, optimal;
+  int64_t points = 0;  // values measured
+  // At the optimum (the largest value for "seq"), when one fits.
+  double tokens_per_s = 0, p95_us = 0;
+  int64_t samples = 0, peak_bytes = 0;
+};
+struct TuneSummary {
+  std::optional<int64_t> max_memory_bytes;
+  std::optional<double> max_p95_us;
+  std::vector<TuneAnswer> answers;
+};
+// Reads a `tune --json` file; throws std::runtime_error naming the file and what is wrong.
+TuneSummary read_tune_summary(const std::filesystem::path& path);
+
 struct ReportOptions {
   std::string title = "attnprof report";
   std::string source;    // what the rows came from: a journal's name or "run 12 (...)"
   std::string baseline;  // provider speedups are measured against; empty: the device's naive
+  std::optional<TuneSummary> tune;  // `report --tune`: a finding per provider and a table
 };
 
 // How the figures appear in Markdown: as SVG files in `plots_dir` (relative to the Markdown

@@ -131,6 +131,9 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
   m.baseline = choose_baseline(rows, options.baseline);
   m.summary = summary_lines(rows, options, m.baseline);
   m.findings = compute_findings(rows, m.baseline);
+  if (options.tune) {
+    for (Finding& f : tune_findings(*options.tune)) m.findings.push_back(std::move(f));
+  }
   int next_id = 1;
   for (const SeriesGroup& g : group_series(rows)) {
     if (g.distinct_n() < 2) continue;  // a single N is a point, not a curve: the tables have it
@@ -142,6 +145,7 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
   if (FigureGroup roof = roofline_figures(rows, providers, next_id); !roof.figures.empty())
     m.groups.push_back(std::move(roof));
   m.tables = report_tables(rows, m.baseline);
+  if (options.tune) m.tables.insert(m.tables.begin(), tune_table(*options.tune));
   return m;
 }
 

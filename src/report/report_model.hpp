@@ -53,6 +53,10 @@ std::vector<Figure> series_figures(const SeriesGroup& group, const std::string& 
 FigureGroup roofline_figures(const std::vector<Result>& rows,
                              const std::vector<std::string>& providers, int& next_id);
 
+// `report --tune` (tune_answers.cpp): a finding per provider and the table of the answers.
+std::vector<Finding> tune_findings(const TuneSummary& tune);
+TableSection tune_table(const TuneSummary& tune);
+
 // The report's tables (fastest per shape, memory growth, not supported, did not pass, all rows).
 std::vector<TableSection> report_tables(const std::vector<Result>& rows,
                                         const std::string& baseline);

@@ -15,14 +15,6 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-// "1.23 M" for a rate in units per second.
-std::string format_rate(double x) {
-  if (x >= 1e9) return format_sig3(x / 1e9) + " G";
-  if (x >= 1e6) return format_sig3(x / 1e6) + " M";
-  if (x >= 1e3) return format_sig3(x / 1e3) + " k";
-  return format_sig3(x);
-}
-
 // The spec's label without the axis being tuned ("B1" for batch, "N..." for the sequence).
 std::string shape_label(const Spec& spec, TuneAxis axis) {
   std::istringstream words(spec.label());
@@ -150,6 +142,7 @@ std::string tune_summary_json(const std::vector<TuneResult>& results, const Tune
     j["provider"] = r.provider;
     j["axis"] = r.axis == TuneAxis::batch ? "batch" : "seq";
     j["spec"] = r.spec.key();
+    j["shape"] = r.spec.label();
     j["largest"] = r.largest ? OrderedJson(*r.largest) : OrderedJson(nullptr);
     j["optimal"] = r.optimal ? OrderedJson(*r.optimal) : OrderedJson(nullptr);
     j["fits"] = r.largest.has_value();

@@ -97,4 +97,11 @@ std::string one_line(std::string_view s) {
   return out;
 }
 
+std::string format_rate(double x) {
+  if (x >= 1e9) return format_sig3(x / 1e9) + " G";
+  if (x >= 1e6) return format_sig3(x / 1e6) + " M";
+  if (x >= 1e3) return format_sig3(x / 1e3) + " k";
+  return format_sig3(x);
+}
+
 }  // namespace attnprof

@@ -22,6 +22,8 @@ std::string format_power(double exponent);
 
 // A byte count in B, KiB, MiB, GiB or TiB (powers of 1024): "512 B", "1.50 KiB", "12.0 MiB".
 std::string format_bytes(double bytes);
+// "1.23 M" for a rate in units per second (k, M, G: powers of 1000).
+std::string format_rate(double per_second);
 
 // A relative error in scientific notation with two significant digits: "3.1e-04".
 std::string format_error(double err);

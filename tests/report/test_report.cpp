@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "attnprof/journal.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/report.hpp"
 #include "attnprof/sink.hpp"
+#include "attnprof/tune.hpp"
 #include "report/fixtures.hpp"
 #include "report/plots.hpp"
 #include "report/report_model.hpp"
@@ -187,6 +189,80 @@ TEST(Report, MarkdownEscapesTextFromTheRows) {
   EXPECT_NE(md.find("evil\\_\\<i>x\\</i>\\*"), std::string::npos) << md;
   EXPECT_NE(md.find("a \\| b \\*c\\* \\<script>"), std::string::npos) << md;
   EXPECT_EQ(finding_markdown("`a_b` and _a_b_ <x>"), "`a_b` and \\_a_b\\_ \\<x>");
+}
+
+// `report --tune`: what `tune --json` wrote comes back as a finding per provider and a table.
+TEST(Report, TuneAnswersBecomeFindingsAndATable) {
+  const auto point = [](int64_t b, bool fits, double tokens, double p95_us, int64_t bytes) {
+    TunePoint p;
+    p.value = b;
+    p.fits = fits;
+    p.why_not = fits ? "" : "p95 120 ms > limit 100 ms";
+    p.result.status = Status::passed;
+    p.result.tokens_per_s = tokens;
+    p.result.timing.p95_us = p95_us;
+    p.result.timing.samples = 59;
+    p.result.memory.peak_bytes = bytes;
+    return p;
+  };
+  Spec spec;
+  spec.q_heads = spec.kv_heads = 16;
+  spec.q_len = spec.kv_len = 1024;
+  spec.head_dim = 64;
+  spec.dtype = DType::fp16;
+  TuneResult fits;
+  fits.provider = "cudnn.sdpa";
+  fits.spec = spec;
+  fits.curve = {point(1, true, 1e6, 2000, 64 << 20), point(96, true, 5.2e6, 80000, 3LL << 30),
+                point(101, false, 5.1e6, 120000, 3LL << 30)};
+  fits.largest = fits.optimal = 96;
+  fits.boundary = "batch 101: p95 120 ms > limit 100 ms";
+  TuneResult none;
+  none.provider = "cuda.naive";
+  none.spec = spec;
+  none.curve = {point(1, false, 1e5, 120000, 1LL << 30)};
+  none.boundary = "batch 1: p95 120 ms > limit 100 ms";
+  const TuneLimits limits{int64_t{14} << 30, 100000.0};
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("attnprof_tune_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream out(path);
+    out << tune_summary_json({fits, none}, limits);
+  }
+  ReportOptions options = golden_options();
+  options.tune = read_tune_summary(path);
+  std::filesystem::remove(path);
+  const auto model = build_report_model(golden_rows(), options);
+  std::vector<std::string> tune;
+  for (const Finding& f : model.findings)
+    if (f.topic == "tune") tune.push_back(f.text);
+  ASSERT_EQ(tune.size(), 2u);
+  EXPECT_EQ(tune[0],
+            "Deploy: `cudnn.sdpa` fits up to batch 96 under 14.0 GiB of peak memory and a p95 of "
+            "100 ms at B1 H16 N1024 D64 fp16 none fwd; the most tokens/s, 5.20 M, at batch 96 "
+            "(p95 80.0 ms from 59 samples, peak memory 3.00 GiB; 3 batches measured; above: batch "
+            "101: p95 120 ms > limit 100 ms).");
+  EXPECT_EQ(tune[1],
+            "Deploy: `cuda.naive` fits no batch under 14.0 GiB of peak memory and a p95 of 100 ms "
+            "at B1 H16 N1024 D64 fp16 none fwd (batch 1: p95 120 ms > limit 100 ms).");
+  ASSERT_FALSE(model.tables.empty());
+  EXPECT_EQ(model.tables.front().heading, "Batch to deploy (attnprof tune)");
+  EXPECT_EQ(model.tables.front().table.rows.size(), 2u);
+  // A file that is not a tune summary is one line naming it.
+  const auto bad = std::filesystem::temp_directory_path() /
+                   ("attnprof_not_tune_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream out(bad);
+    out << "{\"rows\": []}";
+  }
+  try {
+    (void)read_tune_summary(bad);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a `tune --json` file"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(bad);
 }
 
 // The roofline: every passed point by FLOP per minimum byte against TFLOP/s, per device and dtype,

@@ -138,7 +138,10 @@ TEST(Tuner, HonoursTheP95Limit) {
   const TuneResult r = run_tune(c, quick({std::nullopt, 59500.0}));
   ASSERT_TRUE(r.largest.has_value()) << r.boundary;
   EXPECT_EQ(*r.largest, 5);
-  EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 5, 6}));
+  // 1 and 2 predict the limit at ~5.95 (p95 grows 10 ms per batch element): 5 fits, 6 does not.
+  // A loaded machine stretches the sleeps and may move the guess, so the sequence is not fixed.
+  EXPECT_TRUE(r.at(5) && r.at(6)) << testing::PrintToString(values(r));
+  EXPECT_LE(r.curve.size(), 6u) << testing::PrintToString(values(r));
   EXPECT_LE(r.at(5)->result.timing.p95_us, 59500.0);
   EXPECT_NE(r.boundary.find("batch 6: p95 "), std::string::npos) << r.boundary;
 }
