@@ -252,13 +252,17 @@ void math_vs_naive(const std::vector<Result>& rows, std::vector<Finding>& out) {
 // `attnprof peaks` measured the device): how many shapes each, and the best share of the peak.
 void boundness(const std::vector<Result>& rows, std::vector<Finding>& out) {
   for (const std::string& p : passed_providers(rows)) {
-    int64_t compute = 0, memory = 0;
+    int64_t compute = 0, memory = 0, far_below = 0;
     double best_flops = 0, best_bw = 0;
     for (const Result& r : rows) {
       if (r.provider != p || r.status != Status::passed || r.bound.empty()) continue;
       (r.bound == "compute" ? compute : memory) += 1;
       best_flops = std::max(best_flops, r.pct_peak_flops.value_or(0));
       best_bw = std::max(best_bw, r.pct_peak_bw.value_or(0));
+      // Under 10% of the ceiling its position says binds it: the roof does not limit this point
+      // (launch overhead, latency, too little parallel work), and the label alone would mislead.
+      const auto binding = r.bound == "compute" ? r.pct_peak_flops : r.pct_peak_bw;
+      if (binding && *binding < 10) ++far_below;
     }
     if (compute + memory == 0) continue;
     // "up to x%" only where the rows carry % of the measured ceilings (schema 2 and later).
@@ -286,6 +290,12 @@ void boundness(const std::vector<Result>& rows, std::vector<Finding>& out) {
         text += fmt::format(" (up to {}% of the TFLOP/s ceiling, {}% of the bandwidth ceiling)",
                             format_sig3(best_flops), format_sig3(best_bw));
       }
+    }
+    if (far_below > 0) {
+      text += fmt::format(
+          "; at {} of them under 10% of that ceiling: neither compute nor bandwidth limits "
+          "those, latency and launch overhead do",
+          far_below == compute + memory ? std::string("all") : std::to_string(far_below));
     }
     out.push_back({"bound", text + "."});
   }
@@ -334,51 +344,81 @@ void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
 // One finding per provider and distinct behavior of its extra memory (none, constant, a power
 // with or without a constant under it), naming the series that behave so.
 void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  // Below this R², the series follows no power of N (allocator caches, first-call workspaces):
+  // said so rather than given an exponent.
+  constexpr double kClearFit = 0.9;
+  enum class Kind { none, constant, power, irregular };
+  const auto kind_of = [](const MemoryGrowth& m) {
+    if (m.no_extra) return Kind::none;
+    if (m.fit->constant) return Kind::constant;
+    return m.fit->r2 >= kClearFit ? Kind::power : Kind::irregular;
+  };
+  // One behavior per provider: the same kind and, for powers, exponents within 0.1 of the
+  // first series' and a named constant in both or neither.
+  struct Behavior {
+    std::string provider;
+    Kind kind;
+    std::vector<const MemoryGrowth*> series;
+  };
+  std::vector<Behavior> behaviors;
+  const auto same = [](const MemoryGrowth& a, const MemoryGrowth& b) {
+    const bool base_a = a.fit->base >= 0.05 * a.y_min, base_b = b.fit->base >= 0.05 * b.y_min;
+    return std::abs(a.fit->exponent - b.fit->exponent) <= 0.1 && base_a == base_b;
+  };
   const std::vector<MemoryGrowth> growth = memory_growth(group_series(rows));
-  std::vector<std::pair<std::string, std::string>> order;  // (provider, behavior)
-  std::map<std::pair<std::string, std::string>, std::vector<const MemoryGrowth*>> by_behavior;
   for (const MemoryGrowth& m : growth) {
     if (!m.no_extra && !m.fit) continue;
-    std::string behavior = "none";
-    if (m.fit && m.fit->constant) behavior = "constant";
-    if (m.fit && !m.fit->constant)
-      behavior = fmt::format("N^{:.1f}{}", m.fit->exponent,
-                             m.fit->base >= 0.05 * m.y_min ? " above a constant" : "");
-    const auto key = std::make_pair(m.provider, behavior);
-    if (!by_behavior.contains(key)) order.push_back(key);
-    by_behavior[key].push_back(&m);
+    const Kind k = kind_of(m);
+    const auto it = std::find_if(behaviors.begin(), behaviors.end(), [&](const Behavior& b) {
+      return b.provider == m.provider && b.kind == k &&
+             (k != Kind::power || same(*b.series.front(), m));
+    });
+    if (it == behaviors.end()) {
+      behaviors.push_back({m.provider, k, {&m}});
+    } else {
+      it->series.push_back(&m);
+    }
   }
-  for (const auto& key : order) {
-    const auto& ms = by_behavior[key];
+  for (const Behavior& b : behaviors) {
     std::string where;
-    for (const MemoryGrowth* m : ms) {
+    for (const MemoryGrowth* m : b.series) {
       where += fmt::format("{}{}, N {}–{}, {} points", where.empty() ? "" : "; ", m->series,
                            m->n_min, m->n_max, m->points);
-      if (m->fit && !m->fit->constant) {
+      if (b.kind == Kind::power || b.kind == Kind::irregular) {
         where += fmt::format(", R² {:.3f}", m->fit->r2);
         if (m->y_first > 0)
           where += fmt::format(", {} to {} ({}×)", format_bytes(m->y_first),
                                format_bytes(m->y_last), format_sig3(m->y_last / m->y_first));
       }
     }
-    const MemoryGrowth& first = *ms.front();
+    const MemoryGrowth& first = *b.series.front();
     std::string what;
-    if (first.no_extra) {
-      what = "holds no memory beyond its inputs and outputs";
-    } else if (first.fit->constant) {
-      what = "extra memory is " + describe_growth(*first.fit, first.y_min) +
-             (ms.size() > 1 ? " (in each series)" : "") + ": nothing grows with N";
-    } else {
-      std::vector<std::string> seen;  // the series' descriptions, each once
-      for (const MemoryGrowth* m : ms) {
-        const std::string d = describe_growth(*m->fit, m->y_min);
-        if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
+    switch (b.kind) {
+      case Kind::none:
+        what = "holds no memory beyond its inputs and outputs";
+        break;
+      case Kind::constant:
+        what = "extra memory is " + describe_growth(*first.fit, first.y_min) +
+               (b.series.size() > 1 ? " (in each series)" : "") + ": nothing grows with N";
+        break;
+      case Kind::power: {
+        std::vector<std::string> seen;  // the series' descriptions, each once
+        for (const MemoryGrowth* m : b.series) {
+          const std::string d = describe_growth(*m->fit, m->y_min);
+          if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(d);
+        }
+        what = "extra memory grows as " + seen.front();
+        for (std::size_t t = 1; t < seen.size(); ++t) what += "; " + seen[t];
+        break;
       }
-      what = "extra memory grows as " + seen.front();
-      for (std::size_t t = 1; t < seen.size(); ++t) what += "; " + seen[t];
+      case Kind::irregular:
+        what =
+            "extra memory follows no power of N (a caching allocator or a first-call "
+            "workspace moves it)";
+        break;
     }
-    out.push_back({"memory", fmt::format("{}{} {} ({}).", code(key.first),
-                                         first.no_extra ? "" : ":", what, where)});
+    out.push_back({"memory", fmt::format("{}{} {} ({}).", code(b.provider),
+                                         b.kind == Kind::none ? "" : ":", what, where)});
   }
 }
 

@@ -207,6 +207,24 @@ TEST(Findings, FastestProviderAndItsSpeedupOverTheBaseline) {
       << all_text(f);
 }
 
+// Extra memory that a caching allocator moves (torch.sdpa.flash on the H200, seed-000) follows
+// no power of N: said so, with its R², not given an exponent.
+TEST(Findings, MemoryThatFollowsNoPowerOfNIsSaidSo) {
+  std::vector<Result> rows;
+  const std::vector<std::pair<int64_t, int64_t>> measured = {
+      {64, 4096}, {128, 7168}, {256, 13312}, {512, 3220480}, {1024, 12829696}, {2048, 99328}};
+  for (const auto& [n, bytes] : measured)
+    rows.push_back(row("torch.sdpa.flash", 1, 12, 12, n, 10, bytes));
+  const auto f = compute_findings(rows, "");
+  bool said = false;
+  for (const Finding& x : f) {
+    if (x.topic != "memory") continue;
+    said = x.text.starts_with("`torch.sdpa.flash`: extra memory follows no power of N");
+    EXPECT_NE(x.text.find(", R² 0."), std::string::npos) << x.text;
+  }
+  EXPECT_TRUE(said) << all_text(f);
+}
+
 // The math backend against naive, in time and memory; compute- or memory-bound per provider from
 // the measured ceilings.
 TEST(Findings, MathAgainstNaiveAndTheBoundOfEachProvider) {
@@ -220,6 +238,8 @@ TEST(Findings, MathAgainstNaiveAndTheBoundOfEachProvider) {
     Result math = row("cuda.math", 1, 8, 8, n, 3 * nn * nn / 1e4, n * n * 10);
     math.traits.family = Family::math;
     math.traits.fused = false;
+    math.bound = "memory";
+    math.pct_peak_bw = n == 512 ? 4.0 : 12.0;  // far below its roof at 512
     Result fused = row("cudnn.sdpa", 1, 8, 8, n, nn * nn / 4e4, 1024);
     fused.bound = n == 512 ? "memory" : "compute";
     fused.pct_peak_flops = 20.0 * double(n) / 512;
@@ -239,6 +259,12 @@ TEST(Findings, MathAgainstNaiveAndTheBoundOfEachProvider) {
   EXPECT_TRUE(has_finding(f,
                           "`cudnn.sdpa` is compute-bound at 2 and memory-bound at 1 shapes (up "
                           "to 80.0% of the TFLOP/s ceiling, 30.0% of the bandwidth ceiling)."))
+      << all_text(f);
+  EXPECT_TRUE(has_finding(f,
+                          "`cuda.math` is memory-bound at all 3 shapes (up to 12.0% of the "
+                          "measured bandwidth ceiling); at 1 of them under 10% of that ceiling: "
+                          "neither compute nor bandwidth limits those, latency and launch "
+                          "overhead do."))
       << all_text(f);
   // No measured ceilings, no bound finding.
   for (Result& r : rows) r.bound.clear();
