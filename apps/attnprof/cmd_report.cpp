@@ -1,9 +1,12 @@
 // `attnprof report SOURCE --html report.html [--markdown report.md]`: a report of a journal or a
 // recorded run, with plots (gnuplot), tables and generated findings.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "attnprof/history.hpp"
 #include "attnprof/registry.hpp"
@@ -16,7 +19,7 @@ namespace attnprof::cli {
 namespace {
 
 struct ReportCliOptions {
-  std::string source;
+  std::vector<std::string> sources;  // journals or run ids, reported together
   std::string html, markdown;
   std::string baseline;
   std::string title = "attnprof report";
@@ -28,12 +31,23 @@ int report_command(const ReportCliOptions& o) {
   if (o.html.empty() && o.markdown.empty()) {
     return usage_error("report: give --html FILE and/or --markdown FILE");
   }
-  std::error_code ec;
-  const bool from_file = std::filesystem::is_regular_file(o.source, ec);
-  check_output_paths({{"--html", o.html}, {"--markdown", o.markdown}},
-                     {{"journal", from_file ? o.source : ""}});
-  LoadedRows loaded = load_rows(o.source, history_path(o.history));
-  if (!loaded.warning.empty()) warning(loaded.warning);
+  std::vector<PathOption> inputs;
+  for (const std::string& source : o.sources) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(source, ec)) inputs.push_back({"journal", source});
+  }
+  if (!o.tune.empty()) inputs.push_back({"--tune", o.tune});
+  check_output_paths({{"--html", o.html}, {"--markdown", o.markdown}}, inputs);
+  // Several sources are one report: their rows together, their names joined.
+  LoadedRows loaded;
+  std::vector<std::string> labels;
+  for (const std::string& source : o.sources) {
+    LoadedRows one = load_rows(source, history_path(o.history));
+    if (!one.warning.empty()) warning(one.warning);
+    labels.push_back(one.label);
+    for (Result& r : one.rows) loaded.rows.push_back(std::move(r));
+  }
+  loaded.label = fmt::format("{}", fmt::join(labels, ", "));
   backfill_traits(loaded.rows);  // rows of schema 1 declared no traits
   ReportOptions options;
   options.title = o.title;
@@ -57,9 +71,9 @@ Command add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "report", "HTML and Markdown report of a journal or a recorded run: plots, tables, findings");
-  sub->add_option("source", o->source,
-                  "A JSONL journal, or a run id from `attnprof history` "
-                  "(or 'last')")
+  sub->add_option("source", o->sources,
+                  "JSONL journals, or run ids from `attnprof history` (or 'last'), reported "
+                  "together")
       ->required();
   sub->add_option("--html", o->html, "Self-contained HTML report (plots inline)");
   sub->add_option("--markdown", o->markdown,

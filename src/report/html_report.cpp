@@ -22,6 +22,7 @@ code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, monospace; background: 
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
 figure { margin: 0; border: 1px solid #e5e5e5; border-radius: 6px; padding: 8px; background: #fff; }
 figure svg { width: 100%; height: auto; display: block; }
+figure.wide { grid-column: 1 / -1; max-width: 1000px; }
 figcaption { font-size: 12px; color: #666; margin-top: 4px; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 8px 0; }
 th, td { border: 1px solid #e2e2e2; padding: 3px 8px; text-align: left; vertical-align: top; }
@@ -61,8 +62,10 @@ std::string render_html_report(const ReportModel& m, const std::vector<std::stri
     if (svgs.size() < figures.size()) break;
     out += fmt::format("<h3>{}</h3>\n<div class=\"figures\">\n", html_escape(g.title));
     for (const Figure& f : g.figures) {
-      out += fmt::format("<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n", f.id,
-                         svgs[index++], html_escape(f.alt));
+      // A plot drawn wider than the default (the roofline) spans the row.
+      out += fmt::format("<figure id=\"{}\"{}>\n{}\n<figcaption>{}</figcaption>\n</figure>\n", f.id,
+                         f.plot.width > PlotSpec{}.width ? " class=\"wide\"" : "", svgs[index++],
+                         html_escape(f.alt));
     }
     out += "</div>\n";
   }

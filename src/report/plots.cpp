@@ -139,7 +139,9 @@ Plotter find_plotter() {
 
 std::string gnuplot_script(const PlotSpec& plot, const std::string& svg_path) {
   std::string s;
-  s += "set terminal svg size 640,400 dynamic noenhanced font 'sans,12' background rgb 'white'\n";
+  s += fmt::format(
+      "set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n",
+      plot.width, plot.height);
   s += "set output " + quoted(svg_path) + "\n";
   s += "set title " + quoted(plot.title) + "\n";
   s += "set xlabel " + quoted(plot.x_label) + "\n";
@@ -148,7 +150,9 @@ std::string gnuplot_script(const PlotSpec& plot, const std::string& svg_path) {
   s += plot.log_y ? "set logscale y 10\n" : "set yrange [0:*]\n";
   s += "set format x '%g'\nset format y '%g'\n";
   s += "set grid xtics ytics mytics lc rgb '#dddddd'\n";
-  s += "set key outside below horizontal\nset border 3\nset tics nomirror\n";
+  s += plot.key_right ? "set key outside right top vertical\n"
+                      : "set key outside below horizontal\n";
+  s += "set border 3\nset tics nomirror\n";
   // Room at the sides for the end points; none in y, where log autoscaling already rounds out
   // to whole decades.
   s += "set offsets graph 0.02, graph 0.02, 0, 0\n";

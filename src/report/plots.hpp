@@ -26,6 +26,8 @@ struct PlotSpec {
   bool log_x = true, log_y = true;
   std::optional<double> reference_y;  // a dashed horizontal line (speedup 1)
   std::vector<PlotSeries> series;
+  int width = 640, height = 400;  // pixels of the SVG
+  bool key_right = false;         // the key beside the plot (many series), not below it
 };
 
 // The program that draws: $ATTNPROF_GNUPLOT when set (a path or a name on PATH), else "gnuplot".

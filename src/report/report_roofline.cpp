@@ -32,6 +32,9 @@ FigureGroup roofline_figures(const std::vector<Result>& rows,
     plot.title = fmt::format("Roofline: {} {}", key.first, to_string(key.second));
     plot.x_label = "arithmetic intensity (FLOP per minimum byte)";
     plot.y_label = "achieved TFLOP/s";
+    plot.width = 960;  // a dozen providers beside the plot, not under it
+    plot.height = 520;
+    plot.key_right = true;
     double x_lo = 0, x_hi = 0, peak_tflops = 0, peak_tbps = 0;
     for (const Result* r : points) {
       const double x = r->flops / r->bytes;

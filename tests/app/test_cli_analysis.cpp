@@ -129,6 +129,15 @@ TEST_F(AnalysisCli, RunIsRecordedAndReportAndCompareTakeRunIds) {
   EXPECT_NE(md.find("- Source: run 1 ("), std::string::npos) << md;
   EXPECT_NE(md.find("## Key Findings"), std::string::npos);
 
+  // Several sources, a journal and a run id, are one report of all their rows.
+  const Outcome both = cli("report " + path("b.jsonl") + " 1 --markdown " + path("both.md"));
+  ASSERT_EQ(both.code, 0) << both.err;
+  std::ifstream both_in(path("both.md"));
+  std::stringstream both_md;
+  both_md << both_in.rdbuf();
+  EXPECT_NE(both_md.str().find("- Source: b.jsonl, run 1 ("), std::string::npos) << both_md.str();
+  EXPECT_NE(both_md.str().find("- Rows: 12 (12 passed)"), std::string::npos) << both_md.str();
+
   const Outcome c = cli("compare 1 " + path("b.jsonl") + " --threshold 1000%");
   EXPECT_EQ(c.code, 2) << c.err;  // a threshold must be a fraction under 1
   // Run 1 recorded a.jsonl's rows: the same data through a file and a run id compares SAME
