@@ -1,22 +1,18 @@
-// attnprof peaks: the device's measured ceilings beside its datasheet.
+// attnprof peaks: the device's measured ceilings beside its datasheet (a GPU), or the CPU's.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <fstream>
 #include <memory>
 
+#include "attnprof/engine.hpp"
+#include "attnprof/peaks.hpp"
 #include "commands.hpp"
 #include "number_options.hpp"
 #include "output_paths.hpp"
 
-#if defined(ATTNPROF_WITH_CUDA)
-#include "attnprof/engine.hpp"
-#include "attnprof/peaks.hpp"
-#endif
-
 namespace attnprof {
 
-#if defined(ATTNPROF_WITH_CUDA)
 namespace {
 
 std::string get(const Fingerprint& env, const char* key) {
@@ -37,7 +33,7 @@ void print_row(const char* what, double measured, double datasheet, const char* 
              fmt::format("{:.{}f} {}", measured, decimals, unit), sheet, ratio, flag);
 }
 
-void print_peaks(const Peaks& p, const Device& d) {
+void print_gpu_peaks(const Peaks& p, const Device& d) {
   const Datasheet ds = datasheet_for(p.device);
   fmt::print(
       "attnprof peaks: {} ({} SMs, CC {}.{}, {:.1f} GiB, L2 {} MiB; driver {}, CUDA {}, "
@@ -59,33 +55,68 @@ void print_peaks(const Peaks& p, const Device& d) {
   if (ds.known) fmt::print("datasheet: {} (dense)\n", ds.source);
 }
 
+void print_cpu_peaks(const Peaks& p, const Device& d) {
+  fmt::print("attnprof peaks: {} ({} threads, {:.1f} GiB; {})\n", p.device, d.threads,
+             static_cast<double>(d.memory_bytes) / double(int64_t{1} << 30), get(p.env, "blas"));
+  fmt::print("{:<44} {:>16}\n", "figure", "measured");
+  fmt::print("{:<44} {:>16}\n", "fp32 sgemm 1024^3, one per thread at once",
+             fmt::format("{:.1f} GFLOP/s", p.fp32_tflops * 1e3));
+  fmt::print("{:<44} {:>16}\n", "copy 128 MiB (read + write)",
+             fmt::format("{:.1f} GB/s", p.copy_tbps * 1e3));
+  fmt::print("{:<44} {:>16}\n", "read-only stream 256 MiB",
+             fmt::format("{:.1f} GB/s", p.read_tbps * 1e3));
+  if (p.best_tbps() > 0) {
+    fmt::print("ridge point: {:.1f} FLOP/byte (best bandwidth {:.1f} GB/s)\n",
+               p.fp32_tflops / p.best_tbps(), p.best_tbps() * 1e3);
+  }
+}
+
+// The engine the command measures: a GPU (refused with the reason where there is none), or the
+// CPU with --cpu.
+std::unique_ptr<Engine> peaks_engine(const PeaksCommandOptions& options, std::string& refusal) {
+  if (options.cpu) return make_cpu_engine(0);
+  std::unique_ptr<Engine> engine = make_cuda_engine(options.device);
+  if (!engine) {
+    refusal = "this build has no CUDA engine (built without CUDA); --cpu measures the CPU";
+    return nullptr;
+  }
+  if (Availability a = engine->availability(); !a.available) {
+    refusal = a.reason + "; --cpu measures the CPU";
+    return nullptr;
+  }
+  return engine;
+}
+
 }  // namespace
-#endif
 
 int cmd_peaks(const PeaksCommandOptions& options) {
   cli::check_output_paths({{"--json", options.json_out}});  // throws: a usage error in main()
-#if defined(ATTNPROF_WITH_CUDA)
   try {
-    std::unique_ptr<Engine> engine = make_cuda_engine(options.device);
-    if (Availability a = engine->availability(); !a.available) {
-      fmt::print(stderr, "attnprof peaks: {}\n", a.reason);
+    std::string refusal;
+    std::unique_ptr<Engine> engine = peaks_engine(options, refusal);
+    if (!engine) {
+      fmt::print(stderr, "attnprof peaks: {}\n", refusal);
       return cli::kUsageExit;  // refused: no device to measure
     }
-    std::optional<Peaks> peaks =
-        options.refresh ? std::nullopt : load_cached_peaks(engine->device());
+    const std::string key = engine->peaks_key();
+    std::optional<Peaks> peaks = options.refresh ? std::nullopt : load_cached_peaks(key);
     std::string origin;
     if (peaks) {
       origin = fmt::format("from the cache {} (measured {}; --refresh measures again)",
-                           peaks_cache_path(peaks->key), peaks->measured_at);
+                           peaks_cache_path(key), peaks->measured_at);
     } else {
-      peaks = measure_peaks(*engine,
-                            [](const std::string& line) { fmt::print(stderr, "  {}\n", line); });
+      peaks = engine->measure_peaks(
+          [](const std::string& line) { fmt::print(stderr, "  {}\n", line); });
       const std::string path = save_peaks(*peaks);
       origin = path.empty() ? fmt::format("measured {} (not cached: no writable cache folder)",
                                           peaks->measured_at)
                             : fmt::format("measured {}, cached in {}", peaks->measured_at, path);
     }
-    print_peaks(*peaks, engine->device());
+    if (peaks->kind == DeviceKind::cpu) {
+      print_cpu_peaks(*peaks, engine->device());
+    } else {
+      print_gpu_peaks(*peaks, engine->device());
+    }
     fmt::print("{}\n", origin);
     if (!options.json_out.empty()) {
       std::ofstream out(options.json_out);
@@ -100,11 +131,6 @@ int cmd_peaks(const PeaksCommandOptions& options) {
     fmt::print(stderr, "attnprof peaks: {}\n", e.what());
     return cli::kFailedExit;
   }
-#else
-  (void)options;
-  fmt::print(stderr, "attnprof peaks: this build has no CUDA engine (built without CUDA)\n");
-  return cli::kUsageExit;  // refused: nothing to measure with
-#endif
 }
 
 }  // namespace attnprof
@@ -116,8 +142,11 @@ Command add_peaks_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "peaks",
       "Measured ceilings of this device: cuBLAS bf16/fp16/tf32 GEMM, device copy and a "
-      "read-only stream, beside the datasheet (cached per device and driver)");
+      "read-only stream, beside the datasheet (--cpu: sgemm and host streams); cached per "
+      "device, driver and libraries. run, tune and trace measure a GPU's when none are cached");
   add_whole_number_option(sub, "--device", options->device, "CUDA device index (0)", 0);
+  sub->add_flag("--cpu", options->cpu,
+                "The CPU's ceilings (what CPU rows are held against once measured)");
   sub->add_flag("--refresh", options->refresh, "Measure again even when cached figures exist");
   sub->add_option("--json", options->json_out, "Also write the figures to this JSON file");
   return {sub, [options] { return cmd_peaks(*options); }};

@@ -141,9 +141,10 @@ int trace_command(const TraceCliOptions& o) {
   ro.warmup_launches = o.warmup;
   ro.trace_kernels = false;  // the trace's own kernels: those of the timed range
   if (o.ncu_target) {
-    ro.profile_one_launch = true;
+    ro.profile_one_launch = true;  // and no ceilings measured here: ncu would profile them too
   } else {
     ro.trace_launches = o.launches;
+    ro.auto_peaks = AutoPeaks::gpu;
   }
   Executor& executor = exec.executor(ro);
   if (o.ncu_target) {

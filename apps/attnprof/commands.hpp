@@ -10,6 +10,7 @@ namespace attnprof {
 
 struct PeaksCommandOptions {
   int device = 0;
+  bool cpu = false;      // the CPU engine's ceilings, not a GPU's
   bool refresh = false;  // measure even when this device's figures are cached
   std::string json_out;  // also write the figures here
 };

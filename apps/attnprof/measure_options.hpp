@@ -24,10 +24,11 @@ struct MeasureCliOptions {
   bool no_trace = false;
   std::string verify = "auto";
   int verify_repeats = -1;  // -1: the engine's choice
+  bool no_auto_peaks = false;
 };
 
 // Registers --seed, --timing, --clock, --max-noise, --min-time, --point-timeout, --min-samples,
-// --warmup, --threads, --no-trace, --verify and --verify-repeats.
+// --warmup, --threads, --no-trace, --verify, --verify-repeats and --no-auto-peaks.
 void add_measure_options(CLI::App* sub, MeasureCliOptions& o);
 
 // The run options they give (threads are the engine's to resolve); throws std::invalid_argument

@@ -4,6 +4,7 @@
 // The CPU engine lives in src/measure/cpu_engine.cpp; the CUDA engine in src/measure/cuda/.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "attnprof/inputs.hpp"
 #include "attnprof/io.hpp"
 #include "attnprof/memory.hpp"
+#include "attnprof/peaks.hpp"
 #include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
 #include "attnprof/stats.hpp"
@@ -110,6 +112,12 @@ class Engine {
   virtual Fingerprint fingerprint() const = 0;
   // The tracker every allocation of a point on this engine is reported to.
   virtual MemoryTracker* tracker() = 0;
+  // The key this device's measured ceilings are cached under (peaks.hpp): the device and what
+  // moves its figures (driver, runtime and BLAS versions; the CPU engine's threads).
+  virtual std::string peaks_key() const = 0;
+  // Measures the ceilings (a few seconds, every figure warmed up and sampled by this engine's
+  // timer); `progress` hears one line per figure. Throws when the device cannot run them.
+  virtual Peaks measure_peaks(const std::function<void(const std::string&)>& progress) = 0;
 };
 
 std::unique_ptr<Engine> make_cpu_engine(int threads);

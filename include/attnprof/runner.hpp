@@ -19,6 +19,10 @@
 
 namespace attnprof {
 
+// Whether a point measures its device's ceilings (peaks.hpp) when none are cached: never, on a
+// GPU only (what run, tune and trace do), or on any engine (tests of the CPU path).
+enum class AutoPeaks { off, gpu, any };
+
 struct RunOptions {
   uint64_t seed = 20261129;
   MeasureOptions measure{};
@@ -31,6 +35,9 @@ struct RunOptions {
   int trace_launches = 0;
   // attnprof trace --ncu: the one launch Nsight Compute profiles replaces sampling.
   bool profile_one_launch = false;
+  // Cached ceilings always fill % of peak and the bound; this says whether missing ones are
+  // measured first (the commands: gpu; --no-auto-peaks: off).
+  AutoPeaks auto_peaks = AutoPeaks::off;
 };
 
 // The phases of a point, in order. validate, support and estimate refuse a point before anything

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attnprof/engine.hpp"
+#include "measure/cpu_peaks.hpp"
 #include "measure/host_load.hpp"
 #include "measure/host_tensors.hpp"
 
@@ -29,6 +30,10 @@ class CpuEngine final : public Engine {
   const Device& device() const override { return device_; }
   Stream& stream() override { return stream_; }
   MemoryTracker* tracker() override { return &tracker_; }
+  std::string peaks_key() const override { return cpu_peaks_key(device_); }
+  Peaks measure_peaks(const std::function<void(const std::string&)>& progress) override {
+    return measure_cpu_peaks(*this, progress);
+  }
 
   std::unique_ptr<PointTensors> allocate(const Spec& spec, bool lse,
                                          const InputFill& fill) override {

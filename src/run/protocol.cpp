@@ -67,6 +67,9 @@ Json options_json(const RunOptions& o) {
           {"launches_per_sample", o.measure.launches_per_sample},
           {"trace_launches", o.trace_launches},
           {"profile_one_launch", o.profile_one_launch},
+          {"auto_peaks", o.auto_peaks == AutoPeaks::off   ? "off"
+                         : o.auto_peaks == AutoPeaks::gpu ? "gpu"
+                                                          : "any"},
           {"min_samples", r.min_samples},
           {"max_samples", r.max_samples},
           {"max_noise", r.max_noise},
@@ -94,6 +97,10 @@ RunOptions read_options(const Json& j) {
   o.measure.launches_per_sample = field<int64_t>(j, "launches_per_sample");
   o.trace_launches = field<int>(j, "trace_launches");
   o.profile_one_launch = field<bool>(j, "profile_one_launch");
+  const std::string auto_peaks = field<std::string>(j, "auto_peaks");
+  o.auto_peaks = auto_peaks == "gpu"   ? AutoPeaks::gpu
+                 : auto_peaks == "any" ? AutoPeaks::any
+                                       : AutoPeaks::off;
   r.min_samples = field<int64_t>(j, "min_samples");
   r.max_samples = field<int64_t>(j, "max_samples");
   r.max_noise = field<double>(j, "max_noise");

@@ -10,9 +10,8 @@
 
 #include "attnprof/env.hpp"
 #include "attnprof/model.hpp"
-#if defined(ATTNPROF_WITH_CUDA)
 #include "attnprof/peaks.hpp"
-#endif
+#include "run/ceilings.hpp"
 
 namespace attnprof {
 
@@ -164,12 +163,6 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   r.memory.process_hwm_bytes = process_hwm_bytes();
   r.status = Status::passed;
   derive_rates(r);
-#if defined(ATTNPROF_WITH_CUDA)
-  // % of the device's measured ceilings and the bound, where `attnprof peaks` has measured them.
-  if (engine.kind() == DeviceKind::cuda) {
-    if (auto peaks = load_cached_peaks(engine.device())) apply_peaks(r, *peaks);
-  }
-#endif
 }
 
 Result refused(Result r, Status status, Fault fault, std::string reason) {
@@ -273,6 +266,8 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
   Result r = point_row(provider, spec, options.seed);
   r.device = engine.device().name;
   r.started_at = utc_now_iso8601();
+  // Before anything of the point is allocated: measuring the ceilings needs the device to itself.
+  const std::optional<Peaks> peaks = ceilings(engine, options.auto_peaks);
   PointHooks none;
   PointHooks& h = hooks ? *hooks : none;
   // One catch per point: whatever a provider throws ends this point only, classified here.
@@ -291,6 +286,8 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
     }
     r.status = status_of(r.fault);
   }
+  // % of the device's measured ceilings and the bound.
+  if (peaks && r.status == Status::passed) apply_peaks(r, *peaks);
   h.finish(r);
   return r;
 }

@@ -34,6 +34,8 @@ TEST(Protocol, RequestRoundTripsExactly) {
   r.options.measure.rule.max_noise = 0.003;
   r.options.measure.rule.min_time_s = 1.0 / 3;
   r.options.measure.rule.timeout_s = 2.5;
+  r.options.measure.rule.over_limit_s = 0.125;
+  r.options.auto_peaks = AutoPeaks::any;
   r.options.verify.sample_rows = 11;
   r.options.verify.full = true;
   r.options.verify.repeats = 4;
@@ -51,6 +53,8 @@ TEST(Protocol, RequestRoundTripsExactly) {
   EXPECT_EQ(back.options.measure.rule.max_noise, 0.003);
   EXPECT_EQ(back.options.measure.rule.min_time_s, 1.0 / 3);
   EXPECT_EQ(back.options.measure.rule.timeout_s, 2.5);
+  EXPECT_EQ(back.options.measure.rule.over_limit_s, 0.125);
+  EXPECT_EQ(back.options.auto_peaks, AutoPeaks::any);
   EXPECT_EQ(back.options.verify.sample_rows, 11);
   EXPECT_EQ(back.options.verify.full_check_flops, r.options.verify.full_check_flops);
   EXPECT_TRUE(back.options.verify.full);

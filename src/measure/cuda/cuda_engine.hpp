@@ -47,6 +47,8 @@ class CudaEngine final : public Engine {
                                           std::string& note) override;
   std::string poisoned() override;
   Fingerprint fingerprint() const override { return fingerprint_; }
+  std::string peaks_key() const override;
+  Peaks measure_peaks(const std::function<void(const std::string&)>& progress) override;
 
   cudaStream_t cuda_stream() const { return stream_; }
 

@@ -1,3 +1,5 @@
+// The CUDA engine's ceilings: cuBLAS GEMMs, a device copy and a read-only stream, each timed by
+// the engine's cold timer; and the key they are cached under.
 #include "attnprof/peaks.hpp"
 #include "attnprof/env.hpp"
 
@@ -9,7 +11,9 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/library_versions.hpp"
 #include "cuda/tensor_fill.hpp"
+#include "measure/cuda/cuda_engine.hpp"
 #include "measure/cuda/timing_kernels.hpp"
 
 namespace attnprof {
@@ -148,12 +152,20 @@ std::string timing_note(const TimingResult& t) {
 
 }  // namespace
 
-Peaks measure_peaks(Engine& engine, const std::function<void(const std::string&)>& progress) {
-  if (Availability a = engine.availability(); !a.available) throw std::runtime_error(a.reason);
-  if (engine.kind() != DeviceKind::cuda) throw std::runtime_error("peaks need a CUDA engine");
+std::string cuda::CudaEngine::peaks_key() const {
+  return fmt::format("{}|sm{}|cc{}.{}|mem{}|cuda_driver {}|cuda_runtime {}|cublas {}", device_.name,
+                     device_.sm_count, device_.cc_major, device_.cc_minor, device_.memory_bytes,
+                     cuda::cuda_driver_version(), cuda::cuda_runtime_version(),
+                     cuda::cublas_version());
+}
+
+Peaks cuda::CudaEngine::measure_peaks(const std::function<void(const std::string&)>& progress) {
+  if (!availability_.available) throw std::runtime_error(availability_.reason);
+  Engine& engine = *this;
   const auto stream = static_cast<cudaStream_t>(engine.stream().native);
   Peaks p;
-  p.key = peaks_key(engine.device());
+  p.key = peaks_key();
+  p.kind = DeviceKind::cuda;
   p.device = engine.device().name;
   p.env = engine.fingerprint();
   const double gemm_flops =

@@ -1,4 +1,5 @@
-// Peaks: datasheet table, cache key and file, and the per-row figures derived from them.
+// Peaks of any engine: the datasheet table, the cache file, and the per-row figures derived from
+// them. The keys and the measurements are the engines' own (cpu_peaks.cpp, cuda/peaks.cpp).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -7,14 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "attnprof/peaks.hpp"
-#include "cuda/library_versions.hpp"
-#include "measure/cuda/cuda_fingerprint.hpp"
 
 namespace attnprof {
 
 namespace {
 
-constexpr int kPeaksSchema = 1;
+constexpr int kPeaksSchema = 2;  // 2: kind and fp32_tflops (CPU)
 
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
@@ -33,6 +32,7 @@ uint64_t fnv1a(const std::string& s) {
 }  // namespace
 
 double Peaks::tflops_for(DType dtype) const {
+  if (kind == DeviceKind::cpu) return fp32_tflops;
   switch (dtype) {
     case DType::bf16:
       return bf16_tflops;
@@ -65,13 +65,6 @@ Datasheet datasheet_for(const std::string& name) {
   return d;
 }
 
-std::string peaks_key(const Device& device) {
-  return fmt::format("{}|sm{}|cc{}.{}|mem{}|cuda_driver {}|cuda_runtime {}|cublas {}", device.name,
-                     device.sm_count, device.cc_major, device.cc_minor, device.memory_bytes,
-                     cuda::cuda_driver_version(), cuda::cuda_runtime_version(),
-                     cuda::cublas_version());
-}
-
 std::string peaks_cache_path(const std::string& key) {
   std::filesystem::path dir;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
@@ -84,8 +77,7 @@ std::string peaks_cache_path(const std::string& key) {
   return (dir / "attnprof" / fmt::format("peaks-{:016x}.json", fnv1a(key))).string();
 }
 
-std::optional<Peaks> load_cached_peaks(const Device& device) {
-  const std::string key = peaks_key(device);
+std::optional<Peaks> load_cached_peaks(const std::string& key) {
   const std::string path = peaks_cache_path(key);
   if (path.empty()) return std::nullopt;
   std::ifstream in(path);
@@ -97,6 +89,8 @@ std::optional<Peaks> load_cached_peaks(const Device& device) {
     p.key = key;
     p.device = j.value("device", "");
     p.measured_at = j.value("measured_at", "");
+    p.kind = j.at("kind").get<std::string>() == "cpu" ? DeviceKind::cpu : DeviceKind::cuda;
+    p.fp32_tflops = j.at("fp32_tflops").get<double>();
     p.bf16_tflops = j.at("bf16_tflops").get<double>();
     p.fp16_tflops = j.at("fp16_tflops").get<double>();
     p.tf32_tflops = j.at("tf32_tflops").get<double>();
@@ -110,11 +104,13 @@ std::optional<Peaks> load_cached_peaks(const Device& device) {
 }
 
 std::string to_json(const Peaks& p) {
-  const nlohmann::json j = {{"schema", kPeaksSchema},       {"key", p.key},
-                            {"device", p.device},           {"measured_at", p.measured_at},
-                            {"bf16_tflops", p.bf16_tflops}, {"fp16_tflops", p.fp16_tflops},
-                            {"tf32_tflops", p.tf32_tflops}, {"copy_tbps", p.copy_tbps},
-                            {"read_tbps", p.read_tbps},     {"env", p.env}};
+  const nlohmann::json j = {
+      {"schema", kPeaksSchema},       {"key", p.key},
+      {"device", p.device},           {"kind", p.kind == DeviceKind::cpu ? "cpu" : "cuda"},
+      {"measured_at", p.measured_at}, {"bf16_tflops", p.bf16_tflops},
+      {"fp16_tflops", p.fp16_tflops}, {"tf32_tflops", p.tf32_tflops},
+      {"fp32_tflops", p.fp32_tflops}, {"copy_tbps", p.copy_tbps},
+      {"read_tbps", p.read_tbps},     {"env", p.env}};
   return j.dump(2) + "\n";
 }
 
@@ -141,7 +137,7 @@ void apply_peaks(Result& r, const Peaks& peaks) {
   if (!(peak_tflops > 0) || !(peak_tbps > 0)) return;
   r.peak_tflops = peak_tflops;
   r.peak_tbps = peak_tbps;
-  r.peaks_source = "measured by attnprof peaks " + peaks.measured_at;
+  r.peaks_source = "measured by attnprof " + peaks.measured_at;
   if (!(r.timing.median_us > 0)) return;
   r.pct_peak_flops = 100.0 * r.tflops / peak_tflops;
   r.pct_peak_bw = 100.0 * r.gbps / (peak_tbps * 1e3);
