@@ -16,6 +16,7 @@
 #include "attnprof/tune.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "invalid_points.hpp"
 #include "journal_output.hpp"
 #include "measure_options.hpp"
 #include "number_options.hpp"
@@ -96,7 +97,9 @@ TuneOptions tune_options(const TuneCliOptions& o) {
 
 int tune_command(const TuneCliOptions& o) {
   TuneOptions t = tune_options(o);
-  const std::vector<Spec> specs = grid_specs(o.grid);
+  // Impossible points of the grid are reported as not tuned, with the reason; the rest are.
+  const std::vector<Spec> specs = grid_points(o.grid);
+  require_a_valid_spec(specs);
   if (o.force && o.out.empty()) {
     throw std::invalid_argument("--force needs --out FILE, the journal to replace");
   }
@@ -138,7 +141,17 @@ int tune_command(const TuneCliOptions& o) {
   for (const Spec& spec : specs) {
     Spec start = spec;
     if (t.axis == TuneAxis::seq) t.start = spec.q_len == spec.kv_len ? spec.q_len : spec.kv_len;
+    const std::string invalid = invalid_reason(spec);
     for (Provider* p : providers) {
+      if (!invalid.empty()) {
+        TuneResult none;
+        none.provider = p->name();
+        none.spec = start;
+        none.axis = t.axis;
+        none.boundary = "not run: an impossible point: " + invalid;
+        results.push_back(std::move(none));
+        continue;
+      }
       if (p->device_kind() == DeviceKind::cuda && !exec.cuda_ok()) {
         TuneResult none;
         none.provider = p->name();

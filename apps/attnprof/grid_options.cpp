@@ -93,10 +93,14 @@ bool any_grid_option(const GridCliOptions& o) {
            o.model_dim.empty() && o.dtype.empty() && o.mask.empty() && o.mode.empty());
 }
 
-std::vector<Spec> grid_specs(const GridCliOptions& o) {
+std::vector<Spec> grid_points(const GridCliOptions& o) {
   GridAxes ax;
   apply_grid_overrides(ax, o);
-  std::vector<Spec> specs = expand(ax);
+  return expand(ax);
+}
+
+std::vector<Spec> grid_specs(const GridCliOptions& o) {
+  std::vector<Spec> specs = grid_points(o);
   for (const Spec& s : specs) {
     if (auto errors = s.validate(); !errors.empty()) {
       throw std::invalid_argument(fmt::format("point {}: {}", s.label(), errors.front()));

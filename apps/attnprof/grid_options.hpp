@@ -30,6 +30,8 @@ bool any_grid_option(const GridCliOptions& o);
 // The specs of the grid: the defaults of GridAxes with the given options replacing their axes.
 // Throws std::invalid_argument naming the option (or the first invalid point) and what is allowed.
 std::vector<Spec> grid_specs(const GridCliOptions& o);
+// The grid's points, impossible ones included (invalid_points.hpp says which and why).
+std::vector<Spec> grid_points(const GridCliOptions& o);
 
 // A fraction "0.05" or a percentage "5%" in (0, 1); throws std::invalid_argument naming `option`.
 double parse_fraction_option(const std::string& text, const char* option);

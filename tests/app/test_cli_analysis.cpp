@@ -98,6 +98,24 @@ TEST_F(AnalysisCli, TuneWithLimitsNoBatchMeetsSaysSoAndExitsZero) {
   EXPECT_NE(o.out.find("no batch fits: batch 1: peak memory"), std::string::npos) << o.out;
 }
 
+// A grid with an impossible point (causal-br with q_len > kv_len) tunes the rest and says which
+// was not tuned and why, as run marks such points not_supported and goes on.
+TEST_F(AnalysisCli, TuneTunesThePossiblePointsOfAGrid) {
+  const Outcome o =
+      cli("tune --device cpu --providers cpu.naive --heads 1 --seq 64 --kv-seq 32,128 "
+          "--head-dim 8 --dtype fp32 --mask causal-br --max-memory 64MiB --cap 4 --min-time 1ms "
+          "--point-timeout 20ms --min-samples 3 --no-trace --json " +
+          path("grid.json"));
+  ASSERT_EQ(o.code, 0) << o.err << o.out;
+  const auto results = nlohmann::json::parse(std::ifstream(path("grid.json")))["results"];
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_FALSE(results[0]["fits"].get<bool>());
+  EXPECT_EQ(results[0]["boundary"].get<std::string>().rfind("not run: an impossible point: ", 0),
+            0u)
+      << results[0]["boundary"];
+  EXPECT_EQ(results[1]["largest"].get<int64_t>(), 4);  // the cap
+}
+
 TEST_F(AnalysisCli, TuneUsageErrors) {
   for (const std::string& args :
        {std::string("tune --device cpu --providers cpu.naive"),           // no limit
