@@ -54,7 +54,11 @@ FigureGroup roofline_figures(const std::vector<Result>& rows,
       std::sort(s.points.begin(), s.points.end());
       if (!s.points.empty()) plot.series.push_back(std::move(s));
     }
-    std::string ceilings = "no measured ceilings (attnprof peaks measures them)";
+    std::string ceilings =
+        points.front()->traits.device == DeviceKind::cpu
+            ? "no measured ceilings (attnprof peaks --cpu measures them)"
+            : "no measured ceilings (a GPU run measures them when none are cached, as attnprof "
+              "peaks does)";
     if (peak_tflops > 0 && peak_tbps > 0) {
       // The roof: bandwidth x intensity up to the ridge, the compute ceiling after it.
       const double ridge = peak_tflops / peak_tbps;
