@@ -122,6 +122,7 @@ std::optional<GrowthFit> fit_growth(const std::vector<double>& x_in,
 
 std::string describe_growth(const GrowthFit& f, double y_min) {
   if (f.constant) return "constant at " + format_bytes(f.base);
+  if (f.r2 < kClearGrowthFit) return "no clear power of N";
   std::string s = format_power(f.exponent);
   if (f.base >= 0.05 * y_min) s += " above a constant " + format_bytes(f.base);
   return s;

@@ -25,9 +25,13 @@ struct GrowthFit {
   int64_t points = 0;
 };
 std::optional<GrowthFit> fit_growth(const std::vector<double>& x, const std::vector<double>& y);
+// Below this R² a series follows no power of N (allocator caches, first-call workspaces move
+// it): said so, and no exponent given.
+inline constexpr double kClearGrowthFit = 0.9;
 
-// "N^2.00 above a constant 32.0 MiB", "N^1.00", "constant at 1.00 MiB": the growth in words. The
-// base is named when it is at least 5% of the smallest point's memory.
+// "N^2.00 above a constant 32.0 MiB", "N^1.00", "constant at 1.00 MiB", "no clear power of N"
+// (R² under kClearGrowthFit): the growth in words. The base is named when it is at least 5% of
+// the smallest point's memory.
 std::string describe_growth(const GrowthFit& f, double y_min);
 
 // The memory growth of one provider on one fixed-batch series: extra_bytes against N.

@@ -344,14 +344,11 @@ void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
 // One finding per provider and distinct behavior of its extra memory (none, constant, a power
 // with or without a constant under it), naming the series that behave so.
 void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
-  // Below this R², the series follows no power of N (allocator caches, first-call workspaces):
-  // said so rather than given an exponent.
-  constexpr double kClearFit = 0.9;
   enum class Kind { none, constant, power, irregular };
   const auto kind_of = [](const MemoryGrowth& m) {
     if (m.no_extra) return Kind::none;
     if (m.fit->constant) return Kind::constant;
-    return m.fit->r2 >= kClearFit ? Kind::power : Kind::irregular;
+    return m.fit->r2 >= kClearGrowthFit ? Kind::power : Kind::irregular;
   };
   // One behavior per provider: the same kind and, for powers, exponents within 0.1 of the
   // first series' and a named constant in both or neither.

@@ -223,6 +223,11 @@ TEST(Findings, MemoryThatFollowsNoPowerOfNIsSaidSo) {
     EXPECT_NE(x.text.find(", R² 0."), std::string::npos) << x.text;
   }
   EXPECT_TRUE(said) << all_text(f);
+  // The memory table and the plot legend say the same: no exponent.
+  const auto growth = memory_growth(group_series(rows));
+  ASSERT_EQ(growth.size(), 1u);
+  ASSERT_TRUE(growth[0].fit);
+  EXPECT_EQ(describe_growth(*growth[0].fit, growth[0].y_min), "no clear power of N");
 }
 
 // The math backend against naive, in time and memory; compute- or memory-bound per provider from
