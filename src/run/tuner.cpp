@@ -192,11 +192,15 @@ void search_boundaries(Search& search, const TuneOptions& options, TuneResult& o
   if (hi == 0) return;  // the cap fits
 
   // Bracket (lo fits, hi does not): where the straight line between them meets the limit hi
-  // broke, when hi was measured; halving otherwise, or after a guess that did not halve the gap.
+  // broke, when hi was measured; halving otherwise (in ratio while hi > 2 lo), or after a guess
+  // that did not halve the gap.
   bool halve = false;
   while (hi - lo > step_at(options, lo)) {
     const int64_t step = step_at(options, lo);
-    int64_t guess = lo + (hi - lo) / 2;
+    // Halving: in ratio while the bracket spans more than a doubling (a jump that overshot into
+    // out-of-memory leaves one thousands of batches wide), then in steps.
+    int64_t guess =
+        hi > 2 * lo ? static_cast<int64_t>(std::sqrt(double(lo) * double(hi))) : lo + (hi - lo) / 2;
     if (!halve) {
       const TunePoint& h = point(hi);
       for (const Limit& limit : limits) {
