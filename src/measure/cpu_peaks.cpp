@@ -77,7 +77,9 @@ class ReadRun final : public Run {
     for (int64_t i = 0; i < n; ++i) acc ^= src[i];
     sink_ = acc;  // volatile: the reduction is not optimized away
   }
-  double bytes() const { return static_cast<double>(src_.size() * sizeof(uint64_t)); }
+  double bytes() const {
+    return static_cast<double>(src_.size() * sizeof(uint64_t));
+  }
 
  private:
   int threads_;
