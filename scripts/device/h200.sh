@@ -23,6 +23,12 @@
 #             `attnprof run --clock sustained` and `--clock recover` (medians) and `attnprof
 #             trace --ncu` (one launch's gpu__time_duration per kernel); rows to
 #             $OUT/clocks.jsonl, everything into h200.log
+#   autopeaks a point with an empty ceilings cache: the run measures them first (one line) and its
+#             row carries % of peak: $OUT/autopeaks.jsonl
+#   tune      the seeds' deployment question for every default provider (H 16, N 1024, D 64, fp16,
+#             14 GiB, p95 100 ms), its wall time in h200.log: $OUT/tune.json, $OUT/tune.jsonl
+#   report    attnprof report of this call's seed-000 and seed-003 journals (bench) with --tune:
+#             $OUT/report.html and $OUT/report.md
 # ATTNPROF_TEST_FILTER narrows the tests step (a gtest filter); ATTNPROF_STEP_TIMEOUT bounds
 # each step in seconds (default 240).
 set -uo pipefail
@@ -137,8 +143,28 @@ for s in $steps; do
       done
       cat /tmp/clocks-*.jsonl >"$out/clocks.jsonl"
       ;;
+    autopeaks)
+      step autopeaks env XDG_CACHE_HOME="$(mktemp -d)" "$pkg/bin/attnprof" run --providers cudnn.sdpa \
+        --batch 1 --heads 16 --head-dim 128 --seq 4096 --dtype bf16 --no-history \
+        --out "$out/autopeaks.jsonl"
+      ;;
+    tune)
+      step tune "$pkg/bin/attnprof" tune --heads 16 --seq 1024 --head-dim 64 --dtype fp16 \
+        --max-memory 14GiB --p95 100ms --json "$out/tune.json" --out "$out/tune.jsonl"
+      ;;
+    report)
+      journals=()
+      for preset in seed-000 seed-003; do
+        [[ -f $out/$preset.jsonl ]] && journals+=("$out/$preset.jsonl")
+      done
+      tune=()
+      [[ -f $out/tune.json ]] && tune=(--tune "$out/tune.json")
+      step report "$pkg/bin/attnprof" report "${journals[@]}" "${tune[@]}" \
+        --html "$out/report.html" --markdown "$out/report.md"
+      ;;
     *)
-      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, coldhot, ncu)"
+      echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, coldhot, ncu,"
+      echo "  autopeaks, tune, report)"
       status=1
       ;;
   esac
