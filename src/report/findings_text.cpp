@@ -377,16 +377,31 @@ void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
     }
   }
   for (const Behavior& b : behaviors) {
-    std::string where;
+    // Each series' figures once; series with the same figures share them ("A and B: N ...").
+    std::vector<std::pair<std::vector<std::string>, std::string>> figures;  // (series, figures)
     for (const MemoryGrowth* m : b.series) {
-      where += fmt::format("{}{}, N {}–{}, {} points", where.empty() ? "" : "; ", m->series,
-                           m->n_min, m->n_max, m->points);
+      std::string f = fmt::format("N {}–{}, {} points", m->n_min, m->n_max, m->points);
       if (b.kind == Kind::power || b.kind == Kind::irregular) {
-        where += fmt::format(", R² {:.3f}", m->fit->r2);
+        f += fmt::format(", R² {:.3f}", m->fit->r2);
         if (m->y_first > 0)
-          where += fmt::format(", {} to {} ({}×)", format_bytes(m->y_first),
-                               format_bytes(m->y_last), format_sig3(m->y_last / m->y_first));
+          f += fmt::format(", {} to {} ({}×)", format_bytes(m->y_first), format_bytes(m->y_last),
+                           format_sig3(m->y_last / m->y_first));
       }
+      const auto shared = std::find_if(figures.begin(), figures.end(),
+                                       [&](const auto& entry) { return entry.second == f; });
+      if (shared == figures.end()) {
+        figures.push_back({{m->series}, f});
+      } else {
+        shared->first.push_back(m->series);
+      }
+    }
+    std::string where;
+    for (const auto& [series, f] : figures) {
+      std::string names = series.front();
+      for (std::size_t i = 1; i < series.size(); ++i) {
+        names += (i + 1 == series.size() ? " and " : ", ") + series[i];
+      }
+      where += fmt::format("{}{}: {}", where.empty() ? "" : "; ", names, f);
     }
     const MemoryGrowth& first = *b.series.front();
     std::string what;

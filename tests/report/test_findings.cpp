@@ -122,11 +122,11 @@ TEST(Findings, MemoryGrowthExponentsOnFixedBatchSeries) {
   const auto f = compute_findings(rows, "cuda.naive");
   EXPECT_TRUE(has_finding(f,
                           "`cuda.naive`: extra memory grows as N^2.00 (H8 D64 fp16 causal fwd, "
-                          "B1, N 512–4096, 4 points, R² 1.000, 1.00 MiB to 64.0 MiB (64.0×))."))
+                          "B1: N 512–4096, 4 points, R² 1.000, 1.00 MiB to 64.0 MiB (64.0×))."))
       << all_text(f);
   EXPECT_TRUE(has_finding(f,
                           "`cuda.flash` holds no memory beyond its inputs and outputs (H8 D64 "
-                          "fp16 causal fwd, B1, N 512–4096, 4 points)."))
+                          "fp16 causal fwd, B1: N 512–4096, 4 points)."))
       << all_text(f);
 }
 
@@ -149,22 +149,21 @@ TEST(Findings, MemoryGrowthNamesTheConstantAndEachBehavior) {
   const auto f = compute_findings(rows, "cuda.naive");
   EXPECT_TRUE(has_finding(f,
                           "`cuda.naive`: extra memory grows as N^2.00 above a constant 32.0 MiB "
-                          "(H12 D64 fp16 causal fwd, B1, N 64–2048, 6 points, R² 1.000, 32.2 MiB "
-                          "to 224 MiB (6.96×); H12/3 D64 fp16 causal fwd, B1, N 64–2048, 6 "
-                          "points, R² 1.000, 32.2 MiB to 224 MiB (6.96×))."))
+                          "(H12 D64 fp16 causal fwd, B1 and H12/3 D64 fp16 causal fwd, B1: N "
+                          "64–2048, 6 points, R² 1.000, 32.2 MiB to 224 MiB (6.96×))."))
       << all_text(f);
   EXPECT_TRUE(has_finding(f,
                           "`cudnn.sdpa.infer`: extra memory is constant at 256 B (in each series): "
-                          "nothing grows with N (H12 D64 fp16 causal fwd, B1, N 64–2048, 6 "
-                          "points; H12/3 D64 fp16 causal fwd, B1, N 64–2048, 6 points)."))
+                          "nothing grows with N (H12 D64 fp16 causal fwd, B1 and H12/3 D64 fp16 "
+                          "causal fwd, B1: N 64–2048, 6 points)."))
       << all_text(f);
   EXPECT_TRUE(has_finding(f,
                           "`cuda.math`: extra memory grows as N^1.00 (H12 D64 fp16 causal fwd, "
-                          "B1, N 64–2048, 6 points, R² 1.000, 62.5 KiB to 1.95 MiB (32.0×))."))
+                          "B1: N 64–2048, 6 points, R² 1.000, 62.5 KiB to 1.95 MiB (32.0×))."))
       << all_text(f);
   EXPECT_TRUE(has_finding(f,
                           "`cuda.math`: extra memory grows as N^2.00 (H12/3 D64 fp16 causal fwd, "
-                          "B1, N 64–2048, 6 points, R² 1.000, 256 KiB to 256 MiB (1024×))."))
+                          "B1: N 64–2048, 6 points, R² 1.000, 256 KiB to 256 MiB (1024×))."))
       << all_text(f);
 }
 
