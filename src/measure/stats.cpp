@@ -56,9 +56,14 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
     return {true, st.rel_noise > rule.max_noise, "max_samples"};
   }
   if (rule.over_limit_s > 0 && n >= 10) {
-    std::vector<double> low(samples);
-    std::nth_element(low.begin(), low.begin() + 2, low.end());
-    if (low[2] > rule.over_limit_s) return {true, false, "over_limit"};
+    // The third smallest is above the limit when at most two samples are at or under it. Called
+    // after every sample: a scan that stops at the third sample under the limit (near the start
+    // for a point that keeps sampling), no copy.
+    int under = 0;
+    for (double x : samples) {
+      if (x <= rule.over_limit_s && ++under == 3) break;
+    }
+    if (under < 3) return {true, false, "over_limit"};
   }
   if (n < rule.min_samples || measured_s < rule.min_time_s) return {false, false, ""};
   const SampleStats st = summarize(samples);
