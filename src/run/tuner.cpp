@@ -152,7 +152,8 @@ int64_t value_at(double predicted) {
 
 void search_boundaries(Search& search, const TuneOptions& options, TuneResult& out) {
   const std::vector<Limit> limits = limits_of(options.limits);
-  const auto point = [&](int64_t v) { return *out.at(v); };
+  // A measured point, by reference: valid until the next point is measured (the curve grows).
+  const auto point = [&](int64_t v) -> const TunePoint& { return *out.at(v); };
 
   // Growth: from the start, to where the two largest fitting points' straight lines meet the
   // nearest limit, or doubling while nothing predicts, until a value does not fit.
@@ -177,8 +178,8 @@ void search_boundaries(Search& search, const TuneOptions& options, TuneResult& o
       for (const Limit& limit : limits) {
         const auto at = crossing(point(prev), point(lo), limit);
         if (!at) continue;
-        int64_t candidate = std::max(value_at(*at), lo + step_at(options, lo));
-        if (limit.extrapolates_poorly) candidate = std::min(candidate, lo * 8);
+        const int64_t candidate =
+            limit.extrapolates_poorly ? std::min(value_at(*at), lo * 8) : value_at(*at);
         if (!nearest || candidate < *nearest) nearest = candidate;
       }
       if (nearest) next = std::max(*nearest, lo + step_at(options, lo));
