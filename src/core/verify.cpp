@@ -10,7 +10,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace attnprof {
 namespace {
@@ -195,13 +197,18 @@ VerifyResult verify_outputs(const Spec& spec, const InputFill& fill, const HostO
 double check_disagreement(const Spec& spec, const RowChecks& device, const RowChecks& host) {
   double worst = 0;
   const Floors floors(spec, device);
+  // The host checked a few dozen rows, the device every row (tens of millions at large shapes):
+  // index the host's, scan the device's once.
   auto compare = [&](const std::vector<RowCheck>& dev, const std::vector<RowCheck>& ref,
                      auto&& floor_of) {
-    std::map<int64_t, const RowCheck*> by_row;
-    for (const RowCheck& c : dev) by_row[c.row] = &c;
+    std::unordered_map<int64_t, const RowCheck*> by_row;
+    for (const RowCheck& h : ref) by_row.emplace(h.row, nullptr);
+    for (const RowCheck& c : dev) {
+      if (auto it = by_row.find(c.row); it != by_row.end()) it->second = &c;
+    }
     for (const RowCheck& h : ref) {
       const auto it = by_row.find(h.row);
-      if (it == by_row.end()) {  // the device did not check a row the host did
+      if (it->second == nullptr) {  // the device did not check a row the host did
         worst = kInf;
         continue;
       }
@@ -215,13 +222,16 @@ double check_disagreement(const Spec& spec, const RowChecks& device, const RowCh
   compare(device.dq, host.dq, [&](const RowCheck&) { return floors.dq; });
   compare(device.dk, host.dk, [&](const RowCheck& r) { return floors.dk_of(r); });
   compare(device.dv, host.dv, [&](const RowCheck& r) { return floors.dv_of(r); });
-  std::map<int64_t, double> lse;
-  for (const auto& [row, err] : device.lse) lse[row] = err;
+  std::unordered_map<int64_t, std::optional<double>> lse;
+  for (const auto& [row, err] : host.lse) lse.emplace(row, std::nullopt);
+  for (const auto& [row, err] : device.lse) {
+    if (auto it = lse.find(row); it != lse.end()) it->second = err;
+  }
   for (const auto& [row, err] : host.lse) {
-    const auto it = lse.find(row);
-    if (it == lse.end()) return kInf;
-    if (it->second == err) continue;
-    worst = std::max(worst, std::abs(it->second - err));
+    const std::optional<double> got = lse.at(row);
+    if (!got) return kInf;
+    if (*got == err) continue;
+    worst = std::max(worst, std::abs(*got - err));
   }
   return worst <= kInf ? worst : kInf;
 }

@@ -14,6 +14,7 @@
 #include "attnprof/runner.hpp"
 #include "attnprof/verify.hpp"
 #include "engine_test_util.hpp"
+#include "measure/cuda/device_check.hpp"
 #include "measure/cuda/device_verify.hpp"
 #include "one_point.hpp"
 #include "providers/factories.hpp"
@@ -121,6 +122,51 @@ TEST(DeviceVerify, AgreesWithTheHostOnEveryRowOfEveryOutput) {
       {"cudnn.sdpa", make_spec(1, 4, 2, 1000, 1000, 256, bf16, kCausal, Mode::fwd_bwd, bshd)},
   };
   for (const Agreement& c : cases) expect_agreement(c);
+}
+
+// Mode fwd is checked through fp64 GEMMs: in chunks of pairs, or of one pair's query rows when
+// the scratch is small, it gives every row the same sums as the shared-memory kernel.
+TEST(DeviceVerify, GemmPathMatchesTheKernelOnEveryRowInAnyChunking) {
+  REQUIRE_ENGINE();
+  const Agreement cases[] = {
+      {"cuda.naive", make_spec(2, 4, 2, 1000, 777, 64, fp16, kCausalBr, Mode::fwd, bshd)},
+      {"cuda.naive", make_spec(1, 4, 4, 700, 300, 32, fp32, window(77))},  // empty rows
+      {"cuda.naive", make_spec(1, 2, 1, 129, 257, 40, bf16, kNone, Mode::fwd, Layout::bhsd, 24)},
+      {"cudnn.sdpa", make_spec(2, 4, 1, 513, 513, 128, bf16, kCausal)},  // with an LSE
+  };
+  for (const Agreement& c : cases) {
+    auto p = make(c.provider);
+    if (!p) continue;  // cuDNN not built
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), c.spec, {.seed = 5});
+    (void)pt.launch_and_read(engine());
+    const Io& io = pt.tensors->io();
+    auto* stream = static_cast<cudaStream_t>(engine().stream().native);
+    const cuda::DeviceCheck kernel =
+        cuda::run_device_check(c.spec, io, stream, cuda::DeviceCheckPath::kernels);
+    // Its own budget (whole pairs per chunk), and one that leaves room for 37 query rows of one
+    // pair: chunks of rows, the last one short.
+    const Spec& sp = c.spec;
+    const int64_t rows37 = 8 * sp.kv_len * (sp.head_dim + sp.dv() + 1) +
+                           37 * 8 * (sp.kv_len + sp.head_dim + sp.dv() + 3);
+    for (const int64_t budget : {int64_t{0}, rows37}) {
+      const cuda::DeviceCheck gemm =
+          cuda::run_device_check(c.spec, io, stream, cuda::DeviceCheckPath::gemm, budget);
+      const std::string label = c.spec.label() + " budget " + std::to_string(budget);
+      ASSERT_EQ(gemm.o.err2.size(), kernel.o.err2.size()) << label;
+      for (size_t r = 0; r < kernel.o.err2.size(); ++r) {
+        const auto near = [](double a, double b) {
+          return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
+        };
+        ASSERT_TRUE(near(gemm.o.err2[r], kernel.o.err2[r])) << label << " row " << r;
+        ASSERT_TRUE(near(gemm.o.ref2[r], kernel.o.ref2[r])) << label << " row " << r;
+        ASSERT_TRUE(near(gemm.o.max_abs[r], kernel.o.max_abs[r])) << label << " row " << r;
+        ASSERT_TRUE(near(gemm.o.floor[r], kernel.o.floor[r])) << label << " row " << r;
+      }
+      ASSERT_EQ(gemm.lse_err.size(), kernel.lse_err.size()) << label;
+      for (size_t r = 0; r < kernel.lse_err.size(); ++r)
+        ASSERT_NEAR(gemm.lse_err[r], kernel.lse_err[r], 1e-9) << label << " lse row " << r;
+    }
+  }
 }
 
 // Outputs never written: every element is NaN, in every mode; only the check's own kernels run

@@ -26,6 +26,8 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "measure/cuda/check_common.cuh"
+#include "measure/cuda/device_check_gemm.hpp"
 
 namespace attnprof::cuda {
 
@@ -34,48 +36,6 @@ namespace {
 constexpr int kWarps = 8;  // output rows per block
 constexpr int kLanes = 32;
 constexpr int kThreads = kWarps * kLanes;
-
-__host__ __device__ __forceinline__ double widen(float x) {
-  return x;
-}
-__host__ __device__ __forceinline__ double widen(__half x) {
-  return __half2float(x);
-}
-__host__ __device__ __forceinline__ double widen(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-
-// A tensor as the kernels read it: element strides of (batch, head, position); features are
-// contiguous.
-template <class T>
-struct View {
-  const T* data = nullptr;
-  int64_t sb = 0, sh = 0, ss = 0;
-  __device__ double at(int64_t b, int64_t h, int64_t pos, int64_t d) const {
-    return widen(data[b * sb + h * sh + pos * ss + d]);
-  }
-};
-
-template <class T>
-View<T> view_of(const TensorView& t) {
-  return {static_cast<const T*>(t.data), t.stride_b(), t.stride_h(), t.stride_s()};
-}
-
-// The mask on the device: key j is visible to query i iff first(i) <= j <= last(i).
-struct DevMask {
-  MaskKind kind = MaskKind::none;
-  int64_t off = 0, window = 0, nk = 0;
-  __device__ int64_t first(int64_t i) const {
-    if (kind != MaskKind::window) return 0;
-    const int64_t f = i + off - window + 1;
-    return f > 0 ? f : 0;
-  }
-  __device__ int64_t last(int64_t i) const {
-    if (kind == MaskKind::none) return nk - 1;
-    const int64_t l = i + off;
-    return l < nk - 1 ? l : nk - 1;
-  }
-};
 
 // Per-row sums written for the host: squared error, squared reference, largest error.
 struct RowSums {
@@ -509,8 +469,7 @@ void allow_smem(Kernel kernel, size_t bytes) {
 Shape shape_of(const Spec& spec, int tile) {
   Shape s{spec.batch,    spec.q_heads, spec.kv_heads,        spec.q_len, spec.kv_len,
           spec.head_dim, spec.dv(),    spec.softmax_scale(), {},         tile};
-  s.mask = {spec.mask.kind, spec.mask.diagonal_offset(spec.q_len, spec.kv_len), spec.mask.window,
-            spec.kv_len};
+  s.mask = dev_mask(spec);
   return s;
 }
 
@@ -545,7 +504,8 @@ DeviceRowSums to_host(const RowSums& s, int64_t rows, cudaStream_t stream) {
           s.floor ? to_host(s.floor, rows, stream) : std::vector<double>{}};
 }
 template <class T>
-DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int tile) {
+DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int tile,
+                        DeviceCheckPath path, int64_t gemm_budget) {
   const Shape s = shape_of(spec, tile);
   const int64_t q_rows = spec.batch * spec.q_heads * spec.q_len;
   const int64_t k_rows = spec.batch * spec.kv_heads * spec.kv_len;
@@ -575,10 +535,24 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
   const int64_t k_blocks = spec.batch * spec.kv_heads * ((spec.kv_len + kWarps - 1) / kWarps);
   if (std::max(q_blocks, k_blocks) > int64_t{std::numeric_limits<int32_t>::max()})
     throw FaultError(Fault::harness, "the device check's grid exceeds 2^31 blocks");
-  allow_smem(forward_kernel<T>, forward_smem(spec, tile));
-  forward_kernel<T>
-      <<<unsigned(q_blocks), kThreads, forward_smem(spec, tile), stream>>>(fa, q, k, v, o, d_o);
-  ATTNPROF_CUDA(cudaGetLastError());
+  // Mode fwd through fp64 GEMMs where their scratch fits; the shared-memory kernel otherwise (and
+  // for the backward modes, whose gradient kernels read its per-row state).
+  bool done = false;
+  if (path != DeviceCheckPath::kernels && spec.mode == Mode::fwd) {
+    done = gemm_forward_sums(
+        spec, io, stream,
+        {fa.o_out.err2, fa.o_out.ref2, fa.o_out.max_abs, fa.o_out.floor, fa.lse, fa.lse_err},
+        gemm_budget);
+    if (!done && path == DeviceCheckPath::gemm)
+      throw FaultError(Fault::harness,
+                       "the device check's GEMM path has no memory for its scratch");
+  }
+  if (!done) {
+    allow_smem(forward_kernel<T>, forward_smem(spec, tile));
+    forward_kernel<T>
+        <<<unsigned(q_blocks), kThreads, forward_smem(spec, tile), stream>>>(fa, q, k, v, o, d_o);
+    ATTNPROF_CUDA(cudaGetLastError());
+  }
   GradArgs ga{s, fa.lse_ref, fa.delta, fa.dsum, {}, {}, {}};
   if (grads) {
     ga.dq_out = scratch.sums(q_rows, true);
@@ -652,17 +626,18 @@ int device_check_tile(const Spec& spec, size_t& need_bytes, size_t& optin) {
   return tile_for(spec, optin);
 }
 
-DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream) {
+DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream,
+                             DeviceCheckPath path, int64_t gemm_budget) {
   size_t need = 0, optin = 0;
   const int tile = device_check_tile(spec, need, optin);
   if (tile == 0) throw FaultError(Fault::harness, "the device check does not fit this device");
   switch (spec.dtype) {
     case DType::fp32:
-      return check_typed<float>(spec, io, stream, tile);
+      return check_typed<float>(spec, io, stream, tile, path, gemm_budget);
     case DType::fp16:
-      return check_typed<__half>(spec, io, stream, tile);
+      return check_typed<__half>(spec, io, stream, tile, path, gemm_budget);
     case DType::bf16:
-      return check_typed<__nv_bfloat16>(spec, io, stream, tile);
+      return check_typed<__nv_bfloat16>(spec, io, stream, tile, path, gemm_budget);
   }
   return {};
 }

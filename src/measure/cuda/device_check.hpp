@@ -39,7 +39,14 @@ struct DeviceCheck {
 // 0 when even 8 do not fit. `need_bytes` gets what 8 need, `optin` what a block may have.
 int device_check_tile(const Spec& spec, size_t& need_bytes, size_t& optin);
 
+// How mode fwd is checked: through fp64 GEMMs where their scratch fits, else the shared-memory
+// kernel (fastest); or forced either way (tests compare them).
+enum class DeviceCheckPath { fastest, gemm, kernels };
+
 // Runs the kernels over io's launch outputs and copies the sums back. Synchronous.
-DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream);
+// `gemm_budget` bounds the GEMM path's scratch in bytes (0: its own choice; tests force chunks).
+DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream,
+                             DeviceCheckPath path = DeviceCheckPath::fastest,
+                             int64_t gemm_budget = 0);
 
 }  // namespace attnprof::cuda

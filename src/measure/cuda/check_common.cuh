@@ -1,0 +1,60 @@
+// What the device check's kernels (device_check.cu, device_check_gemm.cu) share: tensors read
+// with their elements widened to double (exact for fp32, fp16 and bf16) through element strides
+// of (batch, head, position), features contiguous; and the mask.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "attnprof/io.hpp"
+#include "attnprof/spec.hpp"
+
+namespace attnprof::cuda {
+
+__host__ __device__ __forceinline__ double widen(float x) {
+  return x;
+}
+__host__ __device__ __forceinline__ double widen(__half x) {
+  return __half2float(x);
+}
+__host__ __device__ __forceinline__ double widen(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+
+template <class T>
+struct View {
+  const T* data = nullptr;
+  int64_t sb = 0, sh = 0, ss = 0;
+  __device__ double at(int64_t b, int64_t h, int64_t pos, int64_t d) const {
+    return widen(data[b * sb + h * sh + pos * ss + d]);
+  }
+};
+
+template <class T>
+View<T> view_of(const TensorView& t) {
+  return {static_cast<const T*>(t.data), t.stride_b(), t.stride_h(), t.stride_s()};
+}
+
+// The mask on the device: key j is visible to query i iff first(i) <= j <= last(i).
+struct DevMask {
+  MaskKind kind = MaskKind::none;
+  int64_t off = 0, window = 0, nk = 0;
+  __device__ int64_t first(int64_t i) const {
+    if (kind != MaskKind::window) return 0;
+    const int64_t f = i + off - window + 1;
+    return f > 0 ? f : 0;
+  }
+  __device__ int64_t last(int64_t i) const {
+    if (kind == MaskKind::none) return nk - 1;
+    const int64_t l = i + off;
+    return l < nk - 1 ? l : nk - 1;
+  }
+};
+
+inline DevMask dev_mask(const Spec& s) {
+  return {s.mask.kind, s.mask.diagonal_offset(s.q_len, s.kv_len), s.mask.window, s.kv_len};
+}
+
+}  // namespace attnprof::cuda

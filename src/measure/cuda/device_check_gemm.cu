@@ -1,0 +1,264 @@
+// The forward check through fp64 GEMMs (device_check_gemm.hpp). Per chunk of (batch, q head)
+// pairs and query rows:
+//   widen   Q rows, and the pairs' K and V (through their KV head) into doubles, |v_j|^2 per key;
+//   DGEMM   S = scale Q K^T (every key; the mask is applied by the softmax);
+//   softmax per row: m = max over visible keys, S_ij <- exp(S_ij - m) on visible keys, 0 elsewhere;
+//           l = sum, w2 = sum P^2 |v_j|^2;
+//   DGEMM   A = P V;
+//   compare per row: O_ref = A / l against the provider's O (squared error, squared reference,
+//           largest error, floor sqrt(w2) / l) and, where written, the LSE against m + log(l).
+// Row-major matrices are handed to cuBLAS (column-major) as their transposes.
+#include "measure/cuda/device_check_gemm.hpp"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "measure/cuda/check_common.cuh"
+
+namespace attnprof::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// Blocks for grid-stride kernels over `threads` elements.
+unsigned grid_for(int64_t threads) {
+  return unsigned(std::clamp<int64_t>((threads + kThreads - 1) / kThreads, 1, 65536));
+}
+// Blocks for a warp per row over `rows` rows (chunks hold at most 2^28 rows: under 2^31 blocks).
+unsigned warp_grid(int64_t rows) {
+  return unsigned((rows * 32 + kThreads - 1) / kThreads);
+}
+
+__device__ __forceinline__ double sum_lanes(double x) {
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+__device__ __forceinline__ double max_lanes(double x) {
+  for (int o = 16; o > 0; o /= 2) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+
+// out[p][r][d] = t(b, head, row0 + r, d) for the chunk's pairs p (pair0 + p = b * q_heads + h),
+// head = h / group (group 1 for Q, q_heads / kv_heads for K and V).
+template <class T>
+__global__ void widen_kernel(View<T> t, double* out, int64_t pair0, int64_t q_heads, int64_t group,
+                             int64_t row0, int64_t rows, int64_t dim, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const int64_t d = e % dim, r = (e / dim) % rows, pair = pair0 + e / (dim * rows);
+    out[e] = t.at(pair / q_heads, (pair % q_heads) / group, row0 + r, d);
+  }
+}
+
+// vn[k] = |row k of v|^2 for the n = pairs * kv_len rows of the widened V.
+__global__ void norms_kernel(const double* v, double* vn, int64_t dv, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
+    double x = 0;
+    for (int64_t d = 0; d < dv; ++d) x = fma(v[k * dv + d], v[k * dv + d], x);
+    vn[k] = x;
+  }
+}
+
+struct Chunk {
+  int64_t rows, row0, nk;  // query rows per pair in the chunk, the first one, keys
+  DevMask mask;
+};
+
+// A warp per chunk row (p, r): the softmax of S's row in place, its max, sum and w2.
+__global__ void softmax_kernel(double* s, const double* vn, double* row_m, double* row_l,
+                               double* row_w2, Chunk c, int64_t n_rows) {
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= n_rows) return;
+  const int64_t i = c.row0 + row % c.rows, p = row / c.rows;
+  const int64_t lo = c.mask.first(i), hi = c.mask.last(i);
+  double* x = s + row * c.nk;
+  const double* norms = vn + p * c.nk;
+  double m = -INFINITY;
+  for (int64_t j = lo + lane; j <= hi; j += 32) m = fmax(m, x[j]);
+  m = max_lanes(m);
+  double l = 0, w2 = 0;
+  for (int64_t j = lane; j < c.nk; j += 32) {
+    const double e = (j >= lo && j <= hi) ? exp(x[j] - m) : 0.0;
+    x[j] = e;
+    l += e;
+    w2 = fma(e * e, norms[j], w2);
+  }
+  l = sum_lanes(l);
+  w2 = sum_lanes(w2);
+  if (lane == 0) {
+    row_m[row] = m;
+    row_l[row] = l;
+    row_w2[row] = w2;
+  }
+}
+
+// A warp per chunk row: the reference row against the provider's.
+template <class T>
+__global__ void compare_kernel(View<T> o, const double* acc, const double* row_m,
+                               const double* row_l, const double* row_w2, ForwardRowSums out,
+                               Chunk c, int64_t pair0, int64_t q_heads, int64_t q_len, int64_t dv,
+                               int64_t n_rows) {
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= n_rows) return;
+  const int64_t i = c.row0 + row % c.rows, pair = pair0 + row / c.rows;
+  const int64_t b = pair / q_heads, h = pair % q_heads;
+  const double l = row_l[row];
+  const double inv = l > 0 ? 1.0 / l : 0.0;
+  double e2 = 0, r2 = 0, mx = 0;
+  for (int64_t d = lane; d < dv; d += 32) {
+    const double ref = acc[row * dv + d] * inv;
+    const double e = o.at(b, h, i, d) - ref;
+    e2 += e * e;
+    r2 += ref * ref;
+    mx = fmax(mx, fabs(e));
+  }
+  e2 = sum_lanes(e2);
+  r2 = sum_lanes(r2);
+  mx = max_lanes(mx);
+  if (lane != 0) return;
+  const int64_t flat = pair * q_len + i;
+  out.err2[flat] = e2 <= INFINITY ? e2 : INFINITY;  // a NaN is the worst error there is
+  out.ref2[flat] = r2;
+  out.max_abs[flat] = mx;
+  out.floor[flat] = sqrt(row_w2[row]) * inv;
+  if (out.lse) {
+    const double ref = l > 0 ? row_m[row] + log(l) : -INFINITY;
+    const double got = out.lse[flat];
+    const double err = isinf(got) && isinf(ref) ? 0.0 : fabs(got - ref);
+    out.lse_err[flat] = err <= INFINITY ? err : INFINITY;
+  }
+}
+
+cublasHandle_t handle() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t x = nullptr;
+    ATTNPROF_CUBLAS(cublasCreate(&x));
+    return x;
+  }();
+  return h;
+}
+
+// Pairs and query rows per chunk within `budget` bytes of scratch; rows 0 when not even one
+// query row of one pair fits.
+struct ChunkSize {
+  int64_t pairs = 0, rows = 0;
+};
+ChunkSize chunk_size(const Spec& spec, int64_t budget) {
+  const int64_t d = spec.head_dim, dv = spec.dv(), nk = spec.kv_len, nq = spec.q_len;
+  const int64_t pairs = spec.batch * spec.q_heads;
+  const int64_t per_row = 8 * (nk + dv + d + 3);   // S, A, Q rows and the row's m, l, w2
+  const int64_t per_pair = 8 * nk * (d + dv + 1);  // K, V and |v|^2
+  ChunkSize c;
+  if (nq * per_row + per_pair <= budget) {
+    c.rows = nq;
+    c.pairs = std::min(pairs, budget / (nq * per_row + per_pair));
+  } else {
+    c.pairs = 1;
+    c.rows = std::min(nq, std::max<int64_t>(0, (budget - per_pair) / per_row));
+  }
+  return c;
+}
+
+template <class T>
+void run_chunks(const Spec& spec, const Io& io, cudaStream_t stream, const ForwardRowSums& out,
+                ChunkSize size, double* scratch) {
+  const int64_t d = spec.head_dim, dv = spec.dv(), nk = spec.kv_len, nq = spec.q_len;
+  const int64_t q_heads = spec.q_heads, group = spec.q_heads / spec.kv_heads;
+  const int64_t pairs = spec.batch * q_heads;
+  double* kd = scratch;
+  double* vd = kd + size.pairs * nk * d;
+  double* vn = vd + size.pairs * nk * dv;
+  double* qd = vn + size.pairs * nk;
+  double* s = qd + size.pairs * size.rows * d;
+  double* acc = s + size.pairs * size.rows * nk;
+  double* row_m = acc + size.pairs * size.rows * dv;
+  double* row_l = row_m + size.pairs * size.rows;
+  double* row_w2 = row_l + size.pairs * size.rows;
+  const View<T> q = view_of<T>(io.q), k = view_of<T>(io.k), v = view_of<T>(io.v);
+  const View<T> o = view_of<T>(io.o);
+  cublasHandle_t blas = handle();
+  ATTNPROF_CUBLAS(cublasSetStream(blas, stream));
+  const double scale = spec.softmax_scale(), one = 1.0, zero = 0.0;
+  for (int64_t pair0 = 0; pair0 < pairs; pair0 += size.pairs) {
+    const int64_t np = std::min(size.pairs, pairs - pair0);
+    widen_kernel<T><<<grid_for(np * nk * d), kThreads, 0, stream>>>(k, kd, pair0, q_heads, group, 0,
+                                                                    nk, d, np * nk * d);
+    widen_kernel<T><<<grid_for(np * nk * dv), kThreads, 0, stream>>>(v, vd, pair0, q_heads, group,
+                                                                     0, nk, dv, np * nk * dv);
+    norms_kernel<<<grid_for(np * nk), kThreads, 0, stream>>>(vd, vn, dv, np * nk);
+    ATTNPROF_CUDA(cudaGetLastError());
+    for (int64_t row0 = 0; row0 < nq; row0 += size.rows) {
+      const int64_t nr = std::min(size.rows, nq - row0);
+      const Chunk c{nr, row0, nk, dev_mask(spec)};
+      const int64_t n_rows = np * nr;
+      widen_kernel<T><<<grid_for(n_rows * d), kThreads, 0, stream>>>(q, qd, pair0, q_heads, 1, row0,
+                                                                     nr, d, n_rows * d);
+      ATTNPROF_CUDA(cudaGetLastError());
+      // S^T (nk x nr, column-major) = K (nk x d) Q^T: K^T and Q^T are the row-major K and Q.
+      ATTNPROF_CUBLAS(cublasDgemmStridedBatched(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(nk), int(nr),
+                                                int(d), &scale, kd, int(d), nk * d, qd, int(d),
+                                                nr * d, &zero, s, int(nk), nr * nk, int(np)));
+      softmax_kernel<<<warp_grid(n_rows), kThreads, 0, stream>>>(s, vn, row_m, row_l, row_w2, c,
+                                                                 n_rows);
+      ATTNPROF_CUDA(cudaGetLastError());
+      // A^T (dv x nr) = V^T (dv x nk) P^T (nk x nr).
+      ATTNPROF_CUBLAS(cublasDgemmStridedBatched(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(dv), int(nr),
+                                                int(nk), &one, vd, int(dv), nk * dv, s, int(nk),
+                                                nr * nk, &zero, acc, int(dv), nr * dv, int(np)));
+      compare_kernel<T><<<warp_grid(n_rows), kThreads, 0, stream>>>(
+          o, acc, row_m, row_l, row_w2, out, c, pair0, q_heads, nq, dv, n_rows);
+      ATTNPROF_CUDA(cudaGetLastError());
+    }
+  }
+}
+
+}  // namespace
+
+bool gemm_forward_sums(const Spec& spec, const Io& io, cudaStream_t stream,
+                       const ForwardRowSums& out, int64_t budget) {
+  if (spec.mode != Mode::fwd) return false;
+  if (budget <= 0) {
+    // Half of what is free, at most 2 GiB: the check's scratch must not push the point's own
+    // memory out (it is freed before the next launch).
+    size_t free_bytes = 0, total = 0;
+    ATTNPROF_CUDA(cudaMemGetInfo(&free_bytes, &total));
+    budget = std::min<int64_t>(int64_t(free_bytes) / 2, int64_t{2} << 30);
+  }
+  const ChunkSize size = chunk_size(spec, budget);
+  if (size.rows == 0 || spec.kv_len > INT32_MAX || spec.q_len > INT32_MAX) return false;
+  const int64_t doubles = size.pairs * spec.kv_len * (spec.head_dim + spec.dv() + 1) +
+                          size.pairs * size.rows * (spec.head_dim + spec.kv_len + spec.dv() + 3);
+  DeviceBuffer scratch;
+  try {
+    scratch = DeviceBuffer(doubles * int64_t(sizeof(double)), nullptr);
+  } catch (const CudaError& e) {
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    (void)cudaGetLastError();  // not sticky: clear it and let the kernel path check
+    return false;
+  }
+  switch (spec.dtype) {
+    case DType::fp32:
+      run_chunks<float>(spec, io, stream, out, size, scratch.as<double>());
+      break;
+    case DType::fp16:
+      run_chunks<__half>(spec, io, stream, out, size, scratch.as<double>());
+      break;
+    case DType::bf16:
+      run_chunks<__nv_bfloat16>(spec, io, stream, out, size, scratch.as<double>());
+      break;
+  }
+  // The scratch is freed on return: the work queued on `stream` must be done with it.
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  return true;
+}
+
+}  // namespace attnprof::cuda
