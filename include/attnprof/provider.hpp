@@ -85,10 +85,13 @@ class Run {
 // libraries others also load (LibTorch ships its own cuBLAS and cuDNN) run in a worker process
 // of their own group, started with `library_path` first on LD_LIBRARY_PATH, so that one process
 // never mixes two versions of a library. The default group ("") is the worker every other
-// provider shares.
+// provider shares. A group may start another program (`command`: Python providers run in
+// `python3 -m attnprof._worker`), which is given `attnprof worker`'s options after it.
 struct WorkerGroup {
   std::string name;
   std::string library_path;  // ':'-separated folders to put first; "" leaves the path as it is
+  std::vector<std::string> command;  // argv before the worker options; empty: `attnprof worker`
+  std::vector<std::string> env;      // "NAME=value" entries for the worker's environment
 };
 
 class Provider {

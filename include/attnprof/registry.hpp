@@ -14,8 +14,13 @@
 
 namespace attnprof {
 
-// Every provider known to this build (available or not), in table order. Built once.
+// Every provider known to this build (available or not), in table order, then those added.
+// Built once.
 const std::vector<std::unique_ptr<Provider>>& all_providers();
+
+// Appends providers found at run time (Python providers: attnprof/python.hpp) to the table;
+// throws std::invalid_argument when one's name is taken.
+void add_providers(std::vector<std::unique_ptr<Provider>> providers);
 
 // Providers whose name matches any of the comma-separated patterns ("cpu.*", "cuda.naive").
 // Throws std::invalid_argument naming a pattern that matches nothing.

@@ -106,8 +106,11 @@ struct Result {
   MemoryResult memory;
   VerifyResult verify;
   std::vector<KernelRecord> kernels;
-  std::string kernels_note;                // e.g. "unavailable (CUPTI busy)"
-  std::string provider_note;               // Run::note(): e.g. the backend a dispatcher chose
+  std::string kernels_note;   // e.g. "unavailable (CUPTI busy)"
+  std::string provider_note;  // Run::note(): e.g. the backend a dispatcher chose
+  // Seconds the provider's prepare() and first bind took (plans, compilation, autotuning:
+  // torch.compile's lands here, never in the timed launches); none for a point not prepared.
+  std::optional<double> prepare_s;
   std::map<std::string, std::string> env;  // the environment fingerprint
   std::string started_at;                  // ISO-8601 UTC
   std::optional<PointTrace> trace;         // phases and device events (attnprof trace only)

@@ -15,8 +15,10 @@ nlohmann::ordered_json to_json(const Result& r);
 // schema_version when the row is of a version this build does not read.
 Result result_from_json(const nlohmann::json& j);
 
-// A row's `traits` object on its own (`attnprof list --json` prints them this way).
+// A row's `traits` object on its own (`attnprof list --json` prints them this way), and back
+// (Python providers declare theirs so); throws std::runtime_error naming a malformed field.
 nlohmann::ordered_json to_json(const ProviderTraits& t);
+ProviderTraits traits_from_json(const nlohmann::json& j);
 
 // A row's `spec` object on its own (the protocol sends specs this way).
 nlohmann::ordered_json to_json(const Spec& s);

@@ -401,6 +401,10 @@ nlohmann::ordered_json to_json(const ProviderTraits& t) {
   return traits_json(t);
 }
 
+ProviderTraits traits_from_json(const nlohmann::json& j) {
+  return read_traits(Reader(j, "traits"));
+}
+
 nlohmann::ordered_json to_json(const Spec& s) {
   return spec_json(s);
 }
@@ -438,6 +442,7 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["kernels"] = kernels_json(r.kernels);
   j["kernels_note"] = r.kernels_note;
   if (!r.provider_note.empty()) j["provider_note"] = r.provider_note;
+  if (r.prepare_s) j["prepare_s"] = number(*r.prepare_s);
   j["env"] = r.env;
   j["started_at"] = r.started_at;
   if (r.trace) j["trace"] = trace_json(*r.trace);
@@ -491,6 +496,7 @@ Result result_from_json(const nlohmann::json& j) {
   r.kernels = read_kernels(in);
   r.kernels_note = in.string("kernels_note");
   r.provider_note = in.string_or_empty("provider_note");
+  if (j.contains("prepare_s")) r.prepare_s = in.optional_number("prepare_s");
   r.env = read_env(in);
   r.started_at = in.string("started_at");
   if (j.contains("trace")) r.trace = read_trace(in.object("trace"));

@@ -92,11 +92,23 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   return t;
 }
 
+std::vector<std::unique_ptr<Provider>>& table() {
+  static std::vector<std::unique_ptr<Provider>> t = build_table();
+  return t;
+}
+
 }  // namespace
 
 const std::vector<std::unique_ptr<Provider>>& all_providers() {
-  static const std::vector<std::unique_ptr<Provider>> table = build_table();
-  return table;
+  return table();
+}
+
+void add_providers(std::vector<std::unique_ptr<Provider>> providers) {
+  for (auto& p : providers) {
+    if (find_provider(p->name()) != nullptr)
+      throw std::invalid_argument(fmt::format("a provider named '{}' exists already", p->name()));
+    table().push_back(std::move(p));
+  }
 }
 
 bool glob_match(std::string_view p, std::string_view t) {

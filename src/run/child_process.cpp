@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -234,6 +235,10 @@ void ChildProcess::push_stderr_line(std::string line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line.find_first_not_of(" \t") == std::string::npos) return;
   if (line.size() > kStderrLineChars) line = line.substr(0, kStderrLineChars) + "...";
+  if (!echo_prefix_.empty() && line.rfind(echo_prefix_, 0) == 0) {
+    std::fputs((line + "\n").c_str(), stderr);
+    std::fflush(stderr);
+  }
   err_lines_.push_back(std::move(line));
   if (err_lines_.size() > kStderrLines) err_lines_.pop_front();
 }

@@ -61,6 +61,10 @@ class ChildProcess {
   // Whether the child's end came from kill_and_reap() (or reap() running out of grace).
   bool killed_here() const { return killed_here_; }
 
+  // stderr lines of the child that start with `prefix` are also written to this process's
+  // stderr as they come (a worker's one-line notices: "attnprof: measuring the ceilings ...").
+  void echo_stderr(std::string prefix) { echo_prefix_ = std::move(prefix); }
+
  private:
   void read_stderr();
   void push_stderr_line(std::string line);
@@ -70,6 +74,7 @@ class ChildProcess {
   int in_ = -1, out_ = -1, err_ = -1;  // our ends: child's stdin, stdout, stderr
   std::string out_buffer_, err_partial_;
   std::deque<std::string> err_lines_;
+  std::string echo_prefix_;
   bool reaped_ = false;
   int status_ = 0;
   bool killed_here_ = false;

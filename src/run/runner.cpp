@@ -72,9 +72,11 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     ctx.threads = options.threads;
     ctx.tracker = tracker;
     ctx.stream = &stream;
+    const auto t0 = std::chrono::steady_clock::now();
     run = provider.prepare(spec, engine.device(), ctx, tensors->io());
     const Io first[] = {tensors->io()};
     run->bind(first);
+    r.prepare_s = seconds_since(t0);
   });
   const Io& io = tensors->io();
 

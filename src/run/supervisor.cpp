@@ -69,27 +69,34 @@ const std::vector<WorkerEngine>& Supervisor::start() {
 }
 
 std::vector<std::string> Supervisor::group_environment(const WorkerGroup& group) {
-  if (group.library_path.empty()) return {};
+  std::vector<std::string> env = group.env;
+  if (group.library_path.empty()) return env;
   const char* current = std::getenv("LD_LIBRARY_PATH");
   std::string path = group.library_path;
   if (current != nullptr && *current != '\0') path += std::string(":") + current;
-  return {"LD_LIBRARY_PATH=" + path};
+  env.push_back("LD_LIBRARY_PATH=" + path);
+  return env;
 }
 
 void Supervisor::spawn(const WorkerGroup& group) {
-  std::vector<std::string> argv = {options_.executable, "worker",
-                                   "--device",          options_.device,
-                                   "--threads",         std::to_string(options_.threads),
-                                   "--parent",          std::to_string(::getpid())};
+  std::vector<std::string> argv = group.command;
+  if (argv.empty()) argv = {options_.executable, "worker"};
+  for (const std::string& a :
+       {std::string("--device"), options_.device, std::string("--threads"),
+        std::to_string(options_.threads), std::string("--parent"), std::to_string(::getpid())})
+    argv.push_back(a);
+  const std::string program = group.command.empty() ? options_.executable + " worker"
+                                                    : fmt::format("{} {} {}", argv[0], argv[1],
+                                                                  argv.size() > 2 ? argv[2] : "");
   const std::string who =
-      group.name.empty() ? options_.executable + " worker"
-                         : fmt::format("{} worker of group {}", options_.executable, group.name);
+      group.name.empty() ? program : fmt::format("{} of group {}", program, group.name);
   std::unique_ptr<ChildProcess> child;
   try {
     child = std::make_unique<ChildProcess>(argv, group_environment(group));
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("worker ({}) did not start: {}", who, e.what()));
   }
+  child->echo_stderr("attnprof: ");
   ++workers_started_;
   std::string line;
   const auto wait = child->read_line(line, after(options_.start_timeout_s),

@@ -61,8 +61,10 @@ class NotingProvider final : public Provider {
 }  // namespace
 
 std::unique_ptr<Provider> make_test_group() {
-  return std::make_unique<NotingProvider>("test.group",
-                                          WorkerGroup{"test", std::string(kTestGroupLibraryPath)});
+  WorkerGroup group;
+  group.name = "test";
+  group.library_path = std::string(kTestGroupLibraryPath);
+  return std::make_unique<NotingProvider>("test.group", std::move(group));
 }
 
 std::unique_ptr<Provider> make_test_pid() {

@@ -46,12 +46,12 @@ WorkerGroup torch_worker_group() {
   static const WorkerGroup group = [] {
     // ATTNPROF_TORCH_LIBRARY_PATH overrides what is found next to the loaded libc10.
     if (const char* set = std::getenv("ATTNPROF_TORCH_LIBRARY_PATH"); set && *set) {
-      return WorkerGroup{"torch", set};
+      return WorkerGroup{"torch", set, {}, {}};
     }
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&c10::cuda::device_count), &info) == 0 ||
         info.dli_fname == nullptr) {
-      return WorkerGroup{"torch", ""};
+      return WorkerGroup{"torch", "", {}, {}};
     }
     // .../site-packages/torch/lib/libc10_cuda.so: the wheel's NVIDIA libraries (cuBLAS, cuDNN,
     // the CUDA runtime, NCCL, ...) are in .../site-packages/nvidia/*/lib.
@@ -69,7 +69,7 @@ WorkerGroup torch_worker_group() {
     }
     std::sort(folders.begin(), folders.end());
     for (const std::string& f : folders) path += ":" + f;
-    return WorkerGroup{"torch", path};
+    return WorkerGroup{"torch", path, {}, {}};
   }();
   return group;
 }
