@@ -7,7 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/install-deps.sh >/dev/null
-cmake --preset default >/dev/null
+# The LibTorch providers (torch.sdpa.*, torch.naive) come with no flag where python3 has a CUDA
+# PyTorch and nvcc is here; otherwise one line says why they were skipped.
+torch_flags=()
+if ! command -v nvcc >/dev/null 2>&1; then
+  echo "profile: LibTorch providers skipped: no nvcc (they run on the CUDA engine)"
+elif prefix=$(python3 -c 'import sys, torch; sys.exit("no CUDA in this PyTorch") if torch.version.cuda is None else print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
+  echo "profile: building the LibTorch providers against $prefix"
+  torch_flags=(-DATTNPROF_WITH_TORCH=ON "-DCMAKE_PREFIX_PATH=$prefix")
+else
+  echo "profile: LibTorch providers skipped: python3 has no CUDA PyTorch (import torch failed or torch.version.cuda is None)"
+fi
+cmake --preset default "${torch_flags[@]}" >/dev/null
 cmake --build --preset default --target attnprof
 mkdir -p results
 stamp=$(date -u +%Y%m%dT%H%M%SZ)

@@ -8,6 +8,7 @@
 #include "attnprof/registry.hpp"
 #include "attnprof/result_json.hpp"
 #include "cli.hpp"
+#include "python_options.hpp"
 
 namespace attnprof::cli {
 
@@ -15,6 +16,7 @@ namespace {
 
 struct ListOptions {
   bool json = false;
+  PythonCliOptions python;
 };
 
 // Availability of a provider here: its own, then its engine's (a built CUDA provider on a
@@ -32,7 +34,9 @@ Command add_list_command(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
   CLI::App* sub = app.add_subcommand("list", "List providers, available or not, and why");
   sub->add_flag("--json", opts->json, "One JSON object per provider");
+  add_python_options(sub, opts->python);
   return {sub, [opts]() {
+            const std::string no_python = register_python_providers(opts->python, true, "");
             std::unique_ptr<Engine> cuda = make_cuda_engine(0);
             for (const auto& p : all_providers()) {
               const Availability a = availability_here(*p, cuda.get());
@@ -47,6 +51,15 @@ Command add_list_command(CLI::App& app) {
                 fmt::print("{:<20} {:<5} {:<12} {}\n", t.name, to_string(t.device),
                            a.available ? "available" : "unavailable",
                            a.available ? t.description : a.reason);
+              }
+            }
+            if (!no_python.empty()) {
+              if (opts->json) {
+                nlohmann::ordered_json j = {
+                    {"provider", "py.*"}, {"available", false}, {"reason", no_python}};
+                fmt::print("{}\n", j.dump());
+              } else {
+                fmt::print("{:<20} {:<5} {:<12} {}\n", "py.*", "", "unavailable", no_python);
               }
             }
             return 0;

@@ -25,6 +25,7 @@
 #include "journal_output.hpp"
 #include "measure_options.hpp"
 #include "output_paths.hpp"
+#include "python_options.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -34,6 +35,7 @@ namespace {
 struct RunCliOptions {
   std::string device = "auto";
   std::string providers;
+  PythonCliOptions python;
   std::string preset;
   GridCliOptions grid;
   std::string out, csv, markdown;
@@ -220,6 +222,7 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sub->add_option("--providers", o->providers,
                   "Provider names or globs, comma-separated (see `attnprof list`)");
+  add_python_options(sub, o->python);
   sub->add_option("--preset", o->preset,
                   "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
   add_grid_options(sub, o->grid, /*with_batch=*/true);
@@ -245,7 +248,10 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--hang-timeout", o->hang_timeout,
                   "Wall limit per point before its worker is killed and the row is timeout "
                   "(default: 5 x --point-timeout + 30s)");
-  return {sub, [o]() { return run_command(*o); }};
+  return {sub, [o]() {
+            register_python_providers(o->python, false, o->providers);
+            return run_command(*o);
+          }};
 }
 
 }  // namespace attnprof::cli

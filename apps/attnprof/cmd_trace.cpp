@@ -19,6 +19,7 @@
 #include "grid_options.hpp"
 #include "number_options.hpp"
 #include "output_paths.hpp"
+#include "python_options.hpp"
 #include "run_execution.hpp"
 
 #if defined(ATTNPROF_WITH_CUDA)
@@ -32,6 +33,7 @@ namespace {
 struct TraceCliOptions {
   GridCliOptions grid;
   std::string providers;
+  PythonCliOptions python;
   std::string chrome;     // trace file
   std::string breakdown;  // Markdown file
   bool ncu = false;
@@ -216,6 +218,7 @@ Command add_trace_command(CLI::App& app) {
       "Trace one point per provider: Chrome/Perfetto trace, kernel breakdown by category, "
       "roofline placement, optional Nsight Compute metrics (docs/tracing.md)");
   add_grid_options(sub, o->grid, /*with_batch=*/true);
+  add_python_options(sub, o->python);
   sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")
       ->required();
   sub->add_option("--chrome", o->chrome,
@@ -233,7 +236,10 @@ Command add_trace_command(CLI::App& app) {
                           0);
   add_whole_number_option(sub, "--launches", o->launches, "Launches in the timed range (3)", 1);
   sub->add_flag("--ncu-target", o->ncu_target, "(internal) the launch ncu profiles")->group("");
-  return {sub, [o] { return trace_command(*o); }};
+  return {sub, [o] {
+            register_python_providers(o->python, false, o->providers);
+            return trace_command(*o);
+          }};
 }
 
 }  // namespace attnprof::cli

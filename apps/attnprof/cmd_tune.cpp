@@ -21,6 +21,7 @@
 #include "measure_options.hpp"
 #include "number_options.hpp"
 #include "output_paths.hpp"
+#include "python_options.hpp"
 #include "run_execution.hpp"
 
 namespace attnprof::cli {
@@ -49,6 +50,7 @@ struct TuneCliOptions {
   GridCliOptions grid;
   std::string device = "auto";
   std::string providers;
+  PythonCliOptions python;
   std::string max_memory, p95;
   bool max_seq = false;
   int64_t cap = 0;         // 0: 65536 for the batch, 1M for the sequence
@@ -191,6 +193,7 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--device", o->device, "auto (CUDA where present, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated");
+  add_python_options(sub, o->python);
   sub->add_option("--max-memory", o->max_memory,
                   "Peak memory limit per point: 512MiB, 40GiB (an OOM always fails)");
   sub->add_option("--p95", o->p95, "p95 latency limit per launch: 250us, 20ms");
@@ -211,7 +214,10 @@ Command add_tune_command(CLI::App& app) {
   sub->add_flag("--in-process", o->in_process,
                 "Run points in this process, not in a supervised worker (a crash or hang ends "
                 "the search)");
-  return {sub, [o]() { return tune_command(*o); }};
+  return {sub, [o]() {
+            register_python_providers(o->python, false, o->providers);
+            return tune_command(*o);
+          }};
 }
 
 }  // namespace attnprof::cli

@@ -36,16 +36,17 @@ configure=(-DCMAKE_BUILD_TYPE=Release -DATTNPROF_WITH_CUDA=ON)
   # The test binaries cannot start here (those libraries): list their tests when ctest runs.
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST)
 cmake -S "$root" -B "$build" -G Ninja "${configure[@]}" >/dev/null
-ninja -C "$build" -j"$jobs" attnprof test_gpu
+ninja -C "$build" -j"$jobs" attnprof attnprof_py test_gpu
 
 rm -rf "$pkg"
 mkdir -p "$pkg/bin" "$pkg/lib"
-cp "$build/attnprof" "$build/tests/test_gpu" "$pkg/bin/"
-strip --strip-unneeded "$pkg/bin/attnprof" "$pkg/bin/test_gpu"
+# libattnprof_py.so next to attnprof: the Python worker's instrument (found there by attnprof).
+cp "$build/attnprof" "$build/tests/test_gpu" "$build/libattnprof_py.so" "$pkg/bin/"
+strip --strip-unneeded "$pkg/bin/attnprof" "$pkg/bin/test_gpu" "$pkg/bin/libattnprof_py.so"
 
 # Shared libraries the machine already has (or must come from its own system).
 keep_system='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+)\.'
-ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" "$pkg/bin/libattnprof_py.so" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
   sort -u | while read -r name path; do
     [[ $name =~ $keep_system ]] && continue
     [[ $path == /usr/local/cuda* ]] && continue
@@ -54,7 +55,7 @@ ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | awk '$2 == "=>" && $3 ~ /^\// {pri
     echo "bundled $name ($(du -h "$pkg/lib/$name" | cut -f1))"
   done
 # LibTorch's own dependencies (cuSPARSELt, NVSHMEM, ...) come from its wheels on the GPU machine.
-missing=$(ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" | grep "not found" || true)
+missing=$(ldd "$pkg/bin/attnprof" "$pkg/bin/test_gpu" "$pkg/bin/libattnprof_py.so" | grep "not found" || true)
 if [[ -n $torch ]]; then
   missing=$(grep -vE 'libcusparseLt|libnvshmem|libcufile|libnccl|libcudss' <<<"$missing" || true)
 fi

@@ -26,7 +26,12 @@
 #   autopeaks a point with an empty ceilings cache: the run measures them first (one line) and its
 #             row carries % of peak: $OUT/autopeaks.jsonl
 #   tune      the seeds' deployment question for every default provider (H 16, N 1024, D 64, fp16,
-#             14 GiB, p95 100 ms), its wall time in h200.log: $OUT/tune.json, $OUT/tune.jsonl
+#             14 GiB, p95 100 ms; ATTNPROF_TUNE_PROVIDERS names others), its wall time in
+#             h200.log: $OUT/tune.json, $OUT/tune.jsonl
+#   python    the Python providers beside the C++ ones they compare with (ATTNPROF_PY_PROVIDERS),
+#             at B 2 H 16 D 128 bf16, N ATTNPROF_PY_SEQ (1024,4096,8192), no mask and causal:
+#             $OUT/python.jsonl;
+#             then attnprof trace of py.torch.compile.naive and py.flex (kernel names, stream)
 #   report    attnprof report of this call's seed-000 and seed-003 journals (bench) with --tune:
 #             $OUT/report.html and $OUT/report.md
 # ATTNPROF_TEST_FILTER narrows the tests step (a gtest filter); ATTNPROF_STEP_TIMEOUT bounds
@@ -50,6 +55,7 @@ if [[ -f $pkg/TORCH ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/opt/torch/.venv/lib/python3.12/site-packages/torch/lib"
 fi
 export ATTNPROF_PRESETS="$root/presets"
+export ATTNPROF_PYTHON_DIR="$root/python"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/attnprof-cache}
 exec > >(tee -a "$out/h200.log") 2>&1
 
@@ -148,9 +154,20 @@ for s in $steps; do
         --batch 1 --heads 16 --head-dim 128 --seq 4096 --dtype bf16 --no-history \
         --out "$out/autopeaks.jsonl"
       ;;
+    python)
+      step python-list "$pkg/bin/attnprof" list
+      step python "$pkg/bin/attnprof" run --providers \
+        "${ATTNPROF_PY_PROVIDERS:-py.torch.sdpa,py.torch.compile.naive,py.torch.mha,py.flex,torch.sdpa.flash,torch.sdpa.default,cudnn.sdpa}" \
+        --batch 2 --heads 16 --head-dim 128 --seq "${ATTNPROF_PY_SEQ:-1024,4096,8192}" --dtype bf16 --mask none,causal \
+        --hang-timeout 150s --no-history --out "$out/python.jsonl"
+      step python-trace "$pkg/bin/attnprof" trace --providers py.torch.compile.naive,py.flex \
+        --batch 2 --heads 16 --head-dim 128 --seq 8192 --dtype bf16 --chrome "$out/python-trace.json"
+      ;;
     tune)
-      step tune "$pkg/bin/attnprof" tune --heads 16 --seq 1024 --head-dim 64 --dtype fp16 \
-        --max-memory 14GiB --p95 100ms --json "$out/tune.json" --out "$out/tune.jsonl"
+      tune_providers=()
+      [[ -n ${ATTNPROF_TUNE_PROVIDERS:-} ]] && tune_providers=(--providers "$ATTNPROF_TUNE_PROVIDERS")
+      step tune "$pkg/bin/attnprof" tune "${tune_providers[@]}" --heads 16 --seq 1024 --head-dim 64 \
+        --dtype fp16 --max-memory 14GiB --p95 100ms --json "$out/tune.json" --out "$out/tune.jsonl"
       ;;
     report)
       journals=()

@@ -1,0 +1,119 @@
+"""What a Python provider is: the Python twin of include/attnprof/provider.hpp.
+
+A provider declares its traits as class attributes, says what it cannot do in `supports`, and
+builds a `Run` in `prepare` (never timed: compile, autotune, plan there). The C++ instrument owns
+the tensors (bit-identical inputs for every provider), times `Run.launch` on its own stream,
+verifies every output row against fp64, and measures memory; a provider only computes.
+
+Tensors reach a provider as an `Io`: q, k, v (and d_o, o, lse, dq, dk, dv where the point has
+them) as torch tensors (framework "torch") or numpy arrays (framework "numpy"), logical shape
+(batch, heads, len, dim) whatever the spec's layout (bshd tensors are strided views); the LSE is
+(batch, heads, len). Device tensors hold the spec's dtype; host tensors always hold float32.
+"""
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Optional
+
+from .spec import Spec
+
+
+class NotSupported(Exception):
+    """Raise from prepare() or launch() when the point turns out to be one the provider cannot
+    run (the row becomes not_supported with the message, not failed)."""
+
+
+class Run:
+    """One prepared point."""
+
+    def launch(self, io: "Io") -> Optional[dict]:
+        """Enqueue one execution on the current stream, reading io's inputs. Return None when the
+        outputs were written into io's tensors, or a dict {"o": tensor, ...} of outputs the
+        framework keeps: they are copied into io's tensors after the timed launches (untimed)."""
+        raise NotImplementedError
+
+    def note(self) -> str:
+        """What to say about this point beside the numbers ("" for nothing)."""
+        return ""
+
+    def workspace_bytes(self) -> int:
+        """Bytes held beyond the harness's tensors that the framework's allocator does not see."""
+        return 0
+
+
+class Provider:
+    # Traits (include/attnprof/traits.hpp): every row records them.
+    name: str = ""
+    description: str = ""
+    device: str = "cuda"  # cpu or cuda
+    family: str = "fused"  # naive, math, fused, dispatcher, reference, test
+    fused: bool = False  # the N x N scores never reach memory
+    library: str = ""  # "PyTorch", "Triton", "numpy", ...
+    role: str = ""  # "", baseline, gqa_expansion
+    variant_of: str = ""
+    in_default_set: bool = False
+    forward: bool = True
+    backward: bool = False
+    writes_lse: bool = False
+    # How tensors are handed over: "torch" (torch tensors; launches run on the instrument's
+    # stream) or "numpy" (host arrays; device cpu only).
+    framework: str = "torch"
+    # Modules that must be importable for the provider to be available.
+    requires: tuple = ()
+
+    def availability(self) -> Optional[str]:
+        """None when the provider can run here, else why not, in words. Must be cheap: `attnprof
+        list` asks every provider (the default checks `requires` without importing them)."""
+        for module in self.requires:
+            if importlib.util.find_spec(module) is None:
+                import sys
+
+                return f"{module} not importable in {sys.executable}"
+        return None
+
+    def library_version(self) -> str:
+        """Version of the library this provider runs, "" when not known."""
+        from importlib import metadata
+
+        for module in self.requires:
+            try:
+                return metadata.version(module)
+            except metadata.PackageNotFoundError:
+                continue
+        return ""
+
+    def fingerprint(self) -> dict:
+        """Entries for the rows' environment fingerprint ({"torch": "2.11.0"})."""
+        from importlib import metadata
+
+        out = {}
+        for module in self.requires:
+            try:
+                out[module] = metadata.version(module)
+            except metadata.PackageNotFoundError:
+                pass
+        return out
+
+    def supports(self, spec: Spec) -> Optional[str]:
+        """None when the provider can run `spec`, else everything it cannot do, in words."""
+        return None
+
+    def workspace_estimate(self, spec: Spec) -> int:
+        """Bytes the provider expects to allocate beyond the harness's tensors."""
+        return 0
+
+    def prepare(self, spec: Spec, io: "Io") -> Run:
+        raise NotImplementedError
+
+
+class Io:
+    """The tensors of one set (see the module's docstring); absent ones are None."""
+
+    ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv")
+
+    def __init__(self, **tensors: Any):
+        for role in self.ROLES:
+            setattr(self, role, tensors.get(role))
+
+    def __getitem__(self, role: str) -> Any:
+        return getattr(self, role)

@@ -1,0 +1,1 @@
+"""The built-in Python providers: one module per provider family, each with a PROVIDERS list."""

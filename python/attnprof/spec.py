@@ -1,0 +1,77 @@
+"""The problem one point poses, as the C++ instrument sends it (docs/results.md, "spec")."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Spec:
+    batch: int
+    q_heads: int
+    kv_heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int
+    v_head_dim: int
+    dtype: str  # fp32, fp16, bf16
+    mask: str  # none, causal, causal-br, window:W
+    mode: str  # fwd, bwd, fwd_bwd
+    layout: str  # bhsd, bshd
+    scale: float  # 0: 1/sqrt(head_dim)
+
+    @staticmethod
+    def from_json(j: dict) -> "Spec":
+        return Spec(
+            batch=int(j["batch"]),
+            q_heads=int(j["q_heads"]),
+            kv_heads=int(j["kv_heads"]),
+            q_len=int(j["q_len"]),
+            kv_len=int(j["kv_len"]),
+            head_dim=int(j["head_dim"]),
+            v_head_dim=int(j["v_head_dim"]),
+            dtype=str(j["dtype"]),
+            mask=str(j["mask"]),
+            mode=str(j["mode"]),
+            layout=str(j["layout"]),
+            scale=float(j["scale"]),
+        )
+
+    @property
+    def dv(self) -> int:
+        return self.v_head_dim if self.v_head_dim > 0 else self.head_dim
+
+    @property
+    def softmax_scale(self) -> float:
+        return self.scale if self.scale > 0 else 1.0 / math.sqrt(self.head_dim)
+
+    @property
+    def group_size(self) -> int:
+        return self.q_heads // self.kv_heads
+
+    @property
+    def mask_kind(self) -> str:
+        return self.mask.split(":", 1)[0]
+
+    @property
+    def window(self) -> int:
+        return int(self.mask.split(":", 1)[1]) if self.mask_kind == "window" else 0
+
+    def diagonal_offset(self) -> int:
+        """Key j is visible to query i iff j <= i + offset (and, for a window, j > i + offset - W)."""
+        return 0 if self.mask_kind == "causal" else self.kv_len - self.q_len
+
+    def visible(self, i: int, j: int) -> bool:
+        """The definition every provider is checked against (src/core/spec.cpp, Mask::visible)."""
+        if j < 0 or j >= self.kv_len:
+            return False
+        if self.mask_kind == "none":
+            return True
+        off = self.diagonal_offset()
+        if j > i + off:
+            return False
+        return not (self.mask_kind == "window" and j <= i + off - self.window)
+
+    def key(self) -> str:
+        return (f"b{self.batch}.hq{self.q_heads}.hkv{self.kv_heads}.q{self.q_len}.k{self.kv_len}."
+                f"d{self.head_dim}.dv{self.dv}.{self.dtype}.{self.mask}.{self.mode}.{self.layout}")

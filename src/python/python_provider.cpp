@@ -1,0 +1,40 @@
+#include "python/python_provider.hpp"
+
+#include <stdexcept>
+
+namespace attnprof::python {
+
+namespace {
+
+constexpr const char* kInProcess =
+    "a Python provider runs in its Python worker: not with --in-process";
+
+class PythonProvider final : public Provider {
+ public:
+  PythonProvider(ProviderInfo info, WorkerGroup group)
+      : info_(std::move(info)), group_(std::move(group)) {}
+
+  ProviderTraits traits() const override { return info_.traits; }
+  Availability availability() const override { return {info_.available, info_.reason}; }
+  WorkerGroup worker_group() const override { return group_; }
+  Fingerprint fingerprint() const override { return info_.fingerprint; }
+  // Asked only of a provider run in this process (--in-process): the worker asks Python.
+  Support supports(const Spec&, const Device&) const override { return Support::no(kInProcess); }
+  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&,
+                               const Io&) override {
+    throw NotSupported(kInProcess);
+  }
+
+ private:
+  ProviderInfo info_;
+  WorkerGroup group_;
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_python_provider(ProviderInfo info, WorkerGroup group) {
+  return std::make_unique<PythonProvider>(std::move(info), std::move(group));
+}
+
+}  // namespace attnprof::python

@@ -1,0 +1,193 @@
+// Python providers end to end through the CLI (issue 15): the catalog, the Python worker and its
+// C ABI, verification and timing by the C++ instrument, faults of every kind, --py-provider, and
+// the Python API. CPU only (numpy); the CUDA providers are measured on the H200 (bench/).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnprof/journal.hpp"
+#include "cli_runner.hpp"
+
+namespace attnprof {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_cli::Outcome;
+using testing_cli::run_cli;
+
+const std::string kFiles = ATTNPROF_TEST_PY_DIR;
+const std::string kPoint =
+    " --device cpu --heads 2 --kv-heads 1 --seq 48 --kv-seq 80 --head-dim 16 --dtype fp32 "
+    "--min-time 1ms --point-timeout 50ms --min-samples 3 --no-trace --no-history ";
+
+// Why the Python providers cannot run here ("" when they can): no numpy, or no
+// libattnprof_py.so (the sanitizer build has none).
+std::string python_unavailable() {
+  static const std::string why = [] {
+    const Outcome o = run_cli("list --json");
+    for (std::string line; const char c : o.out + "\n") {
+      if (c != '\n') {
+        line += c;
+        continue;
+      }
+      if (line.find("\"provider\":\"py.numpy.naive\"") != std::string::npos)
+        return line.find("\"available\":true") != std::string::npos ? std::string() : line;
+      if (line.find("\"provider\":\"py.*\"") != std::string::npos) return line;
+      line.clear();
+    }
+    return std::string("py.numpy.naive is not listed");
+  }();
+  return why;
+}
+
+#define REQUIRE_PYTHON() \
+  if (const std::string why = python_unavailable(); !why.empty()) GTEST_SKIP() << why
+
+class PythonCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("attnprof_cli_python_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // `attnprof run` with `args`; its rows by provider.
+  std::map<std::string, Result> run(const std::string& args, Outcome* outcome = nullptr) {
+    const fs::path out = dir_ / "rows.jsonl";
+    fs::remove(out);
+    const Outcome o = run_cli("run " + args + kPoint + " --out " + out.string());
+    if (outcome) *outcome = o;
+    std::map<std::string, Result> rows;
+    if (!fs::exists(out)) {
+      ADD_FAILURE() << "no journal; exit " << o.code << ": " << o.err;
+      return rows;
+    }
+    for (Result& r : read_journal(out).rows) rows[r.provider] = r;
+    return rows;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PythonCli, ListShowsPythonProvidersWithTheirTraitsOrWhy) {
+  const Outcome o = run_cli("list");
+  EXPECT_EQ(o.code, 0) << o.err;
+  // Either the built-in Python providers are listed (each available or with its reason), or one
+  // line says why there are none.
+  const bool listed = o.out.find("py.numpy.naive") != std::string::npos;
+  const bool said = o.out.find("py.*") != std::string::npos;
+  EXPECT_TRUE(listed || said) << o.out;
+  if (listed) {
+    // CUDA ones on this machine: available where torch is, else the reason names the module.
+    EXPECT_NE(o.out.find("py.torch.compile.naive"), std::string::npos) << o.out;
+  }
+}
+
+TEST_F(PythonCli, NumpyProviderIsVerifiedAndTimedByTheInstrument) {
+  REQUIRE_PYTHON();
+  for (const char* mask : {"none", "causal", "causal-br", "window:9"}) {
+    auto rows = run(fmt::format("--providers py.numpy.naive,cpu.naive --mask {}", mask));
+    ASSERT_TRUE(rows.count("py.numpy.naive")) << mask;
+    const Result& r = rows["py.numpy.naive"];
+    EXPECT_EQ(r.status, Status::passed) << mask << ": " << r.reason;
+    EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total) << mask;
+    EXPECT_LT(r.verify.rel_l2_err, 1e-5) << mask;
+    EXPECT_GT(r.timing.samples, 0) << mask;
+    EXPECT_TRUE(r.prepare_s.has_value()) << mask;
+    EXPECT_EQ(r.traits.library, "numpy");
+    EXPECT_NE(r.env.find("python"), r.env.end());
+    // Same inputs as the C++ provider: both pass against the same fp64 reference.
+    EXPECT_EQ(rows["cpu.naive"].status, Status::passed) << mask;
+  }
+}
+
+TEST_F(PythonCli, EveryFaultEndsItsOwnPointOnly) {
+  REQUIRE_PYTHON();
+  Outcome o;
+  auto rows = run("--py-provider " + kFiles +
+                      "/faults.py --providers test.py.raise,test.py.segv,test.py.hang,"
+                      "test.py.refuse,py.numpy.naive --hang-timeout 8s",
+                  &o);
+  ASSERT_EQ(rows.size(), 5u) << o.err;
+  EXPECT_EQ(rows["test.py.raise"].status, Status::failed);
+  EXPECT_EQ(rows["test.py.raise"].fault, Fault::provider);
+  EXPECT_NE(rows["test.py.raise"].reason.find("RuntimeError: the user's kernel is broken"),
+            std::string::npos)
+      << rows["test.py.raise"].reason;
+  EXPECT_EQ(rows["test.py.segv"].status, Status::failed);
+  EXPECT_EQ(rows["test.py.segv"].fault, Fault::crash) << rows["test.py.segv"].reason;
+  EXPECT_EQ(rows["test.py.hang"].status, Status::timeout);
+  EXPECT_EQ(rows["test.py.refuse"].status, Status::not_supported);
+  EXPECT_NE(rows["test.py.refuse"].reason.find("the library refused this shape"),
+            std::string::npos);
+  // The worker was replaced after the crash and the hang: the last point still passes.
+  EXPECT_EQ(rows["py.numpy.naive"].status, Status::passed) << rows["py.numpy.naive"].reason;
+}
+
+TEST_F(PythonCli, UserFunctionFilesRunByName) {
+  REQUIRE_PYTHON();
+  const std::string file = kFiles + "/user_function.py";
+  auto rows = run("--py-provider " + file + ":attention --py-provider " + file +
+                  ":wrong --providers py.user.softmax,py.user.wrong --mask causal");
+  EXPECT_EQ(rows["py.user.softmax"].status, Status::passed) << rows["py.user.softmax"].reason;
+  // A function without a spec cannot honour the mask: refused with the reason, not wrong.
+  EXPECT_EQ(rows["py.user.wrong"].status, Status::not_supported);
+  EXPECT_NE(rows["py.user.wrong"].reason.find("takes no spec"), std::string::npos);
+  rows = run("--py-provider " + file + ":wrong --providers py.user.wrong");
+  EXPECT_EQ(rows["py.user.wrong"].status, Status::incorrect) << rows["py.user.wrong"].reason;
+}
+
+TEST_F(PythonCli, ABrokenProviderFileIsAOneLineError) {
+  REQUIRE_PYTHON();
+  const Outcome o =
+      run_cli("run --py-provider " + kFiles + "/broken.py --providers py.numpy.naive" + kPoint);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_EQ(o.err.rfind("attnprof: error: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("broken.py: cannot load: SyntaxError"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
+  const Outcome missing = run_cli("list --py-provider " + kFiles + "/faults.py:Nothing");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("has no 'Nothing'"), std::string::npos) << missing.err;
+}
+
+TEST_F(PythonCli, PythonApiRunsAndProfilesAFunction) {
+  REQUIRE_PYTHON();
+  const fs::path script = dir_ / "api.py";
+  std::ofstream(script) << "import attnprof, sys\n"
+                           "sys.path.insert(0, '"
+                        << kFiles
+                        << "')\n"
+                           "import user_function\n"
+                           "rows = attnprof.run(providers='py.numpy.naive', device='cpu', "
+                           "heads=2, seq=[32, 64], head_dim=16, dtype='fp32', min_time='1ms')\n"
+                           "print(len(rows), sorted({r['status'] for r in rows}))\n"
+                           "rows = attnprof.profile(user_function.attention, compare='cpu.naive', "
+                           "device='cpu', heads=2, seq=32, head_dim=16, dtype='fp32', "
+                           "mask='causal', min_time='1ms')\n"
+                           "print(sorted((r['provider'], r['status']) for r in rows))\n";
+  // The first python3 with numpy (the one attnprof picks too when none has torch).
+  const std::string cmd = fmt::format(
+      "for p in $(which -a python3); do $p -c 'import numpy' 2>/dev/null && "
+      "ATTNPROF_BIN={} PYTHONPATH={} exec $p {} 2>&1; done; echo no python3 with numpy; exit 3",
+      ATTNPROF_TEST_BINARY, ATTNPROF_TEST_PY_PKG, script.string());
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  EXPECT_NE(out.find("2 ['passed']"), std::string::npos) << out;
+  EXPECT_NE(out.find("[('cpu.naive', 'passed'), ('py.user.softmax', 'passed')]"), std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace attnprof

@@ -1,0 +1,4 @@
+import attnprof
+
+def broken(:
+    pass
