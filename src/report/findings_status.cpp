@@ -40,7 +40,53 @@ std::string main_kernel(const Result& r) {
 
 }  // namespace
 
+namespace {
+
+// Providers that declare an unfused recipe (family naive or math) but ran a fused attention
+// library's kernel: a compiler replaced the recipe (torch.compile's Inductor matches the pattern
+// and calls SDPA). Said with where it did and did not, and the TFLOP/s of each.
+void add_replaced_recipe_findings(const std::vector<Result>& results, std::vector<Finding>& out) {
+  struct Seen {
+    int64_t rows = 0, fused = 0;
+    double fused_tflops = 0, other_tflops = 0;
+    std::string kernel;
+  };
+  std::map<std::string, Seen> seen;
+  std::vector<std::string> order;
+  for (const Result& r : results) {
+    const bool unfused = r.traits.family == Family::naive || r.traits.family == Family::math;
+    if (!unfused || r.status != Status::passed) continue;
+    const std::string kernel = main_kernel(r);
+    if (kernel.empty()) continue;
+    Seen& s = seen[r.provider];
+    if (s.rows++ == 0) order.push_back(r.provider);
+    if (sdpa_backend_of_kernel(kernel) == "math") {
+      s.other_tflops = std::max(s.other_tflops, r.tflops);
+      continue;
+    }
+    ++s.fused;
+    s.fused_tflops = std::max(s.fused_tflops, r.tflops);
+    if (s.kernel.empty()) s.kernel = kernel;
+  }
+  for (const std::string& p : order) {
+    const Seen& s = seen[p];
+    if (s.fused == 0) continue;
+    std::string text = fmt::format(
+        "{} declares an unfused recipe but ran a fused attention kernel at {} of {} ({}): "
+        "what was compiled replaced the recipe there (up to {} TFLOP/s",
+        code(p), s.fused, plural(s.rows, "shape"), code(cut(s.kernel, 90)),
+        fmt::format("{:.3g}", s.fused_tflops));
+    text += s.fused < s.rows ? fmt::format(", against up to {:.3g} where it ran unfused kernels).",
+                                           s.other_tflops)
+                             : ").";
+    out.push_back({"kernel", text});
+  }
+}
+
+}  // namespace
+
 void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding>& out) {
+  add_replaced_recipe_findings(results, out);
   // The first dispatching provider of the rows (torch.sdpa.default): which kernels it really ran.
   std::string dispatcher;
   for (const Result& r : results) {

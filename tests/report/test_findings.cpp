@@ -359,6 +359,34 @@ TEST(Findings, UnsupportedReasonsKernelsAndFailures) {
       << all_text(f);
 }
 
+// A compiled naive recipe that Inductor replaced with a fused kernel at some shapes: said, with
+// where it did not. Its traits say unfused (family naive); the kernels say what ran.
+TEST(Findings, ACompilerThatReplacedTheRecipeIsSaid) {
+  std::vector<Result> rows;
+  for (int64_t n : {2048, 8192}) {
+    Result r = row("py.torch.compile.naive", 2, 16, 16, n, 100, 0);
+    r.traits.family = Family::naive;
+    r.tflops = n == 8192 ? 659 : 63.8;
+    r.kernels = {{n == 8192 ? "cudnn_generated_fort_native_sdpa_sm90_flash_fprop"
+                            : "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT",
+                  1, 9},
+                 {"triton_red_fused__softmax", 1, 1}};
+    rows.push_back(r);
+  }
+  Result plain = row("cuda.naive", 2, 16, 16, 2048, 100, 0);
+  plain.kernels = {{"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", 2, 9}};
+  rows.push_back(plain);
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(
+      f,
+      "`py.torch.compile.naive` declares an unfused recipe but ran a fused attention kernel at 1 "
+      "of 2 shapes (`cudnn_generated_fort_native_sdpa_sm90_flash_fprop`): what was compiled "
+      "replaced the recipe there (up to 659 TFLOP/s, against up to 63.8 where it ran unfused "
+      "kernels)."))
+      << all_text(f);
+  EXPECT_EQ(all_text(f).find("`cuda.naive` declares an unfused recipe"), std::string::npos);
+}
+
 TEST(Findings, ClassificationOfKernelsAndProviders) {
   EXPECT_EQ(sdpa_backend_of_kernel("void pytorch_flash::flash_fwd_kernel<...>"), "flash");
   EXPECT_EQ(sdpa_backend_of_kernel("fmha_cutlassF_bf16_aligned_64x128_rf_sm80"), "efficient");
