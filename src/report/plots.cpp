@@ -169,9 +169,14 @@ std::string gnuplot_script(const PlotSpec& plot, const std::string& svg_path) {
     s += fmt::format("$d{} << EOD\n{}EOD\n", i, block);
     const std::string color =
         series.style == PlotStyle::ceiling ? "#555555" : palette_color(series.color);
-    const char* style = series.style == PlotStyle::points    ? "points pt 7 ps 0.8"
-                        : series.style == PlotStyle::ceiling ? "lines dt 2 lw 2"
-                                                             : "linespoints lw 2 pt 7 ps 0.7";
+    // Past the palette's ten colours the marker changes (circle, square, triangle, diamond), so
+    // an eleventh provider never looks like the first.
+    static constexpr std::array<int, 4> kMarkers = {7, 5, 9, 13};
+    const int marker = kMarkers[static_cast<std::size_t>(std::abs(series.color) / 10) % 4];
+    const std::string style =
+        series.style == PlotStyle::points    ? fmt::format("points pt {} ps 0.8", marker)
+        : series.style == PlotStyle::ceiling ? std::string("lines dt 2 lw 2")
+                                             : fmt::format("linespoints lw 2 pt {} ps 0.7", marker);
     plots.push_back(
         fmt::format("$d{} with {} lc rgb '{}' title {}", i, style, color, quoted(series.name)));
   }
