@@ -85,6 +85,10 @@ class Host:
         with self._stream(p, stream):
             io = self._views(p, sets, 1)[0]
             run = p.prepare(spec, io)
+        if memory is not None and not p.count_prepare_memory:
+            memory.synchronize()
+            memory.reset_peak_memory_stats()
+            base = memory.memory_allocated()
         if memory is None and p.framework == "numpy":
             # numpy reports its buffers to tracemalloc: traced over the verified launch and the
             # warm-up, stopped when the instrument first asks (before the timed launches).

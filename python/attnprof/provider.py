@@ -60,6 +60,10 @@ class Provider:
     framework: str = "torch"
     # Modules that must be importable for the provider to be available.
     requires: tuple = ()
+    # Whether what the framework's allocator held during prepare() counts toward the point's
+    # memory (False for providers whose prepare benchmarks: an autotuner's L2-flush buffer is no
+    # part of running attention).
+    count_prepare_memory: bool = True
 
     def availability(self) -> Optional[str]:
         """None when the provider can run here, else why not, in words. Must be cheap: `attnprof
