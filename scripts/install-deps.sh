@@ -44,4 +44,11 @@ PY
   fi
   rm -rf "$tmp"
 fi
+# ONNX Runtime's CPU wheel and onnx, for the ort.cpu.* Python providers (their tests skip without
+# them). Into the system python3 (Debian marks it externally managed, hence the flag).
+if ! python3 -c "import onnxruntime, onnx" >/dev/null 2>&1; then
+  if ! python3 -m pip install -q --break-system-packages "onnxruntime==1.32.0" "onnx==1.23.2" >/dev/null 2>&1; then
+    echo "install-deps: onnxruntime/onnx could not be installed from PyPI; ort.cpu.* will be unavailable" >&2
+  fi
+fi
 echo "install-deps: done"

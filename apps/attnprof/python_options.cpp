@@ -5,6 +5,26 @@
 
 namespace attnprof::cli {
 
+namespace {
+
+// Whether a comma-separated pattern matches no provider of this build's table (then the Python
+// providers may have it: py.*, ort.*).
+bool names_unknown(const std::string& patterns) {
+  std::size_t start = 0;
+  while (start < patterns.size()) {
+    std::size_t comma = patterns.find(',', start);
+    if (comma == std::string::npos) comma = patterns.size();
+    const std::string pattern = patterns.substr(start, comma - start);
+    bool known = pattern.empty();
+    for (const auto& p : all_providers()) known = known || glob_match(pattern, p->name());
+    if (!known) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
 void add_python_options(CLI::App* sub, PythonCliOptions& o) {
   sub->add_option("--python", o.python,
                   "Interpreter of the Python providers (default $ATTNPROF_PYTHON, else the first "
@@ -18,9 +38,7 @@ std::string register_python_providers(const PythonCliOptions& o, bool always,
                                       const std::string& provider_patterns) {
   static bool loaded = false;
   static std::string unavailable;
-  const bool asked = always || !o.py_providers.empty() ||
-                     provider_patterns.find("py.") != std::string::npos ||
-                     provider_patterns.find("py*") != std::string::npos;
+  const bool asked = always || !o.py_providers.empty() || names_unknown(provider_patterns);
   if (!asked || loaded) return loaded ? unavailable : "";
   PythonProviders found = load_python_providers({o.python, o.py_providers});
   loaded = true;

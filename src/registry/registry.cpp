@@ -76,6 +76,11 @@ std::vector<std::unique_ptr<Provider>> build_table() {
       "not built: xFormers is not installed and no adapter links it; xFormers 0.0.35 (PyPI) runs "
       "its memory-efficient op as ATen's _efficient_attention_forward, the kernel "
       "torch.sdpa.efficient measures"));
+  t.push_back(make_unbuilt(
+      library_traits("trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT"),
+      "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "
+      "download from a host this workplace cannot reach, and Debian has none); with TensorRT "
+      "installed it would be a Python provider (docs/providers.md)"));
   if (test_providers_enabled()) {
     t.push_back(make_test_abort());
     t.push_back(make_test_segv());

@@ -110,6 +110,39 @@ TEST_F(PythonCli, NumpyProviderIsVerifiedAndTimedByTheInstrument) {
   }
 }
 
+// ONNX Runtime's three graph forms on the CPU EP, every mask, GQA where the form takes it: the
+// same inputs as the C++ providers, verified against fp64, O written through IOBinding.
+TEST_F(PythonCli, OnnxRuntimeGraphFormsPassOnTheCpu) {
+  REQUIRE_PYTHON();
+  if (run_cli("list").out.find("ort.cpu.attention    cpu   available") == std::string::npos)
+    GTEST_SKIP() << "onnxruntime or onnx not importable (scripts/install-deps.sh installs them)";
+  for (const char* mask : {"none", "causal", "causal-br", "window:9"}) {
+    auto rows =
+        run(fmt::format("--providers ort.cpu.naive_graph,ort.cpu.attention,ort.cpu.mha "
+                        "--mask {}",
+                        mask));
+    for (const char* p : {"ort.cpu.naive_graph", "ort.cpu.attention"}) {
+      ASSERT_TRUE(rows.count(p)) << p;
+      EXPECT_EQ(rows[p].status, Status::passed) << p << " " << mask << ": " << rows[p].reason;
+      EXPECT_LT(rows[p].verify.rel_l2_err, 1e-5) << p << " " << mask;
+      EXPECT_EQ(rows[p].traits.library, "ONNX Runtime");
+    }
+    // kPoint has grouped K/V heads, which MultiHeadAttention does not take: refused, with why.
+    EXPECT_EQ(rows["ort.cpu.mha"].status, Status::not_supported);
+    EXPECT_NE(rows["ort.cpu.mha"].reason.find("no grouped K/V heads"), std::string::npos);
+  }
+  // Equal head counts: MultiHeadAttention's shapes.
+  const fs::path out = dir_ / "mha.jsonl";
+  const Outcome o = run_cli(
+      "run --providers ort.cpu.mha --device cpu --heads 2 --seq 48 --kv-seq 80 --head-dim 16 "
+      "--dtype fp32 --mask causal --min-time 1ms --min-samples 3 --no-trace --no-history --out " +
+      out.string());
+  ASSERT_TRUE(fs::exists(out)) << o.err;
+  const std::vector<Result> mha = read_journal(out).rows;
+  ASSERT_EQ(mha.size(), 1u);
+  EXPECT_EQ(mha[0].status, Status::passed) << mha[0].reason;
+}
+
 TEST_F(PythonCli, EveryFaultEndsItsOwnPointOnly) {
   REQUIRE_PYTHON();
   Outcome o;
