@@ -117,10 +117,9 @@ TEST_F(PythonCli, OnnxRuntimeGraphFormsPassOnTheCpu) {
   if (run_cli("list").out.find("ort.cpu.attention    cpu   available") == std::string::npos)
     GTEST_SKIP() << "onnxruntime or onnx not importable (scripts/install-deps.sh installs them)";
   for (const char* mask : {"none", "causal", "causal-br", "window:9"}) {
-    auto rows =
-        run(fmt::format("--providers ort.cpu.naive_graph,ort.cpu.attention,ort.cpu.mha "
-                        "--mask {}",
-                        mask));
+    auto rows = run(fmt::format(
+        "--providers ort.cpu.naive_graph,ort.cpu.attention,ort.cpu.mha,ort.cpu.gqa --mask {}",
+        mask));
     for (const char* p : {"ort.cpu.naive_graph", "ort.cpu.attention"}) {
       ASSERT_TRUE(rows.count(p)) << p;
       EXPECT_EQ(rows[p].status, Status::passed) << p << " " << mask << ": " << rows[p].reason;
@@ -130,6 +129,12 @@ TEST_F(PythonCli, OnnxRuntimeGraphFormsPassOnTheCpu) {
     // kPoint has grouped K/V heads, which MultiHeadAttention does not take: refused, with why.
     EXPECT_EQ(rows["ort.cpu.mha"].status, Status::not_supported);
     EXPECT_NE(rows["ort.cpu.mha"].reason.find("no grouped K/V heads"), std::string::npos);
+    // GroupQueryAttention is causal from the bottom right (the keys before the queries are its
+    // past cache): it runs causal-br and windows, and refuses the rest with why.
+    const std::string m = mask;
+    const bool gqa_runs = m == "causal-br" || m.rfind("window", 0) == 0;
+    EXPECT_EQ(rows["ort.cpu.gqa"].status, gqa_runs ? Status::passed : Status::not_supported)
+        << mask << ": " << rows["ort.cpu.gqa"].reason;
   }
   // Equal head counts: MultiHeadAttention's shapes.
   const fs::path out = dir_ / "mha.jsonl";
