@@ -76,6 +76,7 @@ class Host:
     def prepare(self, index, request, sets, stream):
         p = self.providers[index]
         spec = Spec.from_json(request["spec"])
+        p.threads = int(request.get("threads", 0))  # the CPU engine's threads (0: all)
         memory = self._torch_memory(p)
         base = 0
         if memory is not None:

@@ -64,6 +64,9 @@ class Provider:
     # memory (False for providers whose prepare benchmarks: an autotuner's L2-flush buffer is no
     # part of running attention).
     count_prepare_memory: bool = True
+    # Set before each prepare(): the threads a CPU provider should use (the engine's --threads;
+    # 0 for all).
+    threads: int = 0
 
     def availability(self) -> Optional[str]:
         """None when the provider can run here, else why not, in words. Must be cheap: `attnprof

@@ -110,7 +110,7 @@ class OrtProvider(Provider):
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = 0
+        options.intra_op_num_threads = self.threads  # the engine's threads, as C++ providers use
         try:
             session = ort.InferenceSession(self.build(spec).SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
