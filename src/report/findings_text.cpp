@@ -341,6 +341,28 @@ void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
   }
 }
 
+// Providers that declare themselves a variant of another (ProviderTraits::variant_of, no role):
+// the same library's other form of the point (ONNX Runtime's graph forms against the exported
+// naive graph, cuDNN's inference forward against its training forward), as a time ratio.
+void variants(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  for (const std::string& v : passed_providers(rows)) {
+    const ProviderTraits* t = traits_in(rows, v);
+    if (!t || t->role != Role::none || t->variant_of.empty()) continue;
+    const auto [ratios, largest] = shared_shapes(by_shape(rows, v), by_shape(rows, t->variant_of));
+    if (ratios.empty()) continue;
+    const Spread s = spread(ratios);
+    std::string text = fmt::format(
+        "Forms of one library: {} takes {} the time of {} (geomean over {} shared shapes{})",
+        code(v), times(s.geomean), code(t->variant_of), s.n,
+        spans(s) ? fmt::format(", {}", range_of(s)) : "");
+    const auto [vr, br] = largest;
+    text += fmt::format("; at the largest, {}, {} against {}", vr->spec.label(),
+                        format_duration_us(vr->timing.median_us),
+                        format_duration_us(br->timing.median_us));
+    out.push_back({"variant", text + "."});
+  }
+}
+
 // One finding per provider and distinct behavior of its extra memory (none, constant, a power
 // with or without a constant under it), naming the series that behave so.
 void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
@@ -443,6 +465,7 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
   fused_vs_unfused(results, out);
   math_vs_naive(results, out);
   gqa_expansion(results, out);
+  variants(results, out);
   memory(results, out);
   boundness(results, out);
   add_kernel_findings(results, out);

@@ -387,6 +387,24 @@ TEST(Findings, ACompilerThatReplacedTheRecipeIsSaid) {
   EXPECT_EQ(all_text(f).find("`cuda.naive` declares an unfused recipe"), std::string::npos);
 }
 
+// A provider that declares itself a variant of another (one library's other form of the point):
+// the time ratio over the shapes both ran, and the largest shape's two medians.
+TEST(Findings, FormsOfOneLibraryAreCompared) {
+  std::vector<Result> rows;
+  for (int64_t n : {256, 512}) {
+    rows.push_back(row("ort.cpu.naive_graph", 1, 8, 8, n, 100, 0));
+    Result r = row("ort.cpu.attention", 1, 8, 8, n, n == 256 ? 50 : 25, 0);
+    r.traits.variant_of = "ort.cpu.naive_graph";
+    rows.push_back(r);
+  }
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "Forms of one library: `ort.cpu.attention` takes 0.354× the time of "
+                          "`ort.cpu.naive_graph` (geomean over 2 shared shapes, 0.250–0.500×); at "
+                          "the largest, B1 H8 N512 D64 fp16 causal fwd, 25.0 µs against 100 µs."))
+      << all_text(f);
+}
+
 TEST(Findings, ClassificationOfKernelsAndProviders) {
   EXPECT_EQ(sdpa_backend_of_kernel("void pytorch_flash::flash_fwd_kernel<...>"), "flash");
   EXPECT_EQ(sdpa_backend_of_kernel("fmha_cutlassF_bf16_aligned_64x128_rf_sm80"), "efficient");

@@ -26,6 +26,7 @@ class OrtAttention(OrtProvider):
     name = "ort.cpu.attention"
     description = "ONNX Runtime (CPU EP) running the ONNX opset-23 Attention operator"
     family = "fused"
+    variant_of = "ort.cpu.naive_graph"  # the same runtime, another graph form
     form = "ONNX Attention operator (opset 23)"
 
     def supports_bhsd(self, spec):

@@ -54,6 +54,7 @@ class OrtGqa(OrtProvider):
     name = "ort.cpu.gqa"
     description = "ONNX Runtime (CPU EP) running com.microsoft.GroupQueryAttention (past cache)"
     family = "fused"
+    variant_of = "ort.cpu.naive_graph"  # the same runtime, another graph form
     form = "com.microsoft.GroupQueryAttention"
 
     def supports_bhsd(self, spec):

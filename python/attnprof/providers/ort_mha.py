@@ -42,6 +42,7 @@ class OrtMha(OrtProvider):
     name = "ort.cpu.mha"
     description = "ONNX Runtime (CPU EP) running com.microsoft.MultiHeadAttention"
     family = "fused"
+    variant_of = "ort.cpu.naive_graph"  # the same runtime, another graph form
     form = "com.microsoft.MultiHeadAttention"
 
     def supports_bhsd(self, spec):
