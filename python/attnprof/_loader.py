@@ -23,7 +23,12 @@ def builtin() -> list:
 
     out = []
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        try:
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+        except Exception as e:  # one broken module must not hide the others
+            print(f"attnprof: provider module {info.name} not loaded: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+            continue
         out.extend(getattr(module, "PROVIDERS", []))
     return out
 

@@ -3,8 +3,6 @@ execution provider, and a run whose inputs and output are bound to the harness's
 IOBinding (no copies: ORT reads Q, K, V where the harness put them and writes O there)."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..masks import numpy_mask
 from ..provider import NotSupported, Provider, Run
 
@@ -31,6 +29,8 @@ def make_model(nodes, inputs, output, initializers=(), opsets=None):
 
 def additive_mask(spec, shape=None):
     """The spec's mask as 0 / -inf float32 (q_len, kv_len), reshaped to `shape`; None if none."""
+    import numpy as np
+
     mask = numpy_mask(spec)
     if mask is None:
         return None
@@ -39,6 +39,7 @@ def additive_mask(spec, shape=None):
 
 
 def tensor(name, array):
+    import numpy as np
     from onnx import numpy_helper
 
     return numpy_helper.from_array(np.ascontiguousarray(array), name)
@@ -60,6 +61,8 @@ class OrtRun(Run):
         self.bindings = {}
 
     def _binding(self, io):
+        import numpy as np
+
         key = io.q.ctypes.data
         if key not in self.bindings:
             b = self.session.io_binding()

@@ -4,13 +4,12 @@ ones passed as its past cache, a sliding window through `local_window_size`; CPU
 provider."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..masks import has_empty_rows
 from ._ort import OrtProvider, make_model, shape_of, tensor
 
 
 def gqa_graph(spec):
+    import numpy as np
     from onnx import helper
 
     b, hq, hkv, nq, nk, d = (spec.batch, spec.q_heads, spec.kv_heads, spec.q_len, spec.kv_len,

@@ -3,13 +3,12 @@ heads x dim) inputs (Transposes in the graph from the harness's bhsd tensors), m
 additive `attention_bias`; the CPU execution provider."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..masks import has_empty_rows
 from ._ort import OrtProvider, additive_mask, make_model, shape_of, tensor
 
 
 def mha_graph(spec):
+    import numpy as np
     from onnx import helper
 
     b, h = spec.batch, spec.q_heads

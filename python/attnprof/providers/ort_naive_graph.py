@@ -3,13 +3,12 @@ scale, Add of the mask, Softmax, MatMul), run by ONNX Runtime's CPU execution pr
 broadcast over a group axis."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..masks import has_empty_rows
 from ._ort import OrtProvider, additive_mask, make_model, shape_of, tensor
 
 
 def naive_graph(spec):
+    import numpy as np
     from onnx import helper
 
     b, hkv, g = spec.batch, spec.kv_heads, spec.group_size
