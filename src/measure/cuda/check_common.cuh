@@ -53,6 +53,31 @@ struct DevMask {
   }
 };
 
+// Sums and maxima over a warp's 32 lanes, every lane getting the result.
+__device__ __forceinline__ double warp_sum(double x) {
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+__device__ __forceinline__ double warp_max(double x) {
+  for (int o = 16; o > 0; o /= 2) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+
+// Lane's share of the comparison of one reference element with the provider's.
+__device__ __forceinline__ void compare(double got, double ref, double& e2, double& r2,
+                                        double& mx) {
+  const double e = got - ref;
+  e2 += e * e;
+  r2 += ref * ref;
+  mx = fmax(mx, fabs(e));
+}
+
+// |lse - lse_ref|: 0 where both are the same infinity (a row that sees no key), inf for a NaN.
+__device__ __forceinline__ double lse_error(double got, double ref) {
+  const double err = isinf(got) && isinf(ref) ? 0.0 : fabs(got - ref);
+  return err <= INFINITY ? err : INFINITY;
+}
+
 inline DevMask dev_mask(const Spec& s) {
   return {s.mask.kind, s.mask.diagonal_offset(s.q_len, s.kv_len), s.mask.window, s.kv_len};
 }

@@ -52,15 +52,6 @@ struct Shape {
   int tile;  // rows of the other side per shared-memory tile: 32 (one per lane), 16 or 8
 };
 
-__device__ __forceinline__ double warp_sum(double x) {
-  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
-  return x;
-}
-__device__ __forceinline__ double warp_max(double x) {
-  for (int o = 16; o > 0; o /= 2) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
-  return x;
-}
-
 // A row's sums from this lane's partial ones, written by lane 0. A NaN anywhere is the worst
 // error there is (inf); fmax drops NaNs from the largest error, as std::max does on the host.
 __device__ void finish_row(const RowSums& out, int64_t row, double e2, double r2, double mx) {
@@ -72,15 +63,6 @@ __device__ void finish_row(const RowSums& out, int64_t row, double e2, double r2
     out.ref2[row] = r2;
     out.max_abs[row] = mx;
   }
-}
-
-// Lane's share of the comparison of one reference element with the provider's.
-__device__ __forceinline__ void compare(double got, double ref, double& e2, double& r2,
-                                        double& mx) {
-  const double e = got - ref;
-  e2 += e * e;
-  r2 += ref * ref;
-  mx = fmax(mx, fabs(e));
 }
 
 // Loads rows [r0, r0 + rows) of (b, h) of `t` into a (rows x (dim + 1)) tile of doubles (the
@@ -240,11 +222,7 @@ __global__ void __launch_bounds__(kThreads)
     da = warp_sum(da);
   }
   if (lane != 0) return;
-  if (a.lse) {
-    const double got = a.lse[row];
-    const double err = isinf(got) && isinf(lse_ref) ? 0.0 : fabs(got - lse_ref);
-    a.lse_err[row] = err <= INFINITY ? err : INFINITY;
-  }
+  if (a.lse) a.lse_err[row] = lse_error(a.lse[row], lse_ref);
   if (a.delta) {
     a.lse_ref[row] = lse_ref;
     a.delta[row] = dl;

@@ -35,15 +35,6 @@ unsigned warp_grid(int64_t rows) {
   return unsigned((rows * 32 + kThreads - 1) / kThreads);
 }
 
-__device__ __forceinline__ double sum_lanes(double x) {
-  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
-  return x;
-}
-__device__ __forceinline__ double max_lanes(double x) {
-  for (int o = 16; o > 0; o /= 2) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
-  return x;
-}
-
 // out[p][r][d] = t(b, head, row0 + r, d) for the chunk's pairs p (pair0 + p = b * q_heads + h),
 // head = h / group (group 1 for Q, q_heads / kv_heads for K and V).
 template <class T>
@@ -83,7 +74,7 @@ __global__ void softmax_kernel(double* s, const double* vn, double* row_m, doubl
   const double* norms = vn + p * c.nk;
   double m = -INFINITY;
   for (int64_t j = lo + lane; j <= hi; j += 32) m = fmax(m, x[j]);
-  m = max_lanes(m);
+  m = warp_max(m);
   double l = 0, w2 = 0;
   for (int64_t j = lane; j < c.nk; j += 32) {
     const double e = (j >= lo && j <= hi) ? exp(x[j] - m) : 0.0;
@@ -91,8 +82,8 @@ __global__ void softmax_kernel(double* s, const double* vn, double* row_m, doubl
     l += e;
     w2 = fma(e * e, norms[j], w2);
   }
-  l = sum_lanes(l);
-  w2 = sum_lanes(w2);
+  l = warp_sum(l);
+  w2 = warp_sum(w2);
   if (lane == 0) {
     row_m[row] = m;
     row_l[row] = l;
@@ -114,28 +105,19 @@ __global__ void compare_kernel(View<T> o, const double* acc, const double* row_m
   const double l = row_l[row];
   const double inv = l > 0 ? 1.0 / l : 0.0;
   double e2 = 0, r2 = 0, mx = 0;
-  for (int64_t d = lane; d < dv; d += 32) {
-    const double ref = acc[row * dv + d] * inv;
-    const double e = o.at(b, h, i, d) - ref;
-    e2 += e * e;
-    r2 += ref * ref;
-    mx = fmax(mx, fabs(e));
-  }
-  e2 = sum_lanes(e2);
-  r2 = sum_lanes(r2);
-  mx = max_lanes(mx);
+  for (int64_t d = lane; d < dv; d += 32)
+    compare(o.at(b, h, i, d), acc[row * dv + d] * inv, e2, r2, mx);
+  e2 = warp_sum(e2);
+  r2 = warp_sum(r2);
+  mx = warp_max(mx);
   if (lane != 0) return;
   const int64_t flat = pair * q_len + i;
   out.err2[flat] = e2 <= INFINITY ? e2 : INFINITY;  // a NaN is the worst error there is
   out.ref2[flat] = r2;
   out.max_abs[flat] = mx;
   out.floor[flat] = sqrt(row_w2[row]) * inv;
-  if (out.lse) {
-    const double ref = l > 0 ? row_m[row] + log(l) : -INFINITY;
-    const double got = out.lse[flat];
-    const double err = isinf(got) && isinf(ref) ? 0.0 : fabs(got - ref);
-    out.lse_err[flat] = err <= INFINITY ? err : INFINITY;
-  }
+  if (out.lse)
+    out.lse_err[flat] = lse_error(out.lse[flat], l > 0 ? row_m[row] + log(l) : -INFINITY);
 }
 
 cublasHandle_t handle() {
