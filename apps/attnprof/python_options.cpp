@@ -1,5 +1,7 @@
 #include "python_options.hpp"
 
+#include <stdexcept>
+
 #include "attnprof/python.hpp"
 #include "attnprof/registry.hpp"
 
@@ -7,20 +9,15 @@ namespace attnprof::cli {
 
 namespace {
 
-// Whether a comma-separated pattern matches no provider of this build's table (then the Python
-// providers may have it: py.*, ort.*).
+// Whether a pattern of `patterns` matches no provider of this build's table (then the Python
+// providers may have it: py.*, ort.*): the registry's own selection says so by refusing it.
 bool names_unknown(const std::string& patterns) {
-  std::size_t start = 0;
-  while (start < patterns.size()) {
-    std::size_t comma = patterns.find(',', start);
-    if (comma == std::string::npos) comma = patterns.size();
-    const std::string pattern = patterns.substr(start, comma - start);
-    bool known = pattern.empty();
-    for (const auto& p : all_providers()) known = known || glob_match(pattern, p->name());
-    if (!known) return true;
-    start = comma + 1;
+  try {
+    (void)select_providers(patterns);
+    return false;
+  } catch (const std::invalid_argument&) {
+    return true;
   }
-  return false;
 }
 
 }  // namespace

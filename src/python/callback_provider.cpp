@@ -76,13 +76,14 @@ class CallbackRun final : public Run {
   }
 
   void bind(std::span<const Io> sets) override {
-    sets_.clear();
+    std::vector<attnprof_io> c_sets;  // Python makes its views during the call
     first_inputs_.clear();
     for (const Io& io : sets) {
-      sets_.push_back(to_c(io));
+      c_sets.push_back(to_c(io));
       first_inputs_.push_back(io.q.data);
     }
-    caller_.call(id_, ATTNPROF_OP_BIND, nullptr, sets_.data(), static_cast<int32_t>(sets_.size()));
+    caller_.call(id_, ATTNPROF_OP_BIND, nullptr, c_sets.data(),
+                 static_cast<int32_t>(c_sets.size()));
   }
   void launch(Stream& stream, const Io& io) override {
     caller_.call(id_, ATTNPROF_OP_LAUNCH, nullptr, nullptr, index_of(io), stream.native);
@@ -107,7 +108,6 @@ class CallbackRun final : public Run {
 
   mutable Caller caller_;
   int64_t id_;
-  std::vector<attnprof_io> sets_;
   std::vector<const void*> first_inputs_;
 };
 
