@@ -59,6 +59,15 @@ class PointTensors {
   virtual void poison_outputs() = 0;
   // Copy 0's launch outputs as host floats; synchronous.
   virtual HostOutputs read_outputs() = 0;
+  // Only what a host check of `rows` (O, LSE and dQ rows) and `groups` (whole (batch, KV head)
+  // groups of dK and dV, flat b * kv_heads + kv_head) reads: a partial HostOutputs where the
+  // tensors are large and far (device memory); read_outputs() by default. Synchronous.
+  virtual HostOutputs read_rows(const std::vector<RowIndex>& rows,
+                                const std::vector<int64_t>& groups) {
+    (void)rows;
+    (void)groups;
+    return read_outputs();
+  }
   // Tracked bytes of copy 0.
   virtual int64_t bytes() const = 0;
   // Holds `copies` sets in all: copy 0 and copies of it whose launch inputs (the generated

@@ -9,7 +9,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attnprof/spec.hpp"
@@ -75,14 +77,22 @@ std::vector<TensorRole> launch_inputs(const Spec& spec, const Io& io);
 int64_t tensor_bytes(const Io& io);
 
 // Host copies of a launch's outputs as float, in the spec's layout, for the verifier. Tensors the
-// launch does not write are left empty.
+// launch does not write are left empty. A partial read (PointTensors::read_rows) holds only some
+// rows (a row: `dim` consecutive elements, contiguous in both layouts; one element of the LSE).
 struct HostOutputs {
   std::vector<float> o;
   std::vector<float> lse;  // (B, Hq, Nq) natural-log log-sum-exp of the scaled scores, if written
   std::vector<float> dq, dk, dv;
+  // Partial reads: per output role, the flat index of each held row's first element mapped to
+  // where the row starts in the role's vector. Empty when every vector holds its whole tensor.
+  std::map<TensorRole, std::unordered_map<int64_t, size_t>> held;
 
   // The field of an output role (o, lse, dq, dk, dv); null for an input role.
   std::vector<float>* slot(TensorRole r);
+  const std::vector<float>* slot(TensorRole r) const;
+  bool partial() const { return !held.empty(); }
+  // The row of output `r` whose first element has flat index `first`; null when not held.
+  const float* row(TensorRole r, int64_t first) const;
 };
 
 }  // namespace attnprof

@@ -140,6 +140,22 @@ std::vector<float>* HostOutputs::slot(TensorRole r) {
   }
 }
 
+const std::vector<float>* HostOutputs::slot(TensorRole r) const {
+  return const_cast<HostOutputs*>(this)->slot(r);
+}
+
+const float* HostOutputs::row(TensorRole r, int64_t first) const {
+  const std::vector<float>* v = slot(r);
+  if (!v) return nullptr;
+  if (!partial()) {
+    return first >= 0 && static_cast<size_t>(first) < v->size() ? v->data() + first : nullptr;
+  }
+  const auto rows = held.find(r);
+  if (rows == held.end()) return nullptr;
+  const auto at = rows->second.find(first);
+  return at == rows->second.end() ? nullptr : v->data() + at->second;
+}
+
 int64_t tensor_bytes(const Io& io) {
   int64_t total = 0;
   for (TensorRole r : kTensorRoles) {

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "attnprof/reference.hpp"
 #include "test_specs.hpp"
@@ -356,6 +359,83 @@ TEST(Verify, DisagreementComparesTheRowsBothChecked) {
   EXPECT_NEAR(check_disagreement(s, device, host), 1e-4, 1e-15);
   host.dq = {{11, 0, 1, 0}};  // a row the device did not check
   EXPECT_TRUE(std::isinf(check_disagreement(s, device, host)));
+}
+
+// Only `rows` of `full` (and every row of the given (batch, KV head) groups of dK and dV), as a
+// partial read holds them (PointTensors::read_rows), in reverse order so no offset lines up.
+HostOutputs partial_copy(const Spec& s, const HostOutputs& full, const std::vector<RowIndex>& rows,
+                         const std::vector<int64_t>& groups) {
+  HostOutputs part;
+  auto take = [&](TensorRole role, int64_t first, int64_t dim) {
+    const std::vector<float>& from = *full.slot(role);
+    if (from.empty()) return;
+    std::vector<float>& to = *part.slot(role);
+    if (part.held[role].emplace(first, to.size()).second)
+      to.insert(to.end(), from.begin() + first, from.begin() + first + dim);
+  };
+  for (auto r = rows.rbegin(); r != rows.rend(); ++r) {
+    take(TensorRole::o, flat_index(s, r->b, r->h, r->i, 0, s.q_heads, s.q_len, s.dv()), s.dv());
+    take(TensorRole::lse, (r->b * s.q_heads + r->h) * s.q_len + r->i, 1);
+    take(TensorRole::dq, flat_index(s, r->b, r->h, r->i, 0, s.q_heads, s.q_len, s.head_dim),
+         s.head_dim);
+  }
+  for (int64_t g : groups) {
+    for (int64_t j = 0; j < s.kv_len; ++j) {
+      const int64_t b = g / s.kv_heads, h = g % s.kv_heads;
+      take(TensorRole::dk, flat_index(s, b, h, j, 0, s.kv_heads, s.kv_len, s.head_dim), s.head_dim);
+      take(TensorRole::dv, flat_index(s, b, h, j, 0, s.kv_heads, s.kv_len, s.dv()), s.dv());
+    }
+  }
+  return part;
+}
+
+void expect_same(const std::vector<RowCheck>& a, const std::vector<RowCheck>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t t = 0; t < a.size(); ++t) {
+    EXPECT_EQ(a[t].row, b[t].row);
+    EXPECT_EQ(a[t].err2, b[t].err2);
+    EXPECT_EQ(a[t].ref2, b[t].ref2);
+    EXPECT_EQ(a[t].floor, b[t].floor);
+  }
+}
+
+// The device's cross-check reads back only the rows it compares: the host check of those rows
+// gives what it gives on whole copies, and a row the read lacks is a problem, never a pass.
+TEST(Verify, APartialReadChecksItsRowsAsTheWholeCopyDoes) {
+  for (const Spec& s :
+       {make_spec(2, 4, 2, 40, 40, 16, DType::fp32, testing_specs::kCausal, Mode::fwd,
+                  Layout::bshd),
+        make_spec(1, 2, 1, 24, 24, 8, DType::fp32, testing_specs::kNone, Mode::fwd_bwd)}) {
+    const InputFill fill{.seed = 11};
+    const std::vector<RowIndex> rows = cross_check_rows(s, fill.seed);
+    HostOutputs full = reference_outputs(s, fill, rows);
+    const RowIndex& r0 = rows.front();  // one wrong element, so that errors are not all 0
+    full.o[size_t(flat_index(s, r0.b, r0.h, r0.i, 1, s.q_heads, s.q_len, s.dv()))] += 0.5f;
+    const std::vector<int64_t> groups =
+        s.mode == Mode::fwd ? std::vector<int64_t>{} : std::vector<int64_t>{0};
+    const HostOutputs part = partial_copy(s, full, rows, groups);
+    ASSERT_TRUE(part.partial());
+    const RowChecks a = check_rows_on_host(s, fill, full, rows, groups);
+    const RowChecks b = check_rows_on_host(s, fill, part, rows, groups);
+    EXPECT_EQ(b.problem, "") << s.label();
+    expect_same(a.o, b.o);
+    expect_same(a.dq, b.dq);
+    expect_same(a.dk, b.dk);
+    expect_same(a.dv, b.dv);
+    ASSERT_EQ(a.lse.size(), b.lse.size());
+    for (size_t t = 0; t < a.lse.size(); ++t) EXPECT_EQ(a.lse[t], b.lse[t]);
+
+    std::vector<RowIndex> more = rows;
+    more.push_back({s.batch - 1, s.q_heads - 1, s.q_len / 2});
+    std::sort(more.begin(), more.end(), [](const RowIndex& x, const RowIndex& y) {
+      return std::tie(x.b, x.h, x.i) < std::tie(y.b, y.h, y.i);
+    });
+    more.erase(std::unique(more.begin(), more.end()), more.end());
+    if (more.size() == rows.size()) continue;  // already held
+    const RowChecks c = check_rows_on_host(s, fill, part, more, groups);
+    EXPECT_NE(c.problem.find("lacks row"), std::string::npos) << c.problem;
+    EXPECT_FALSE(verify_passed(judge_rows(s, c)));
+  }
 }
 
 }  // namespace

@@ -55,6 +55,16 @@ void expect_same_rows(const std::vector<RowCheck>& device, const std::vector<Row
   EXPECT_LT(worst, 1e-9) << tensor << " " << label;
 }
 
+// Two verdicts on the same outputs are the same, to the worst row named.
+void expect_same_verdict(const VerifyResult& a, const VerifyResult& b, const std::string& label) {
+  EXPECT_EQ(a.rel_l2_err, b.rel_l2_err) << label;
+  EXPECT_EQ(a.max_abs_err, b.max_abs_err) << label;
+  EXPECT_EQ(a.lse_max_abs_err, b.lse_max_abs_err) << label;
+  EXPECT_EQ(a.nan_count, b.nan_count) << label;
+  EXPECT_EQ(a.detail, b.detail) << label;
+  EXPECT_EQ(verify_passed(a), verify_passed(b)) << label;
+}
+
 struct Agreement {
   const char* provider;
   Spec spec;
@@ -82,13 +92,16 @@ void expect_agreement(const Agreement& c) {
   VerifyOptions full;
   full.full = true;
   const RowChecks host = check_on_host(c.spec, fill, out, full);
-  const RowChecks dev = engine().check_outputs(c.spec, *pt.tensors, fill, full, true);
+  const RowChecks checked = engine().check_outputs(c.spec, *pt.tensors, fill, full, true);
+  auto* stream = static_cast<cudaStream_t>(engine().stream().native);
+  const RowChecks dev = cuda::check_on_device(c.spec, pt.io(), stream, {.all = true, .keep = {}});
   const std::string label = c.spec.label();
+  EXPECT_GE(checked.disagreement, 0.0) << label;
+  EXPECT_LT(checked.disagreement, 1e-9) << label;
+  expect_same_verdict(judge_rows(c.spec, checked), judge_rows(c.spec, dev), label);
   EXPECT_EQ(dev.sampling, "all (device)") << label;
   EXPECT_EQ(dev.rows_checked, c.spec.batch * c.spec.q_heads * c.spec.q_len);
   EXPECT_EQ(dev.nonfinite, 0) << label << ": " << dev.first_nonfinite;
-  EXPECT_GE(dev.disagreement, 0.0) << label;
-  EXPECT_LT(dev.disagreement, 1e-9) << label;
   expect_same_rows(dev.o, host.o, "o", label);
   expect_same_rows(dev.dq, host.dq, "dq", label);
   expect_same_rows(dev.dk, host.dk, "dk", label);
@@ -247,6 +260,46 @@ TEST(DeviceVerify, EveryMutationIsCaughtAndItsBasePasses) {
           << test::to_string(m) << " at " << c.spec.label() << ": " << r.reason;
       EXPECT_EQ(r.verify.sampling, "all (device)");
       EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total);
+    }
+  }
+}
+
+// Of O and the LSE only the rows the verdict needs come back (device_check_pick.hpp): on every
+// mutant's wrong outputs the verdict of those rows is the verdict of every row, to the worst row
+// named, and the cross-checked rows are among them.
+TEST(DeviceVerify, TheVerdictsRowsGiveTheVerdictOfEveryRow) {
+  REQUIRE_ENGINE();
+  auto* stream = static_cast<cudaStream_t>(engine().stream().native);
+  const Spec shapes[] = {make_spec(2, 8, 2, 700, 700, 64, bf16),
+                         make_spec(1, 8, 4, 1000, 1000, 128, fp16, kCausal),
+                         make_spec(1, 4, 2, 1500, 1500, 64, fp16, window(300), Mode::fwd, bshd),
+                         make_spec(1, 4, 2, 600, 600, 64, fp16, kCausal, Mode::fwd_bwd)};
+  for (const Spec& s : shapes) {
+    for (Mutation m : {Mutation::dropped_tail_tile, Mutation::wrong_row, Mutation::wrong_pair,
+                       Mutation::swapped_kv_heads, Mutation::diagonal_off_by_one,
+                       Mutation::wrong_lse, Mutation::window_too_wide, Mutation::wrong_dk_head}) {
+      auto mutant = test::make_mutant(m, DeviceKind::cuda);
+      if (!mutant->supports(s, engine().device()).ok) continue;
+      const std::string label = std::string(test::to_string(m)) + " at " + s.label();
+      testing_specs::OnePoint pt = testing_specs::prepare_point(*mutant, engine(), s, {.seed = 9});
+      (void)pt.launch_and_read(engine());
+      const RowChecks all = cuda::check_on_device(s, pt.io(), stream, {.all = true, .keep = {}});
+      const std::vector<RowIndex> cross = cross_check_rows(s, 9);
+      cuda::DeviceRows back{.all = false, .keep = {}};
+      for (const RowIndex& r : cross) back.keep.push_back((r.b * s.q_heads + r.h) * s.q_len + r.i);
+      const RowChecks picked = cuda::check_on_device(s, pt.io(), stream, back);
+      expect_same_verdict(judge_rows(s, picked), judge_rows(s, all), label);
+      EXPECT_LE(picked.o.size(), back.keep.size() + 2) << label;
+      for (const RowCheck& c : picked.o) {
+        ASSERT_GE(c.row, 0);
+        EXPECT_EQ(c.err2, all.o[size_t(c.row)].err2) << label << " row " << c.row;
+        EXPECT_EQ(c.floor, all.o[size_t(c.row)].floor) << label << " row " << c.row;
+      }
+      for (int64_t k : back.keep) {
+        EXPECT_TRUE(std::any_of(picked.o.begin(), picked.o.end(),
+                                [&](const RowCheck& c) { return c.row == k; }))
+            << label << " lacks kept row " << k;
+      }
     }
   }
 }

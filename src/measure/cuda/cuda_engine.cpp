@@ -110,7 +110,10 @@ std::unique_ptr<PointTensors> CudaEngine::allocate(const Spec& spec, bool lse,
 
 // The device's check; beyond the shared memory its kernels may have, the host's. The cross-check
 // compares the device reference's verdict on a stratified sample of rows (and, where it costs
-// under ~0.1 s, the first (batch, KV head) group's dK/dV) with the host's fp64.
+// under ~0.1 s, the first (batch, KV head) group's dK/dV) with the host's fp64; only those rows
+// of the outputs are read back for it, and of the device's O and LSE sums only the verdict's
+// rows and those (device_check_pick.hpp): at tens of millions of rows the whole copies cost
+// seconds per check.
 RowChecks CudaEngine::check_outputs(const Spec& spec, PointTensors& tensors, const InputFill& fill,
                                     const VerifyOptions& options, bool cross_check) {
   require_available();
@@ -120,15 +123,18 @@ RowChecks CudaEngine::check_outputs(const Spec& spec, PointTensors& tensors, con
     host.notes.push_back("checked on the host: " + why);
     return host;
   }
-  RowChecks device = check_on_device(spec, tensors.io(), stream_);
-  if (!cross_check) return device;
+  if (!cross_check) return check_on_device(spec, tensors.io(), stream_, {.all = false, .keep = {}});
+  const std::vector<RowIndex> rows = cross_check_rows(spec, fill.seed);
+  DeviceRows back{.all = false, .keep = {}};
+  for (const RowIndex& r : rows) back.keep.push_back((r.b * spec.q_heads + r.h) * spec.q_len + r.i);
+  RowChecks device = check_on_device(spec, tensors.io(), stream_, back);
   constexpr double kGroupCrossCheckWork = double(1ull << 27);
   const double group_work = double(spec.group_size()) * double(spec.q_len) * double(spec.kv_len) *
                             double(spec.head_dim + spec.dv());
   std::vector<int64_t> groups;
   if (spec.mode != Mode::fwd && group_work <= kGroupCrossCheckWork) groups.push_back(0);
-  const RowChecks host = check_rows_on_host(spec, fill, tensors.read_outputs(),
-                                            cross_check_rows(spec, fill.seed), groups);
+  const RowChecks host =
+      check_rows_on_host(spec, fill, tensors.read_rows(rows, groups), rows, groups);
   device.disagreement = check_disagreement(spec, device, host);
   const double limit = tolerance_for(spec.dtype).output / 100;
   if (!(device.disagreement <= limit)) {

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "cuda/device_buffer.hpp"
 #include "measure/cuda/check_common.cuh"
 #include "measure/cuda/device_check_gemm.hpp"
+#include "measure/cuda/device_check_pick.hpp"
 
 namespace attnprof::cuda {
 
@@ -481,9 +483,25 @@ DeviceRowSums to_host(const RowSums& s, int64_t rows, cudaStream_t stream) {
           to_host(s.max_abs, rows, stream),
           s.floor ? to_host(s.floor, rows, stream) : std::vector<double>{}};
 }
+
+DeviceRowSums gather(const RowSums& s, const std::vector<int64_t>& rows, cudaStream_t stream) {
+  return {gather_rows(s.err2, rows, stream), gather_rows(s.ref2, rows, stream),
+          gather_rows(s.max_abs, rows, stream),
+          s.floor ? gather_rows(s.floor, rows, stream) : std::vector<double>{}};
+}
+
+// `keep` and the picked rows (-1: none) within [0, rows), sorted and unique.
+std::vector<int64_t> with_picks(std::vector<int64_t> keep, std::initializer_list<int64_t> picks,
+                                int64_t rows) {
+  keep.insert(keep.end(), picks.begin(), picks.end());
+  std::erase_if(keep, [&](int64_t r) { return r < 0 || r >= rows; });
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  return keep;
+}
 template <class T>
 DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int tile,
-                        DeviceCheckPath path, int64_t gemm_budget) {
+                        DeviceCheckPath path, int64_t gemm_budget, const DeviceRows& rows) {
   const Shape s = shape_of(spec, tile);
   const int64_t q_rows = spec.batch * spec.q_heads * spec.q_len;
   const int64_t k_rows = spec.batch * spec.kv_heads * spec.kv_len;
@@ -567,8 +585,23 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
   if (!outputs.empty())
     ATTNPROF_CUDA(cudaMemcpyAsync(scanned.data(), scans, outputs.size() * sizeof(Scan),
                                   cudaMemcpyDeviceToHost, stream));
-  if (fwd_out) out.o = to_host(fa.o_out, q_rows, stream);
-  if (lse) out.lse_err = to_host(fa.lse_err, q_rows, stream);
+  if (rows.all) {
+    if (fwd_out) out.o = to_host(fa.o_out, q_rows, stream);
+    if (lse) out.lse_err = to_host(fa.lse_err, q_rows, stream);
+  } else {
+    const RowSums& o_sums = fa.o_out;
+    const ForwardPicks p = pick_forward_rows(
+        {o_sums.err2, o_sums.ref2, o_sums.max_abs, o_sums.floor, lse ? fa.lse_err : nullptr},
+        q_rows, stream);
+    if (fwd_out) {
+      out.o_rows = with_picks(rows.keep, {p.worst_o, p.largest_abs}, q_rows);
+      out.o = gather(o_sums, out.o_rows, stream);
+    }
+    if (lse) {
+      out.lse_rows = with_picks(rows.keep, {p.worst_lse}, q_rows);
+      out.lse_err = gather_rows(fa.lse_err, out.lse_rows, stream);
+    }
+  }
   if (grads) {
     out.dq = to_host(ga.dq_out, q_rows, stream);
     out.dk = to_host(ga.dk_out, k_rows, stream);
@@ -605,17 +638,17 @@ int device_check_tile(const Spec& spec, size_t& need_bytes, size_t& optin) {
 }
 
 DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream,
-                             DeviceCheckPath path, int64_t gemm_budget) {
+                             DeviceCheckPath path, int64_t gemm_budget, const DeviceRows& rows) {
   size_t need = 0, optin = 0;
   const int tile = device_check_tile(spec, need, optin);
   if (tile == 0) throw FaultError(Fault::harness, "the device check does not fit this device");
   switch (spec.dtype) {
     case DType::fp32:
-      return check_typed<float>(spec, io, stream, tile, path, gemm_budget);
+      return check_typed<float>(spec, io, stream, tile, path, gemm_budget, rows);
     case DType::fp16:
-      return check_typed<__half>(spec, io, stream, tile, path, gemm_budget);
+      return check_typed<__half>(spec, io, stream, tile, path, gemm_budget, rows);
     case DType::bf16:
-      return check_typed<__nv_bfloat16>(spec, io, stream, tile, path, gemm_budget);
+      return check_typed<__nv_bfloat16>(spec, io, stream, tile, path, gemm_budget, rows);
   }
   return {};
 }

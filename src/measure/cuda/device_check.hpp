@@ -31,8 +31,19 @@ struct DeviceScan {
 
 struct DeviceCheck {
   DeviceRowSums o, dq, dk, dv;
-  std::vector<double> lse_err;    // |lse - lse_ref| per query row, where the provider writes one
+  std::vector<double> lse_err;  // |lse - lse_ref| per query row, where the provider writes one
+  // The flat query rows o's and lse_err's entries are for, sorted; empty when they hold every
+  // row in order (DeviceRows::all).
+  std::vector<int64_t> o_rows, lse_rows;
   std::vector<DeviceScan> scans;  // one per output of the launch (launch_outputs)
+};
+
+// Which forward rows (O, LSE) come back to the host: every one (tests compare them row by row),
+// or the verdict's (device_check_pick.hpp: the worst O row, the largest absolute error, the worst
+// LSE row) and `keep` (the cross-check's flat rows). Gradient rows always come back whole.
+struct DeviceRows {
+  bool all = true;
+  std::vector<int64_t> keep;
 };
 
 // The rows per shared-memory tile the kernels use for `spec` on the current device: 32, 16 or 8;
@@ -43,10 +54,10 @@ int device_check_tile(const Spec& spec, size_t& need_bytes, size_t& optin);
 // kernel (fastest); or forced either way (tests compare them).
 enum class DeviceCheckPath { fastest, gemm, kernels };
 
-// Runs the kernels over io's launch outputs and copies the sums back. Synchronous.
+// Runs the kernels over io's launch outputs and copies the sums of `rows` back. Synchronous.
 // `gemm_budget` bounds the GEMM path's scratch in bytes (0: its own choice; tests force chunks).
 DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream,
                              DeviceCheckPath path = DeviceCheckPath::fastest,
-                             int64_t gemm_budget = 0);
+                             int64_t gemm_budget = 0, const DeviceRows& rows = {});
 
 }  // namespace attnprof::cuda

@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -28,6 +31,25 @@ Set allocate_set(const Io& layout, MemoryTracker* tracker) {
     t.data = s.buffers.back().data();
   }
   return s;
+}
+
+// Rows of `t` (each `t.dim` elements from a flat index in `firsts`) appended to `to` as floats,
+// consecutive rows in one copy; `at` maps each row's first index to where it lies in `to`.
+void read_row_runs(const TensorView& t, std::vector<int64_t> firsts, std::vector<float>& to,
+                   std::unordered_map<int64_t, size_t>& at) {
+  std::sort(firsts.begin(), firsts.end());
+  firsts.erase(std::unique(firsts.begin(), firsts.end()), firsts.end());
+  const auto* base = static_cast<const char*>(t.data);
+  const auto elem = static_cast<int64_t>(dtype_bytes(t.storage));
+  for (size_t a = 0; a < firsts.size();) {
+    size_t e = a + 1;
+    while (e < firsts.size() && firsts[e] == firsts[e - 1] + t.dim) ++e;
+    const int64_t n = int64_t(e - a) * t.dim;
+    const std::vector<float> run = to_host_float(base + firsts[a] * elem, n, t.storage, nullptr);
+    for (size_t r = a; r < e; ++r) at[firsts[r]] = to.size() + (r - a) * size_t(t.dim);
+    to.insert(to.end(), run.begin(), run.end());
+    a = e;
+  }
 }
 
 class DeviceTensors final : public PointTensors {
@@ -61,6 +83,26 @@ class DeviceTensors final : public PointTensors {
     for (TensorRole r : launch_outputs(spec_, first_.io)) {
       const TensorView& t = first_.io[r];
       *out.slot(r) = to_host_float(t.data, t.elems(), t.storage, nullptr);
+    }
+    return out;
+  }
+
+  HostOutputs read_rows(const std::vector<RowIndex>& rows,
+                        const std::vector<int64_t>& groups) override {
+    ATTNPROF_CUDA(cudaDeviceSynchronize());
+    HostOutputs out;
+    for (TensorRole r : launch_outputs(spec_, first_.io)) {
+      const TensorView& t = first_.io[r];
+      std::vector<int64_t> firsts;
+      if (r == TensorRole::dk || r == TensorRole::dv) {
+        for (int64_t g : groups) {
+          for (int64_t j = 0; j < t.len; ++j)
+            firsts.push_back(t.offset(g / t.heads, g % t.heads, j));
+        }
+      } else {
+        for (const RowIndex& i : rows) firsts.push_back(t.offset(i.b, i.h, i.i));
+      }
+      read_row_runs(t, std::move(firsts), *out.slot(r), out.held[r]);
     }
     return out;
   }

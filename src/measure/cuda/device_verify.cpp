@@ -14,11 +14,16 @@ namespace attnprof::cuda {
 
 namespace {
 
-std::vector<RowCheck> row_checks(const DeviceRowSums& s) {
+// The flat row of entry `t`: rows[t], or t where every row came back.
+int64_t row_at(const std::vector<int64_t>& rows, size_t t) {
+  return rows.empty() ? static_cast<int64_t>(t) : rows[t];
+}
+
+std::vector<RowCheck> row_checks(const DeviceRowSums& s, const std::vector<int64_t>& rows = {}) {
   std::vector<RowCheck> out(s.err2.size());
-  for (size_t r = 0; r < out.size(); ++r)
-    out[r] = {static_cast<int64_t>(r), s.err2[r], s.ref2[r], s.max_abs[r],
-              s.floor.empty() ? 0.0 : s.floor[r]};
+  for (size_t t = 0; t < out.size(); ++t)
+    out[t] = {row_at(rows, t), s.err2[t], s.ref2[t], s.max_abs[t],
+              s.floor.empty() ? 0.0 : s.floor[t]};
   return out;
 }
 
@@ -52,18 +57,19 @@ std::string device_check_unavailable(const Spec& spec) {
       need, spec.head_dim, spec.dv(), optin);
 }
 
-RowChecks check_on_device(const Spec& spec, const Io& io, cudaStream_t stream) {
-  const DeviceCheck d = run_device_check(spec, io, stream);
+RowChecks check_on_device(const Spec& spec, const Io& io, cudaStream_t stream,
+                          const DeviceRows& rows) {
+  const DeviceCheck d = run_device_check(spec, io, stream, DeviceCheckPath::fastest, 0, rows);
   RowChecks checks;
   checks.sampling = "all (device)";
   checks.rows_checked = spec.batch * spec.q_heads * spec.q_len;
-  checks.o = row_checks(d.o);
+  checks.o = row_checks(d.o, d.o_rows);
   checks.dq = row_checks(d.dq);
   checks.dk = row_checks(d.dk);
   checks.dv = row_checks(d.dv);
   checks.lse.reserve(d.lse_err.size());
-  for (size_t r = 0; r < d.lse_err.size(); ++r)
-    checks.lse.emplace_back(static_cast<int64_t>(r), d.lse_err[r]);
+  for (size_t t = 0; t < d.lse_err.size(); ++t)
+    checks.lse.emplace_back(row_at(d.lse_rows, t), d.lse_err[t]);
   for (const DeviceScan& s : d.scans) {
     checks.nonfinite += s.count;
     if (s.count == 0 || !checks.first_nonfinite.empty()) continue;
