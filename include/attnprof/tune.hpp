@@ -50,8 +50,10 @@ struct TuneOptions {
   int64_t resolution = 1;
   double relative_resolution = 0;
   // After the boundary, at most this many more points look for the throughput optimum between
-  // the measured ones (where tokens/s peaks below the largest value that fits).
+  // the measured ones (where tokens/s peaks below the largest value that fits), on the sides of
+  // the best point whose measured neighbor is more than optimum_tolerance (a share) below it.
   int refine_optimum = 4;
+  double optimum_tolerance = 0.02;
   RunOptions run;  // how each point is measured (the executor's options)
   // Called after each measured point, in the order tried (progress, JSONL journal).
   std::function<void(const TunePoint&)> on_point;

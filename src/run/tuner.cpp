@@ -237,8 +237,10 @@ void summarize_curve(TuneResult& out) {
 
 // Where tokens/s may peak between measured values: beside an optimum below the largest value
 // that fits, or below the largest when the throughput stopped growing with the value on the way
-// to it. Measures the middle of the wider gap beside the optimum, a few times (a unimodal
-// curve's peak is then bracketed by the optimum's neighbors).
+// to it. Measures the middle of the wider gap beside the optimum whose far end is more than
+// options.optimum_tolerance below it, a few times (a unimodal curve's peak is then bracketed by
+// the optimum's neighbors); a neighbor within the tolerance leaves its side alone: on a curve that
+// is flat past saturation, more points there only chase the noise.
 void refine_optimum(Search& search, const TuneOptions& options, TuneResult& out) {
   for (int extra = 0; extra < options.refine_optimum; ++extra) {
     summarize_curve(out);
@@ -257,10 +259,15 @@ void refine_optimum(Search& search, const TuneOptions& options, TuneResult& out)
                            fit[o]->result.tokens_per_s / fit[o - 1]->result.tokens_per_s <
                                0.9 * double(fit[o]->value) / double(fit[o - 1]->value);
     if (!interior && !saturated) return;
+    const double floor = (1 - options.optimum_tolerance) * fit[o]->result.tokens_per_s;
     const int64_t step = step_at(options, fit[o]->value);
-    const int64_t left = o > 0 ? fit[o]->value - fit[o - 1]->value : 0;
-    const int64_t right = interior ? fit[o + 1]->value - fit[o]->value : 0;
-    if (std::max(left, right) <= step) return;
+    // The gap on each side, when its far end is below the tolerance (0: nothing to look for).
+    const auto gap = [&](const TunePoint* far, int64_t width) {
+      return far->result.tokens_per_s < floor && width > step ? width : int64_t{0};
+    };
+    const int64_t left = o > 0 ? gap(fit[o - 1], fit[o]->value - fit[o - 1]->value) : 0;
+    const int64_t right = interior ? gap(fit[o + 1], fit[o + 1]->value - fit[o]->value) : 0;
+    if (left == 0 && right == 0) return;
     const int64_t v = right >= left ? fit[o]->value + right / 2 : fit[o]->value - left / 2;
     if (out.at(v)) return;
     search.fits(v);

@@ -175,6 +175,56 @@ TEST(Tuner, RefinementFindsAnOptimumBetweenTheMeasuredValues) {
   EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 7, 12, 21, 30, 40, 41}));
 }
 
+// Rows with exact figures, no timing noise: peak memory and tokens/s as functions of the batch.
+class ScriptedExecutor final : public Executor {
+ public:
+  ScriptedExecutor(std::function<int64_t(int64_t)> bytes, std::function<double(int64_t)> tokens)
+      : bytes_(std::move(bytes)), tokens_(std::move(tokens)) {}
+  bool has_engine(DeviceKind) const override { return true; }
+  const Fingerprint& fingerprint(DeviceKind) override { return env_; }
+  const Fingerprint& fingerprint(const Provider&) override { return env_; }
+  std::optional<Result> run(const Point& point) override {
+    Result r;
+    r.spec = point.spec;
+    r.status = Status::passed;
+    r.memory.peak_bytes = bytes_(point.spec.batch);
+    r.tokens_per_s = tokens_(point.spec.batch);
+    r.timing.p95_us = 1000;
+    return r;
+  }
+
+ private:
+  std::function<int64_t(int64_t)> bytes_;
+  std::function<double(int64_t)> tokens_;
+  Fingerprint env_;
+};
+
+// Throughput that saturates at batch 8 and then stays within 1% (noise): after the boundary one
+// point in the wide gap from 2 to 100 finds the plateau, and nothing more is refined there, where
+// more points only chase the noise; a neighbor 5% below the optimum is refined toward as before.
+TEST(Tuner, RefinementLeavesAFlatCurveAlone) {
+  const auto bytes = [](int64_t b) { return (b + 1) * kMiB; };
+  TuneOptions o = quick({101 * kMiB, std::nullopt});
+  o.refine_optimum = 4;
+  SyntheticProvider p(Curve{}, TuneAxis::batch);
+  {
+    ScriptedExecutor flat(bytes, [](int64_t b) {
+      return b < 8 ? 1000.0 * double(b) : 8000.0 * (1 + 0.01 * double(b % 3) / 2);
+    });
+    const TuneResult r = tune(tiny(), p, flat, o);
+    EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 51, 100, 101}));
+    EXPECT_EQ(*r.largest, 100);
+  }
+  {
+    // 5% below the best at 100 on the way to it: the gap is refined.
+    ScriptedExecutor rising(bytes, [](int64_t b) {
+      return b < 8 ? 1000.0 * double(b) : b < 100 ? 7600.0 : 8000.0;
+    });
+    const TuneResult r = tune(tiny(), p, rising, o);
+    EXPECT_GT(r.curve.size(), 5u) << testing::PrintToString(values(r));
+  }
+}
+
 // A relative resolution: the bracket closes once it is within 5% of the largest value that fits.
 TEST(Tuner, RelativeResolutionStopsWithinAShareOfTheBatch) {
   Curve c;
