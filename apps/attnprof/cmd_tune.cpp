@@ -94,6 +94,8 @@ TuneOptions tune_options(const TuneCliOptions& o) {
   t.run = measure_run_options(measure);
   // A candidate far over the p95 limit is known after 10 samples.
   if (t.limits.max_p95_us) t.run.measure.rule.over_limit_s = *t.limits.max_p95_us * 1e-6;
+  // And one over the memory limit whatever its timing.
+  if (t.limits.max_memory_bytes) t.run.memory_limit_bytes = *t.limits.max_memory_bytes;
   return t;
 }
 

@@ -38,6 +38,10 @@ struct RunOptions {
   // Cached ceilings always fill % of peak and the bound; this says whether missing ones are
   // measured first (the commands: gpu; --no-auto-peaks: off).
   AutoPeaks auto_peaks = AutoPeaks::off;
+  // > 0 (tune's memory limit, bytes): a point whose peak memory after the warm-up is above it
+  // cannot fit whatever its timing, and is sampled at most 10 times (stop_reason
+  // "over_memory_limit"): its median is a coarse figure, not a converged one.
+  int64_t memory_limit_bytes = 0;
 };
 
 // The phases of a point, in order. validate, support and estimate refuse a point before anything

@@ -49,6 +49,16 @@ struct ProviderTraits {
   bool forward = true;
   bool backward = false;
   bool writes_lse = false;  // fills the point's log-sum-exp (verified)
+  // A kernel whose arithmetic is deliberately lossier than its dtype (SageAttention's INT8
+  // Q K^T) says how ("int8 Q K^T per block, fp16 P V"; "" for none) and the per-row relative L2
+  // bound it promises for O, which then replaces the dtype's when that is tighter (verify.hpp
+  // tolerance_for; at most kMaxDeclaredTolerance). Rows and reports say the bound was declared.
+  std::string quantization;
+  double output_tolerance = 0;
 };
+
+// The loosest bound a provider may declare: a row 10% off in L2 is no longer the attention asked
+// for, whatever the arithmetic.
+inline constexpr double kMaxDeclaredTolerance = 0.1;
 
 }  // namespace attnprof

@@ -25,6 +25,10 @@ struct Tolerance {
 };
 // Bounds per dtype (docs/method.md explains each).
 Tolerance tolerance_for(DType dtype);
+// The bounds a provider's rows are judged against: the dtype's, with the output bound loosened
+// to what a quantized provider declares (ProviderTraits::output_tolerance, at most
+// kMaxDeclaredTolerance).
+Tolerance tolerance_for(DType dtype, const ProviderTraits& traits);
 
 struct VerifyOptions {
   // Host: every row is checked (an fp64 BLAS reference) when the forward reference of all rows,
@@ -101,6 +105,8 @@ struct RowChecks {
 // (dQ) or (batch, KV head) group (dK, dV)), the LSE's absolute error, the non-finite elements;
 // the worst row named.
 VerifyResult judge_rows(const Spec& spec, const RowChecks& checks);
+// The same against given bounds (tolerance_for(dtype, traits)).
+VerifyResult judge_rows(const Spec& spec, const RowChecks& checks, const Tolerance& tol);
 
 // The host's check of host copies of the outputs: every element scanned, then the rows of
 // rows_to_check (O, LSE, dQ) and whole (batch, KV head) groups of dK/dV for backward modes.

@@ -142,9 +142,11 @@ class Host:
             untracked = max(0, peak - prepared.output_bytes)
             tracemalloc.stop()
             prepared.host_peak = untracked
+        # What the framework's allocator does not see (ONNX Runtime's arena) counts too.
+        workspace = int(prepared.run.workspace_bytes())
         return {
-            "workspace_bytes": int(prepared.run.workspace_bytes()),
-            "untracked_peak_bytes": int(untracked),
+            "workspace_bytes": workspace,
+            "untracked_peak_bytes": int(untracked) + workspace,
             "note": str(prepared.run.note() or ""),
         }
 

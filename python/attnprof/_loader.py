@@ -138,6 +138,8 @@ def describe(p: Provider) -> dict:
             "forward": bool(p.forward),
             "backward": bool(p.backward),
             "writes_lse": bool(p.writes_lse),
+            "quantization": str(p.quantization),
+            "output_tolerance": float(p.output_tolerance),
         },
         "available": reason is None,
         "reason": reason or "",

@@ -55,6 +55,10 @@ class Provider:
     forward: bool = True
     backward: bool = False
     writes_lse: bool = False
+    # A kernel deliberately lossier than its dtype (INT8 Q K^T) says how, and the per-row relative
+    # L2 bound it promises for O (replaces the dtype's when looser; at most 0.1). Rows say so.
+    quantization: str = ""
+    output_tolerance: float = 0.0
     # How tensors are handed over: "torch" (torch tensors; launches run on the instrument's
     # stream) or "numpy" (host arrays; device cpu only).
     framework: str = "torch"

@@ -34,6 +34,13 @@
 #             then attnprof trace of py.torch.compile.naive and py.flex (kernel names, stream)
 #   report    attnprof report of this call's seed-000 and seed-003 journals (bench) with --tune:
 #             $OUT/report.html and $OUT/report.md
+#   stage     unpacks what scripts/device/stage.sh staged in earlier calls (ATTNPROF_STAGED,
+#             default "ort-gpu") and puts it ahead on PYTHONPATH for the steps after it
+#   pystream  tests/python_gpu/test_timed_stream.py: every available CUDA Python provider's
+#             kernels on the timed stream (CUPTI stream ids), in h200.log
+#   ort       the ONNX Runtime graph forms on the CUDA EP beside PyTorch's dispatch and cuDNN at
+#             B 32 H 16 N 1024 D 64 and B 2 H 16 N 8192 D 128, fp16, no mask and causal:
+#             $OUT/ort.jsonl
 # ATTNPROF_TEST_FILTER narrows the tests step (a gtest filter); ATTNPROF_STEP_TIMEOUT bounds
 # each step in seconds (default 240).
 set -uo pipefail
@@ -179,9 +186,33 @@ for s in $steps; do
       step report "$pkg/bin/attnprof" report "${journals[@]}" "${tune[@]}" \
         --html "$out/report.html" --markdown "$out/report.md"
       ;;
+    stage)
+      for name in ${ATTNPROF_STAGED:-ort-gpu}; do
+        if site=$(bash "$root/scripts/device/stage.sh" unpack "$name"); then
+          export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+          echo "== stage: $name at $site"
+        else
+          status=1
+        fi
+      done
+      ;;
+    pystream)
+      step pystream python3 "$root/tests/python_gpu/test_timed_stream.py"
+      ;;
+    ort)
+      ort_providers=ort.cuda.naive_graph,ort.cuda.attention,ort.cuda.mha,ort.cuda.gqa,torch.sdpa.default,cudnn.sdpa
+      rm -f /tmp/ort-*.jsonl
+      step ort-small "$pkg/bin/attnprof" run --providers "$ort_providers" --batch 32 --heads 16 \
+        --head-dim 64 --seq 1024 --dtype fp16 --mask none,causal --hang-timeout 150s --no-history \
+        --out /tmp/ort-small.jsonl
+      step ort-large "$pkg/bin/attnprof" run --providers "$ort_providers" --batch 2 --heads 16 \
+        --head-dim 128 --seq 8192 --dtype fp16 --mask none,causal --hang-timeout 150s --no-history \
+        --out /tmp/ort-large.jsonl
+      cat /tmp/ort-*.jsonl >"$out/ort.jsonl"
+      ;;
     *)
       echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, coldhot, ncu,"
-      echo "  autopeaks, tune, report)"
+      echo "  autopeaks, tune, report, stage, pystream, ort)"
       status=1
       ;;
   esac

@@ -73,19 +73,25 @@ OrderedJson timing_json(const TimingResult& t) {
 }
 
 OrderedJson traits_json(const ProviderTraits& t) {
-  return {{"name", t.name},
-          {"description", t.description},
-          {"device", to_string(t.device)},
-          {"family", to_string(t.family)},
-          {"fused", t.fused},
-          {"library", t.library},
-          {"library_version", t.library_version},
-          {"in_default_set", t.in_default_set},
-          {"role", to_string(t.role)},
-          {"variant_of", t.variant_of},
-          {"forward", t.forward},
-          {"backward", t.backward},
-          {"writes_lse", t.writes_lse}};
+  OrderedJson j = {{"name", t.name},
+                   {"description", t.description},
+                   {"device", to_string(t.device)},
+                   {"family", to_string(t.family)},
+                   {"fused", t.fused},
+                   {"library", t.library},
+                   {"library_version", t.library_version},
+                   {"in_default_set", t.in_default_set},
+                   {"role", to_string(t.role)},
+                   {"variant_of", t.variant_of},
+                   {"forward", t.forward},
+                   {"backward", t.backward},
+                   {"writes_lse", t.writes_lse}};
+  // Only a quantized provider's rows carry these (docs/results.md).
+  if (!t.quantization.empty() || t.output_tolerance > 0) {
+    j["quantization"] = t.quantization;
+    j["output_tolerance"] = number(t.output_tolerance);
+  }
+  return j;
 }
 
 OrderedJson dim3_json(const std::optional<Dim3>& d) {
@@ -171,6 +177,7 @@ class Reader {
     if (it == object_.end()) malformed(fmt::format("missing field '{}'", name(key)));
     return *it;
   }
+  bool has(const char* key) const { return object_.contains(key); }
   Reader object(const char* key) const { return Reader(get(key), name(key), version_); }
   // The schema version of the row being read (fields added later are absent from older rows).
   int version() const { return version_; }
@@ -350,6 +357,9 @@ ProviderTraits read_traits(const Reader& in) {
   t.forward = in.boolean("forward");
   t.backward = in.boolean("backward");
   t.writes_lse = in.boolean("writes_lse");
+  // Rows written before quantized providers existed have neither.
+  if (in.has("quantization")) t.quantization = in.string("quantization");
+  if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");
   return t;
 }
 

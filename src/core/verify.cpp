@@ -122,8 +122,18 @@ Tolerance tolerance_for(DType dtype) {
   return {};
 }
 
+Tolerance tolerance_for(DType dtype, const ProviderTraits& traits) {
+  Tolerance t = tolerance_for(dtype);
+  if (traits.output_tolerance > 0)
+    t.output = std::max(t.output, std::min(traits.output_tolerance, kMaxDeclaredTolerance));
+  return t;
+}
+
 VerifyResult judge_rows(const Spec& spec, const RowChecks& checks) {
-  const Tolerance tol = tolerance_for(spec.dtype);
+  return judge_rows(spec, checks, tolerance_for(spec.dtype));
+}
+
+VerifyResult judge_rows(const Spec& spec, const RowChecks& checks, const Tolerance& tol) {
   VerifyResult r;
   r.checked = true;
   r.tolerance = spec.mode == Mode::bwd ? tol.gradient : tol.output;

@@ -77,6 +77,7 @@ Json options_json(const RunOptions& o) {
           {"timeout_s", r.timeout_s},
           {"timer_resolution_s", r.timer_resolution_s},
           {"over_limit_s", r.over_limit_s},
+          {"memory_limit_bytes", o.memory_limit_bytes},
           {"full_check_flops", o.verify.full_check_flops},
           {"verify_full", o.verify.full},
           {"verify_repeats", o.verify.repeats},
@@ -108,6 +109,7 @@ RunOptions read_options(const Json& j) {
   r.timeout_s = field<double>(j, "timeout_s");
   r.timer_resolution_s = field<double>(j, "timer_resolution_s");
   r.over_limit_s = field<double>(j, "over_limit_s");
+  o.memory_limit_bytes = field<int64_t>(j, "memory_limit_bytes");
   o.verify.full_check_flops = field<double>(j, "full_check_flops");
   o.verify.full = field<bool>(j, "verify_full");
   o.verify.repeats = field<int>(j, "verify_repeats");

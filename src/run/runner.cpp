@@ -80,16 +80,25 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   });
   const Io& io = tensors->io();
 
-  // Verified run: poisoned outputs, one launch, every element scanned, rows against fp64.
+  // Verified run: poisoned outputs, one launch, every element scanned, rows against fp64, within
+  // the dtype's bounds (or the looser one a quantized provider declares: said in the detail).
+  const Tolerance bounds = tolerance_for(spec.dtype, r.traits);
+  const std::string declared =
+      bounds.output > tolerance_for(spec.dtype).output
+          ? fmt::format("; O's bound {:.3g} declared by the provider ({})", bounds.output,
+                        r.traits.quantization.empty() ? "quantized" : r.traits.quantization)
+          : "";
   bool correct = true;
   phase(hooks, Phase::verify, [&] {
     tensors->poison_outputs();
     run->launch(stream, io);
     run->publish(stream, io);
     const auto t0 = std::chrono::steady_clock::now();
-    r.verify = judge_rows(spec, engine.check_outputs(spec, *tensors, fill, options.verify, true));
+    r.verify =
+        judge_rows(spec, engine.check_outputs(spec, *tensors, fill, options.verify, true), bounds);
     r.verify.seconds = seconds_since(t0);
     r.verify.launches_checked = 1;
+    r.verify.detail += declared;
     correct = verify_passed(r.verify);
   });
   if (!correct) {
@@ -109,7 +118,15 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
 
   phase(hooks, Phase::measure, [&] {
     if (!hooks.measure(*run, *tensors, engine, r)) {
-      r.timing = engine.measure(*run, *tensors, options.measure);
+      MeasureOptions measure = options.measure;
+      const bool over_memory =
+          options.memory_limit_bytes > 0 && r.memory.peak_bytes > options.memory_limit_bytes;
+      if (over_memory) {
+        measure.rule.max_samples = std::min<int64_t>(measure.rule.max_samples, 10);
+        measure.rule.min_samples = std::min(measure.rule.min_samples, measure.rule.max_samples);
+      }
+      r.timing = engine.measure(*run, *tensors, measure);
+      if (over_memory) r.timing.stop_reason = "over_memory_limit";
     }
   });
 
@@ -126,8 +143,8 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
       }
       run->publish(stream, io);
       const auto c0 = std::chrono::steady_clock::now();
-      const VerifyResult check =
-          judge_rows(spec, engine.check_outputs(spec, *tensors, fill, options.verify, false));
+      const VerifyResult check = judge_rows(
+          spec, engine.check_outputs(spec, *tensors, fill, options.verify, false), bounds);
       if (t == 0) repeats = verify_repeats(options.verify, engine.kind(), seconds_since(c0));
       ++r.verify.launches_checked;
       if (!verify_passed(check)) {

@@ -184,6 +184,26 @@ TEST_F(PythonCli, UserFunctionFilesRunByName) {
   EXPECT_EQ(rows["py.user.wrong"].status, Status::incorrect) << rows["py.user.wrong"].reason;
 }
 
+// A quantized provider is judged against the bound it declares, said in its row; none above 10%.
+TEST_F(PythonCli, AQuantizedProviderIsJudgedAgainstItsDeclaredBound) {
+  REQUIRE_PYTHON();
+  const std::string file = kFiles + "/user_function.py";
+  auto rows = run("--py-provider " + file + ":quantized --py-provider " + file +
+                  ":overclaimed --providers py.user.quantized,py.user.overclaimed");
+  const Result& q = rows["py.user.quantized"];
+  EXPECT_EQ(q.status, Status::passed) << q.reason;
+  EXPECT_DOUBLE_EQ(q.verify.tolerance, 0.05);
+  EXPECT_NEAR(q.verify.rel_l2_err, 0.01, 1e-4);
+  EXPECT_NE(q.verify.detail.find("declared by the provider (test: every element off by 1%)"),
+            std::string::npos)
+      << q.verify.detail;
+  EXPECT_EQ(q.traits.quantization, "test: every element off by 1%");
+  EXPECT_DOUBLE_EQ(q.traits.output_tolerance, 0.05);
+  const Result& o = rows["py.user.overclaimed"];
+  EXPECT_EQ(o.status, Status::incorrect) << o.reason;
+  EXPECT_DOUBLE_EQ(o.verify.tolerance, 0.1);
+}
+
 TEST_F(PythonCli, ABrokenProviderFileIsAOneLineError) {
   REQUIRE_PYTHON();
   const Outcome o =

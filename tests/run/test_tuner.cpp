@@ -119,9 +119,17 @@ std::vector<int64_t> values(const TuneResult& r) {
 TEST(Tuner, FindsTheExactMemoryBoundary) {
   Curve c;
   c.bytes = [](int64_t b) { return 3 * kMiB + b * kMiB; };  // 20 MiB at batch 17
-  const TuneResult r = run_tune(c, quick({20 * kMiB, std::nullopt}));
+  TuneOptions o = quick({20 * kMiB, std::nullopt});
+  o.run.memory_limit_bytes = 20 * kMiB;  // what `attnprof tune --max-memory` sets
+  o.run.measure.rule.min_samples = 12;
+  const TuneResult r = run_tune(c, o);
   ASSERT_TRUE(r.largest.has_value()) << r.boundary;
   EXPECT_EQ(*r.largest, 17);
+  // Over the memory limit, the point cannot fit: sampled 10 times, not to convergence.
+  EXPECT_EQ(r.at(18)->result.timing.stop_reason, "over_memory_limit");
+  EXPECT_LE(r.at(18)->result.timing.samples, 10);
+  EXPECT_NE(r.at(17)->result.timing.stop_reason, "over_memory_limit");
+  EXPECT_GE(r.at(17)->result.timing.samples, 12);
   // Batches 1 and 2 put the line of peak memory through 20 MiB at 17: one point there, one above.
   EXPECT_EQ(values(r), (std::vector<int64_t>{1, 2, 17, 18}));
   EXPECT_EQ(r.at(17)->result.memory.peak_bytes, 20 * kMiB);

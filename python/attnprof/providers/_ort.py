@@ -1,6 +1,12 @@
-"""What the ONNX Runtime providers share: building a model from nodes, a session on the CPU
-execution provider, and a run whose inputs and output are bound to the harness's buffers with
-IOBinding (no copies: ORT reads Q, K, V where the harness put them and writes O there)."""
+"""What the ONNX Runtime providers share: building a model from nodes in the point's element
+type, a session on the CPU or the CUDA execution provider, and a run whose inputs and output are
+bound to the harness's buffers with IOBinding (no copies: ORT reads Q, K, V where the harness put
+them and writes O there).
+
+On the CUDA EP the session computes on the stream the instrument times (`user_compute_stream`),
+runs are not synchronized by ORT (the instrument times the stream), and the device memory ORT
+takes for itself (its arena, its cuBLAS/cuDNN workspaces) counts in the point's peak: the drop
+in the device's free memory from before the session to after the verified launch."""
 from __future__ import annotations
 
 from ..masks import numpy_mask
@@ -10,14 +16,24 @@ OPSET = 23  # the ONNX opset with the standard Attention operator
 IR_VERSION = 10  # what ONNX Runtime reads (onnx writes a newer one by default)
 
 
-def make_model(nodes, inputs, output, initializers=(), opsets=None):
-    """inputs: (name, shape) float32 tensors; output: (name, shape)."""
+def elem_type(dtype):
+    """The ONNX element type of the harness's tensors: fp32 on the host, the spec's on the GPU."""
+    from onnx import TensorProto
+
+    return {"fp32": TensorProto.FLOAT, "fp16": TensorProto.FLOAT16,
+            "bf16": TensorProto.BFLOAT16}[dtype]
+
+
+def make_model(nodes, inputs, output, initializers=(), opsets=None, elem=None):
+    """inputs: (name, shape) tensors of element type `elem` (float32 when None); output: (name,
+    shape)."""
     from onnx import TensorProto, helper
 
+    elem = TensorProto.FLOAT if elem is None else elem
     graph = helper.make_graph(
         nodes, "attention",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in inputs],
-        [helper.make_tensor_value_info(output[0], TensorProto.FLOAT, list(output[1]))],
+        [helper.make_tensor_value_info(n, elem, list(s)) for n, s in inputs],
+        [helper.make_tensor_value_info(output[0], elem, list(output[1]))],
         initializer=list(initializers))
     imports = [helper.make_opsetid("", OPSET)]
     for domain, version in (opsets or {}).items():
@@ -45,6 +61,18 @@ def tensor(name, array):
     return numpy_helper.from_array(np.ascontiguousarray(array), name)
 
 
+def float_constant(name, array, elem, nodes, inits):
+    """A float32 constant as an initializer, cast to `elem` in the graph where that differs (numpy
+    has no bfloat16); returns the name the graph reads it by."""
+    from onnx import TensorProto, helper
+
+    inits.append(tensor(name, array))
+    if elem == TensorProto.FLOAT:
+        return name
+    nodes.append(helper.make_node("Cast", [name], [name + "_cast"], to=elem))
+    return name + "_cast"
+
+
 def shape_of(spec, role):
     """The (batch, heads, len, dim) shape the harness stores q, k, v or o in (bhsd)."""
     heads = spec.q_heads if role in ("q", "o") else spec.kv_heads
@@ -53,33 +81,57 @@ def shape_of(spec, role):
     return (spec.batch, heads, length, dim)
 
 
+def _address(t):
+    return t.ctypes.data if hasattr(t, "ctypes") else t.data_ptr()
+
+
 class OrtRun(Run):
     """A session whose launches run it once over the bound harness buffers."""
 
-    def __init__(self, session, form, spec):
-        self.session, self.form, self.spec = session, form, spec
+    def __init__(self, session, provider, spec, free_before=None):
+        self.session, self.provider, self.spec = session, provider, spec
         self.bindings = {}
+        self.free_before = free_before  # CUDA: the device's free bytes before the session
+        self.options = None
+        if provider.ep == "cuda":
+            import onnxruntime as ort
+
+            self.options = ort.RunOptions()
+            # ORT would otherwise wait for the stream after each run: the instrument times it.
+            self.options.add_run_config_entry("disable_synchronize_execution_providers", "1")
 
     def _binding(self, io):
-        import numpy as np
-
-        key = io.q.ctypes.data
+        key = _address(io.q)
         if key not in self.bindings:
             b = self.session.io_binding()
+            device, index = ("cuda", io.q.device.index or 0) if self.provider.ep == "cuda" else (
+                "cpu", 0)
+            elem = elem_type(self.spec.dtype if self.provider.ep == "cuda" else "fp32")
             for name in ("q", "k", "v"):  # the harness's memory, in its layout
-                b.bind_input(name, "cpu", 0, np.float32, list(shape_of(self.spec, name)),
-                             io[name].ctypes.data)
-            b.bind_output("o", "cpu", 0, np.float32, list(shape_of(self.spec, "o")),
-                          io.o.ctypes.data)
+                b.bind_input(name, device, index, elem, list(shape_of(self.spec, name)),
+                             _address(io[name]))
+            b.bind_output("o", device, index, elem, list(shape_of(self.spec, "o")), _address(io.o))
             self.bindings[key] = b
         return self.bindings[key]
 
     def launch(self, io):
-        self.session.run_with_iobinding(self._binding(io))
+        self.session.run_with_iobinding(self._binding(io), self.options)
         return None  # ORT wrote the harness's O
 
+    def workspace_bytes(self):
+        if self.free_before is None:
+            return 0
+        import torch
+
+        return max(0, self.free_before - torch.cuda.mem_get_info()[0])
+
     def note(self):
-        return f"ONNX Runtime {self.form}, CPU execution provider, graph optimizations all"
+        p = self.provider
+        if p.ep == "cuda":
+            return (f"ONNX Runtime {p.form}, CUDA execution provider on the timed stream, graph "
+                    f"optimizations all, fused attention kernel chosen by ORT (sdpa_kernel "
+                    f"auto; the kernels are named), no TF32")
+        return f"ONNX Runtime {p.form}, CPU execution provider, graph optimizations all"
 
 
 class OrtProvider(Provider):
@@ -90,33 +142,103 @@ class OrtProvider(Provider):
     framework = "numpy"
     requires = ("onnxruntime", "onnx")
     form = ""  # which graph, in words (the row's note)
+    ep = "cpu"  # the execution provider: cpu or cuda
+    cuda_dtypes = ("fp16", "bf16", "fp32")  # what the CUDA EP runs the form in
 
-    def build(self, spec):
-        """The ONNX model of the point: inputs q, k, v and output o in the harness's shapes."""
+    def build(self, spec, elem):
+        """The ONNX model of the point: inputs q, k, v and output o in the harness's shapes, of
+        element type `elem`."""
         raise NotImplementedError
 
+    def availability(self):
+        if self.ep != "cuda":
+            return super().availability()
+        import importlib.util
+        import sys
+
+        why = []
+        if importlib.util.find_spec("onnxruntime") is None:
+            why.append(f"onnxruntime not importable in {sys.executable}")
+        else:
+            import onnxruntime as ort
+
+            if "CUDAExecutionProvider" not in ort.get_available_providers():
+                why.append(f"onnxruntime {ort.__version__} in {sys.executable} has no CUDA "
+                           f"execution provider (the onnxruntime-gpu wheel has it; "
+                           f"scripts/device/stage.sh carries it to a GPU machine)")
+        for module in ("onnx", "torch"):
+            if importlib.util.find_spec(module) is None:
+                why.append(f"{module} not importable in {sys.executable}")
+        return "; ".join(why) or None
+
     def supports(self, spec):
+        why = []
         if spec.layout != "bhsd":
-            return "bhsd tensors only (the graphs are built for that layout)"
-        return self.supports_bhsd(spec)
+            why.append("bhsd tensors only (the graphs are built for that layout)")
+        if self.ep == "cuda" and spec.dtype not in self.cuda_dtypes:
+            why.append(f"{spec.dtype} (this form runs {', '.join(self.cuda_dtypes)})")
+        form = self.supports_bhsd(spec)
+        if form:
+            why.append(form)
+        return "; ".join(why) or None
 
     def supports_bhsd(self, spec):
         return None
 
     def library_version(self):
-        from importlib import metadata
+        # The module's own: a staged onnxruntime-gpu ahead of an installed onnxruntime on the path
+        # leaves the package metadata of the other behind.
+        import onnxruntime as ort
 
-        return metadata.version("onnxruntime")
+        return ort.__version__
+
+    def fingerprint(self):
+        import onnx
+        import onnxruntime as ort
+
+        return {"onnxruntime": ort.__version__, "onnx": onnx.__version__}
 
     def prepare(self, spec, io):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = self.threads  # the engine's threads, as C++ providers use
+        free_before = None
+        if self.ep == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+            free_before = torch.cuda.mem_get_info()[0]
+            stream = torch.cuda.current_stream()  # the instrument's (the worker sets it)
+            providers = [("CUDAExecutionProvider", {
+                "device_id": str(io.q.device.index or 0),
+                "has_user_compute_stream": "1",
+                "user_compute_stream": str(stream.cuda_stream),
+                "use_tf32": "0",
+            })]
+            elem = elem_type(spec.dtype)
+        else:
+            options.intra_op_num_threads = self.threads  # the engine's threads, as C++ providers
+            providers = ["CPUExecutionProvider"]
+            elem = elem_type("fp32")
         try:
-            session = ort.InferenceSession(self.build(spec).SerializeToString(), options,
-                                           providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(self.build(spec, elem).SerializeToString(), options,
+                                           providers=providers)
         except Exception as e:  # ORT refusing the graph is its answer for this point
             raise NotSupported(f"ONNX Runtime refused the graph: {str(e).splitlines()[0]}") from e
-        return OrtRun(session, self.form, spec)
+        if self.ep == "cuda" and session.get_providers()[0] != "CUDAExecutionProvider":
+            raise NotSupported(f"ONNX Runtime placed the session on {session.get_providers()}")
+        return OrtRun(session, self, spec, free_before)
+
+
+def cuda_twin(cls, name, description):
+    """The same graph form on the CUDA execution provider (torch views of the device tensors)."""
+    return type(cls.__name__ + "Cuda", (cls,), {
+        "name": name,
+        "description": description,
+        "device": "cuda",
+        "framework": "torch",
+        "ep": "cuda",
+        "requires": ("onnxruntime", "onnx", "torch"),
+        "variant_of": "ort.cuda.naive_graph" if name != "ort.cuda.naive_graph" else "",
+    })()

@@ -1,14 +1,14 @@
 """ort.cpu.gqa: ONNX Runtime's contrib operator com.microsoft.GroupQueryAttention, the one LLM
 decoders export: grouped K/V heads, always causal (bottom-right), the keys before the last q_len
-ones passed as its past cache, a sliding window through `local_window_size`; CPU execution
-provider."""
+ones passed as its past cache, a sliding window through `local_window_size`; the CPU (ort.cpu.gqa)
+or CUDA (ort.cuda.gqa) execution provider."""
 from __future__ import annotations
 
 from ..masks import has_empty_rows
-from ._ort import OrtProvider, make_model, shape_of, tensor
+from ._ort import OrtProvider, cuda_twin, make_model, shape_of, tensor
 
 
-def gqa_graph(spec):
+def gqa_graph(spec, elem):
     import numpy as np
     from onnx import helper
 
@@ -46,7 +46,7 @@ def gqa_graph(spec):
     ]
     graph_inputs = [(n, shape_of(spec, n)) for n in ("q", "k", "v")]
     return make_model(nodes, graph_inputs, ("o", shape_of(spec, "o")), inits,
-                      opsets={"com.microsoft": 1})
+                      opsets={"com.microsoft": 1}, elem=elem)
 
 
 class OrtGqa(OrtProvider):
@@ -72,8 +72,12 @@ class OrtGqa(OrtProvider):
             why.append("queries that see no key")
         return "; ".join(why) or None
 
-    def build(self, spec):
-        return gqa_graph(spec)
+    def build(self, spec, elem):
+        return gqa_graph(spec, elem)
 
 
-PROVIDERS = [OrtGqa()]
+PROVIDERS = [
+    OrtGqa(),
+    cuda_twin(OrtGqa, "ort.cuda.gqa",
+              "ONNX Runtime (CUDA EP) running com.microsoft.GroupQueryAttention (past cache)"),
+]

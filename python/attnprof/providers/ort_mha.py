@@ -1,13 +1,13 @@
 """ort.cpu.mha: ONNX Runtime's contrib operator com.microsoft.MultiHeadAttention on (batch, seq,
 heads x dim) inputs (Transposes in the graph from the harness's bhsd tensors), masks through an
-additive `attention_bias`; the CPU execution provider."""
+additive `attention_bias`; the CPU (ort.cpu.mha) or CUDA (ort.cuda.mha) execution provider."""
 from __future__ import annotations
 
 from ..masks import has_empty_rows
-from ._ort import OrtProvider, additive_mask, make_model, shape_of, tensor
+from ._ort import OrtProvider, additive_mask, cuda_twin, float_constant, make_model, shape_of, tensor
 
 
-def mha_graph(spec):
+def mha_graph(spec, elem):
     import numpy as np
     from onnx import helper
 
@@ -23,8 +23,7 @@ def mha_graph(spec):
     inputs = [names["q"], names["k"], names["v"], "", ""]  # no bias, no key padding mask
     bias = additive_mask(spec, (1, 1, spec.q_len, spec.kv_len))
     if bias is not None:
-        inits.append(tensor("attention_bias", bias))
-        inputs.append("attention_bias")
+        inputs.append(float_constant("attention_bias", bias, elem, nodes, inits))
     else:
         inputs = inputs[:3]
     nodes.append(helper.make_node("MultiHeadAttention", inputs, ["o3"], domain="com.microsoft",
@@ -34,7 +33,7 @@ def mha_graph(spec):
               helper.make_node("Transpose", ["o_bshd"], ["o"], perm=[0, 2, 1, 3])]
     graph_inputs = [(n, shape_of(spec, n)) for n in ("q", "k", "v")]
     return make_model(nodes, graph_inputs, ("o", shape_of(spec, "o")), inits,
-                      opsets={"com.microsoft": 1})
+                      opsets={"com.microsoft": 1}, elem=elem)
 
 
 class OrtMha(OrtProvider):
@@ -52,8 +51,12 @@ class OrtMha(OrtProvider):
             why.append("queries that see no key")
         return "; ".join(why) or None
 
-    def build(self, spec):
-        return mha_graph(spec)
+    def build(self, spec, elem):
+        return mha_graph(spec, elem)
 
 
-PROVIDERS = [OrtMha()]
+PROVIDERS = [
+    OrtMha(),
+    cuda_twin(OrtMha, "ort.cuda.mha",
+              "ONNX Runtime (CUDA EP) running com.microsoft.MultiHeadAttention"),
+]
