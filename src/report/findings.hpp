@@ -77,6 +77,9 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
 void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding>& out);
 void add_status_findings(const std::vector<Result>& results, std::vector<Finding>& out);
 
+// The kernel a row spent the most time in (its CUPTI records), "" when none was recorded.
+std::string main_kernel(const Result& r);
+
 // Which SDPA backend a kernel name belongs to: "flash", "efficient", "cudnn" or "math".
 std::string sdpa_backend_of_kernel(const std::string& kernel_name);
 // The traits a provider's rows declare (the first row's), null when no row names it.

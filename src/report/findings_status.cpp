@@ -29,7 +29,8 @@ std::string plural(int64_t n, const char* word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-// The kernel a row spent the most time in, "" when none was recorded.
+}  // namespace
+
 std::string main_kernel(const Result& r) {
   const KernelRecord* best = nullptr;
   for (const KernelRecord& k : r.kernels) {
@@ -37,8 +38,6 @@ std::string main_kernel(const Result& r) {
   }
   return best ? best->name : "";
 }
-
-}  // namespace
 
 namespace {
 

@@ -352,13 +352,21 @@ void variants(const std::vector<Result>& rows, std::vector<Finding>& out) {
     if (ratios.empty()) continue;
     const Spread s = spread(ratios);
     std::string text = fmt::format(
-        "Forms of one library: {} takes {} the time of {} (geomean over {} shared shapes{})",
-        code(v), times(s.geomean), code(t->variant_of), s.n,
+        "Forms of one library: {} takes {} the time of {} (geomean over {} shared shape{}{})",
+        code(v), times(s.geomean), code(t->variant_of), s.n, s.n == 1 ? "" : "s",
         spans(s) ? fmt::format(", {}", range_of(s)) : "");
     const auto [vr, br] = largest;
     text += fmt::format("; at the largest, {}, {} against {}", vr->spec.label(),
                         format_duration_us(vr->timing.median_us),
                         format_duration_us(br->timing.median_us));
+    // What each form ended in there: the kernel it spent the most time in.
+    const std::string vk = main_kernel(*vr), bk = main_kernel(*br);
+    if (!vk.empty() && !bk.empty() && vk != bk) {
+      text += fmt::format(", mostly in {} against {}", code(truncate_to_width(one_line(vk), 70)),
+                          code(truncate_to_width(one_line(bk), 70)));
+    } else if (!vk.empty() && vk == bk) {
+      text += fmt::format(", both mostly in {}", code(truncate_to_width(one_line(vk), 70)));
+    }
     out.push_back({"variant", text + "."});
   }
 }
