@@ -15,7 +15,8 @@
 #             with ATTNPROF_RESUME_DIR (a folder of the working tree holding an earlier call's
 #             P.jsonl), that journal is continued with --resume: one run of the same bundle
 #             spread over calls, each point measured once
-#   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset)
+#   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset);
+#             grid2 the same with ATTNPROF_GRID2_ARGS into $OUT/grid2.jsonl
 #   coldhot   cold against hot timing of short kernels (ATTNPROF_COLDHOT_PROVIDERS, default
 #             cudnn.sdpa,cuda.naive) at B 1, H 12, D 64, N 256 and 512, fp16: $OUT/coldhot.jsonl
 #   ncu       the engine's target against Nsight Compute, per clock policy: each provider of
@@ -131,8 +132,10 @@ for s in $steps; do
           "${resume[@]}" ${ATTNPROF_RUN_ARGS:-}
       done
       ;;
-    grid)
-      step grid "$pkg/bin/attnprof" run ${ATTNPROF_GRID_ARGS:-} --out "$out/grid.jsonl"
+    grid | grid2)
+      args=${ATTNPROF_GRID_ARGS:-}
+      [[ $s == grid2 ]] && args=${ATTNPROF_GRID2_ARGS:-}
+      step "$s" "$pkg/bin/attnprof" run $args --out "$out/$s.jsonl"
       ;;
     coldhot)
       point=(--providers "${ATTNPROF_COLDHOT_PROVIDERS:-cudnn.sdpa,cuda.naive}" --batch 1
@@ -212,7 +215,7 @@ for s in $steps; do
       ;;
     *)
       echo "h200.sh: unknown step '$s' (tests, peaks, torch, sanitize, bench, grid, coldhot, ncu,"
-      echo "  autopeaks, tune, report, stage, pystream, ort)"
+      echo "  autopeaks, tune, report, stage, pystream, ort, grid2)"
       status=1
       ;;
   esac
