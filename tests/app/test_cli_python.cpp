@@ -146,6 +146,20 @@ TEST_F(PythonCli, OnnxRuntimeGraphFormsPassOnTheCpu) {
   const std::vector<Result> mha = read_journal(out).rows;
   ASSERT_EQ(mha.size(), 1u);
   EXPECT_EQ(mha[0].status, Status::passed) << mha[0].reason;
+  // What ORT holds in its own arena counts: the exported graph keeps at least one 4 x 1024 x 1024
+  // fp32 score matrix (16 MiB) there.
+  const fs::path big = dir_ / "naive.jsonl";
+  const Outcome n = run_cli(
+      "run --providers ort.cpu.naive_graph --device cpu --heads 4 --seq 1024 --head-dim 64 "
+      "--dtype fp32 --min-time 1ms --min-samples 3 --no-trace --no-history --out " +
+      big.string());
+  ASSERT_TRUE(fs::exists(big)) << n.err;
+  const std::vector<Result> naive = read_journal(big).rows;
+  ASSERT_EQ(naive.size(), 1u);
+  EXPECT_EQ(naive[0].status, Status::passed) << naive[0].reason;
+  EXPECT_GE(naive[0].memory.peak_bytes - naive[0].memory.analytic_bytes, int64_t{16} << 20);
+  EXPECT_NE(naive[0].provider_note.find("resident memory"), std::string::npos)
+      << naive[0].provider_note;
 }
 
 TEST_F(PythonCli, EveryFaultEndsItsOwnPointOnly) {

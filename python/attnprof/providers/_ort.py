@@ -6,7 +6,10 @@ them and writes O there).
 On the CUDA EP the session computes on the stream the instrument times (`user_compute_stream`),
 runs are not synchronized by ORT (the instrument times the stream), and the device memory ORT
 takes for itself (its arena, its cuBLAS/cuDNN workspaces) counts in the point's peak: the drop
-in the device's free memory from before the session to after the verified launch."""
+in the device's free memory from before the session to after the verified launch. On the CPU EP
+what ORT holds (its arena: tracemalloc, which counts numpy's buffers, does not see it) counts the
+same way: the growth of the process's resident memory from before the session to after its first
+run (ORT's arena keeps what a run took)."""
 from __future__ import annotations
 
 from ..masks import numpy_mask
@@ -85,13 +88,26 @@ def _address(t):
     return t.ctypes.data if hasattr(t, "ctypes") else t.data_ptr()
 
 
+def resident_bytes():
+    """The process's resident memory now (Linux /proc; 0 where there is none)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 class OrtRun(Run):
     """A session whose launches run it once over the bound harness buffers."""
 
-    def __init__(self, session, provider, spec, free_before=None):
+    def __init__(self, session, provider, spec, free_before=None, resident_before=None):
         self.session, self.provider, self.spec = session, provider, spec
         self.bindings = {}
         self.free_before = free_before  # CUDA: the device's free bytes before the session
+        self.resident_before = resident_before  # CPU: the process's resident bytes before it
+        self.resident_after = None  # and after the first (verified) run, before any check
         self.options = None
         if provider.ep == "cuda":
             import onnxruntime as ort
@@ -116,9 +132,15 @@ class OrtRun(Run):
 
     def launch(self, io):
         self.session.run_with_iobinding(self._binding(io), self.options)
+        if self.resident_before is not None and self.resident_after is None:
+            # ORT's arena keeps what the run took; read before the instrument's host check
+            # allocates its own buffers in this process.
+            self.resident_after = resident_bytes()
         return None  # ORT wrote the harness's O
 
     def workspace_bytes(self):
+        if self.resident_before is not None:
+            return max(0, (self.resident_after or self.resident_before) - self.resident_before)
         if self.free_before is None:
             return 0
         import torch
@@ -131,7 +153,9 @@ class OrtRun(Run):
             return (f"ONNX Runtime {p.form}, CUDA execution provider on the timed stream, graph "
                     f"optimizations all, fused attention kernel chosen by ORT (sdpa_kernel "
                     f"auto; the kernels are named), no TF32")
-        return f"ONNX Runtime {p.form}, CPU execution provider, graph optimizations all"
+        return (f"ONNX Runtime {p.form}, CPU execution provider, graph optimizations all; ORT's "
+                f"own memory counted as the growth of resident memory over the session's creation "
+                f"and first run")
 
 
 class OrtProvider(Provider):
@@ -203,7 +227,7 @@ class OrtProvider(Provider):
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        free_before = None
+        free_before = resident_before = None
         if self.ep == "cuda":
             import torch
 
@@ -221,6 +245,7 @@ class OrtProvider(Provider):
             options.intra_op_num_threads = self.threads  # the engine's threads, as C++ providers
             providers = ["CPUExecutionProvider"]
             elem = elem_type("fp32")
+            resident_before = resident_bytes()
         try:
             session = ort.InferenceSession(self.build(spec, elem).SerializeToString(), options,
                                            providers=providers)
@@ -228,7 +253,7 @@ class OrtProvider(Provider):
             raise NotSupported(f"ONNX Runtime refused the graph: {str(e).splitlines()[0]}") from e
         if self.ep == "cuda" and session.get_providers()[0] != "CUDAExecutionProvider":
             raise NotSupported(f"ONNX Runtime placed the session on {session.get_providers()}")
-        return OrtRun(session, self, spec, free_before)
+        return OrtRun(session, self, spec, free_before, resident_before)
 
 
 def cuda_twin(cls, name, description):
