@@ -53,10 +53,12 @@ def io_struct(tensors):
 
 
 def kernel_streams(trace_path):
+    """(name, CUPTI stream id, start us, end us) of every kernel, in start order."""
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
-    return [(e["name"], e["args"].get("stream")) for e in events
-            if e.get("cat") == "kernel" and "args" in e]
+    out = [(e["name"], e["args"].get("stream"), float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+           for e in events if e.get("cat") == "kernel" and "args" in e]
+    return sorted(out, key=lambda k: k[2])
 
 
 def check(host, index, provider, timed):
@@ -77,6 +79,7 @@ def check(host, index, provider, timed):
     host.bind(handle, sets, 1)
     host.launch(handle, 0, pointer)  # once untraced: lazy initialization
     torch.cuda.synchronize()
+    own = getattr(provider, "own_streams", False)
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
@@ -85,7 +88,13 @@ def check(host, index, provider, timed):
             torch.cuda.synchronize()
             torch.ones(1, device="cuda")  # one on the default stream
             torch.cuda.synchronize()
+            if own:  # what the launch must wait for, and what must wait for the launch
+                with torch.cuda.stream(timed):
+                    torch.cuda._sleep(20_000_000)
             host.launch(handle, 0, pointer)
+            if own:
+                with torch.cuda.stream(timed):
+                    after = torch.ones(1, device="cuda")
             torch.cuda.synchronize()
         prof.export_chrome_trace(trace)
         kernels = kernel_streams(trace)
@@ -93,19 +102,42 @@ def check(host, index, provider, timed):
     torch.cuda.synchronize()
     host.release(handle)
     del marker
-    if len(kernels) < 3:
+    if len(kernels) < 3 and not own:
         return f"FAILED: {len(kernels)} kernels traced, at least 3 expected"
     timed_id, default_id = kernels[0][1], kernels[1][1]
     launched = kernels[2:]
-    elsewhere = [(n, st) for n, st in launched if st != timed_id]
     if timed_id == default_id:
         return f"FAILED: the timed stream and the default stream share CUPTI id {timed_id}"
+    if own:
+        return check_ordered(kernels[2:], timed_id, tensors)
+    elsewhere = [(n, st) for n, st, _, _ in launched if st != timed_id]
     if elsewhere:
         return (f"FAILED: {len(elsewhere)} of {len(launched)} kernels off the timed stream "
                 f"{timed_id}: {elsewhere[:3]}")
     if not torch.isfinite(tensors["o"].float()).all():
         return "FAILED: the output was not written"
+    if not launched:
+        return "FAILED: no kernel ran"
     return f"ok ({len(launched)} kernels on stream {timed_id}: {launched[0][0][:60]})"
+
+
+def check_ordered(kernels, timed_id, tensors):
+    """A provider on streams of its own: its kernels start after the spin on the timed stream
+    ends and end before the timed stream's next kernel starts."""
+    on_timed = [k for k in kernels if k[1] == timed_id]
+    theirs = [k for k in kernels if k[1] != timed_id]
+    if len(on_timed) < 2 or not theirs:
+        return f"FAILED: {len(on_timed)} timed-stream and {len(theirs)} provider kernels traced"
+    spin, after = on_timed[0], on_timed[-1]
+    early = [k[0][:50] for k in theirs if k[2] < spin[3]]
+    late = [k[0][:50] for k in theirs if k[3] > after[2]]
+    if early or late:
+        return (f"FAILED: kernels before the timed stream's spin ended {early[:2]} or after its "
+                f"next kernel began {late[:2]}")
+    if not torch.isfinite(tensors["o"].float()).all():
+        return "FAILED: the output was not written"
+    return (f"ok ({len(theirs)} kernels on its own streams, all inside the timed stream's window: "
+            f"{theirs[0][0][:50]})")
 
 
 def main(names):
