@@ -76,6 +76,16 @@ std::vector<std::unique_ptr<Provider>> build_table() {
       "not built: xFormers is not installed and no adapter links it; xFormers 0.0.35 (PyPI) runs "
       "its memory-efficient op as ATen's _efficient_attention_forward, the kernel "
       "torch.sdpa.efficient measures"));
+  // Tried on the H200 (2026-12-01, bench/results/h200/2026-12-01-tune-ort, call 6).
+  t.push_back(make_unbuilt(
+      library_traits("fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4"),
+      "not built: flash-attn-4 4.0.0b36 was staged to the H200 with nvidia-cutlass-dsl 4.8.1 and "
+      "did not import (those wheels carry no cutlass.cute package); no adapter kept for a library "
+      "that has not run"));
+  t.push_back(make_unbuilt(
+      library_traits("flashinfer", "FlashInfer's prefill and decode kernels", "FlashInfer"),
+      "not built: flashinfer-python (62 MB and more, kernels compiled at run time) is not on the "
+      "GPU machine and was not staged; no adapter for a library that has not run"));
   t.push_back(make_unbuilt(
       library_traits("trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT"),
       "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "
