@@ -54,6 +54,11 @@ struct RowIndex {
   int64_t b = 0, h = 0, i = 0;
   bool operator==(const RowIndex&) const = default;
 };
+// Its flat index over the query rows, (b * q_heads + h) * q_len + i: RowCheck::row of O and dQ,
+// and the LSE's element.
+inline int64_t flat_row(const Spec& spec, const RowIndex& r) {
+  return (r.b * spec.q_heads + r.h) * spec.q_len + r.i;
+}
 
 // The rows a host check compares: every row within options.full_check_flops (or with
 // options.full); beyond it, in every (batch, head), the first and last row of every query tile of

@@ -128,7 +128,7 @@ std::string missing_rows(const Spec& s, const HostOutputs& out, const std::vecto
   for (const RowIndex& r : rows) {
     if (lacks(TensorRole::o, sh.o, r.b, r.h, r.i)) return said(TensorRole::o, r.b, r.h, r.i);
     if (lacks(TensorRole::dq, sh.q, r.b, r.h, r.i)) return said(TensorRole::dq, r.b, r.h, r.i);
-    if (!out.lse.empty() && !out.row(TensorRole::lse, (r.b * s.q_heads + r.h) * s.q_len + r.i))
+    if (!out.lse.empty() && !out.row(TensorRole::lse, flat_row(s, r)))
       return said(TensorRole::lse, r.b, r.h, r.i);
   }
   for (int64_t g : groups) {
@@ -243,7 +243,7 @@ void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& o
           mine.o.push_back(c);
         }
         if (!out.lse.empty()) {
-          const int64_t row = (b * spec.q_heads + h) * spec.q_len + i;
+          const int64_t row = flat_row(spec, {b, h, i});
           const float* got = out.row(TensorRole::lse, row);
           mine.lse.emplace_back(row, got ? lse_error(*got, ref.lse[size_t(t)]) : kInf);
         }

@@ -375,7 +375,7 @@ HostOutputs partial_copy(const Spec& s, const HostOutputs& full, const std::vect
   };
   for (auto r = rows.rbegin(); r != rows.rend(); ++r) {
     take(TensorRole::o, flat_index(s, r->b, r->h, r->i, 0, s.q_heads, s.q_len, s.dv()), s.dv());
-    take(TensorRole::lse, (r->b * s.q_heads + r->h) * s.q_len + r->i, 1);
+    take(TensorRole::lse, flat_row(s, *r), 1);
     take(TensorRole::dq, flat_index(s, r->b, r->h, r->i, 0, s.q_heads, s.q_len, s.head_dim),
          s.head_dim);
   }

@@ -286,7 +286,7 @@ TEST(DeviceVerify, TheVerdictsRowsGiveTheVerdictOfEveryRow) {
       const RowChecks all = cuda::check_on_device(s, pt.io(), stream, {.all = true, .keep = {}});
       const std::vector<RowIndex> cross = cross_check_rows(s, 9);
       cuda::DeviceRows back{.all = false, .keep = {}};
-      for (const RowIndex& r : cross) back.keep.push_back((r.b * s.q_heads + r.h) * s.q_len + r.i);
+      for (const RowIndex& r : cross) back.keep.push_back(flat_row(s, r));
       const RowChecks picked = cuda::check_on_device(s, pt.io(), stream, back);
       expect_same_verdict(judge_rows(s, picked), judge_rows(s, all), label);
       EXPECT_LE(picked.o.size(), back.keep.size() + 2) << label;

@@ -126,7 +126,7 @@ RowChecks CudaEngine::check_outputs(const Spec& spec, PointTensors& tensors, con
   if (!cross_check) return check_on_device(spec, tensors.io(), stream_, {.all = false, .keep = {}});
   const std::vector<RowIndex> rows = cross_check_rows(spec, fill.seed);
   DeviceRows back{.all = false, .keep = {}};
-  for (const RowIndex& r : rows) back.keep.push_back((r.b * spec.q_heads + r.h) * spec.q_len + r.i);
+  for (const RowIndex& r : rows) back.keep.push_back(flat_row(spec, r));
   RowChecks device = check_on_device(spec, tensors.io(), stream_, back);
   constexpr double kGroupCrossCheckWork = double(1ull << 27);
   const double group_work = double(spec.group_size()) * double(spec.q_len) * double(spec.kv_len) *
