@@ -23,6 +23,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -485,9 +486,11 @@ DeviceRowSums to_host(const RowSums& s, int64_t rows, cudaStream_t stream) {
 }
 
 DeviceRowSums gather(const RowSums& s, const std::vector<int64_t>& rows, cudaStream_t stream) {
-  return {gather_rows(s.err2, rows, stream), gather_rows(s.ref2, rows, stream),
-          gather_rows(s.max_abs, rows, stream),
-          s.floor ? gather_rows(s.floor, rows, stream) : std::vector<double>{}};
+  std::vector<const double*> srcs = {s.err2, s.ref2, s.max_abs};
+  if (s.floor) srcs.push_back(s.floor);
+  std::vector<std::vector<double>> got = gather_rows(srcs, rows, stream);
+  got.resize(4);  // no floor: empty
+  return {std::move(got[0]), std::move(got[1]), std::move(got[2]), std::move(got[3])};
 }
 
 // `keep` and the picked rows (-1: none) within [0, rows), sorted and unique.
@@ -599,7 +602,7 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
     }
     if (lse) {
       out.lse_rows = with_picks(rows.keep, {p.worst_lse}, q_rows);
-      out.lse_err = gather_rows(fa.lse_err, out.lse_rows, stream);
+      out.lse_err = std::move(gather_rows({fa.lse_err}, out.lse_rows, stream)[0]);
     }
   }
   if (grads) {

@@ -120,22 +120,27 @@ ForwardPicks pick_forward_rows(const ForwardSums& sums, int64_t rows, cudaStream
   return out;
 }
 
-std::vector<double> gather_rows(const double* src, const std::vector<int64_t>& rows,
-                                cudaStream_t stream) {
-  std::vector<double> out(rows.size());
-  if (rows.empty()) return out;
-  const int64_t n = int64_t(rows.size());
-  DeviceBuffer buf(n * int64_t(sizeof(int64_t) + sizeof(double)), nullptr);
+std::vector<std::vector<double>> gather_rows(const std::vector<const double*>& srcs,
+                                             const std::vector<int64_t>& rows,
+                                             cudaStream_t stream) {
+  const int64_t n = int64_t(rows.size()), k = int64_t(srcs.size());
+  std::vector<std::vector<double>> out(srcs.size(), std::vector<double>(rows.size()));
+  if (n == 0 || k == 0) return out;
+  DeviceBuffer buf(n * int64_t(sizeof(int64_t)) + k * n * int64_t(sizeof(double)), nullptr);
   auto* idx = buf.as<int64_t>();
   auto* vals = reinterpret_cast<double*>(idx + n);
   ATTNPROF_CUDA(cudaMemcpyAsync(idx, rows.data(), size_t(n) * sizeof(int64_t),
                                 cudaMemcpyHostToDevice, stream));
-  gather_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, idx, vals,
-                                                                                   n);
-  ATTNPROF_CUDA(cudaGetLastError());
-  ATTNPROF_CUDA(cudaMemcpyAsync(out.data(), vals, size_t(n) * sizeof(double),
+  for (int64_t s = 0; s < k; ++s) {
+    gather_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        srcs[size_t(s)], idx, vals + s * n, n);
+    ATTNPROF_CUDA(cudaGetLastError());
+  }
+  std::vector<double> all(size_t(k * n));
+  ATTNPROF_CUDA(cudaMemcpyAsync(all.data(), vals, all.size() * sizeof(double),
                                 cudaMemcpyDeviceToHost, stream));
   ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  for (int64_t s = 0; s < k; ++s) std::copy_n(all.begin() + s * n, n, out[size_t(s)].begin());
   return out;
 }
 

@@ -31,8 +31,9 @@ struct ForwardPicks {
 };
 ForwardPicks pick_forward_rows(const ForwardSums& sums, int64_t rows, cudaStream_t stream);
 
-// src[rows[t]] for every t, copied to the host (rows sorted or not, each in [0, n)). Synchronous.
-std::vector<double> gather_rows(const double* src, const std::vector<int64_t>& rows,
-                                cudaStream_t stream);
+// srcs[k][rows[t]] for every source k and row t, copied to the host as out[k][t] (rows sorted or
+// not, each within every source): the rows travel to the device once. Synchronous.
+std::vector<std::vector<double>> gather_rows(const std::vector<const double*>& srcs,
+                                             const std::vector<int64_t>& rows, cudaStream_t stream);
 
 }  // namespace attnprof::cuda
