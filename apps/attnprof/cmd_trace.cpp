@@ -78,19 +78,20 @@ std::string self_exe() {
 // The child's command line: this binary, `trace`, the point and the provider, --ncu-target.
 std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s,
                                          const std::string& provider) {
-  return {self_exe(),    "trace",
-          "--batch",     std::to_string(s.batch),
-          "--heads",     std::to_string(s.q_heads),
-          "--kv-heads",  std::to_string(s.kv_heads),
-          "--seq",       std::to_string(s.q_len),
-          "--kv-seq",    std::to_string(s.kv_len),
-          "--head-dim",  std::to_string(s.head_dim),
-          "--dtype",     std::string(to_string(s.dtype)),
-          "--mask",      to_string(s.mask),
-          "--mode",      std::string(to_string(s.mode)),
-          "--providers", provider,
-          "--seed",      std::to_string(o.seed),
-          "--warmup",    std::to_string(o.warmup),
+  return {self_exe(),     "trace",
+          "--batch",      std::to_string(s.batch),
+          "--heads",      std::to_string(s.q_heads),
+          "--kv-heads",   std::to_string(s.kv_heads),
+          "--seq",        std::to_string(s.q_len),
+          "--kv-seq",     std::to_string(s.kv_len),
+          "--head-dim",   std::to_string(s.head_dim),
+          "--v-head-dim", std::to_string(s.dv()),
+          "--dtype",      std::string(to_string(s.dtype)),
+          "--mask",       to_string(s.mask),
+          "--mode",       std::string(to_string(s.mode)),
+          "--providers",  provider,
+          "--seed",       std::to_string(o.seed),
+          "--warmup",     std::to_string(o.warmup),
           "--ncu-target"};
 }
 

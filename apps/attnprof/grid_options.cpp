@@ -53,7 +53,9 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--kv-heads", o.kv_heads, "KV heads (must divide query heads; default: same)");
   sub->add_option("--seq", o.seq, "Query lengths (and KV lengths unless --kv-seq; default 1024)");
   sub->add_option("--kv-seq", o.kv_seq, "KV lengths, crossed with --seq");
-  sub->add_option("--head-dim", o.head_dim, "Head dims (default 64)");
+  sub->add_option("--head-dim", o.head_dim, "Head dims of Q and K (default 64)");
+  sub->add_option("--v-head-dim", o.v_head_dim,
+                  "Head dims of V and O (default: the head dim; MLA prefill: 192 with 128)");
   sub->add_option("--dtype", o.dtype, "fp32, fp16, bf16 (comma list; default fp16)");
   sub->add_option("--mask", o.mask, "none, causal, causal-br, window:W (comma list)");
   sub->add_option("--mode", o.mode, "fwd, bwd, fwd_bwd (comma list)");
@@ -65,6 +67,7 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
     ax.heads = {m.heads};
     ax.kv_heads = {m.kv_heads};
     ax.head_dim = {m.head_dim};
+    ax.v_head_dim = {m.v_head_dim};
     ax.model_dim.reset();
   }
   if (!o.batch.empty()) {
@@ -79,6 +82,7 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
   if (!o.seq.empty()) ax.seq = int_option(o.seq, "--seq");
   if (!o.kv_seq.empty()) ax.kv_seq = int_option(o.kv_seq, "--kv-seq");
   if (!o.head_dim.empty()) ax.head_dim = int_option(o.head_dim, "--head-dim");
+  if (!o.v_head_dim.empty()) ax.v_head_dim = int_option(o.v_head_dim, "--v-head-dim");
   if (!o.tokens.empty()) ax.tokens = int_option(o.tokens, "--tokens").at(0);
   if (!o.model_dim.empty()) ax.model_dim = int_option(o.model_dim, "--model-dim").at(0);
   if (!o.dtype.empty())
@@ -89,8 +93,9 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
 
 bool any_grid_option(const GridCliOptions& o) {
   return !(o.model.empty() && o.batch.empty() && o.heads.empty() && o.kv_heads.empty() &&
-           o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.tokens.empty() &&
-           o.model_dim.empty() && o.dtype.empty() && o.mask.empty() && o.mode.empty());
+           o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.v_head_dim.empty() &&
+           o.tokens.empty() && o.model_dim.empty() && o.dtype.empty() && o.mask.empty() &&
+           o.mode.empty());
 }
 
 std::vector<Spec> grid_points(const GridCliOptions& o) {

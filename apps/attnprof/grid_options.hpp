@@ -14,11 +14,12 @@ namespace attnprof::cli {
 
 struct GridCliOptions {
   std::string model;
-  std::string batch, heads, kv_heads, seq, kv_seq, head_dim, tokens, model_dim;
+  std::string batch, heads, kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim;
   std::string dtype, mask, mode;
 };
 
-// Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --dtype, --mask, --mode
+// Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --v-head-dim, --dtype,
+// --mask, --mode
 // and, when `with_batch`, --batch, --tokens and --model-dim.
 void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch);
 

@@ -25,6 +25,7 @@ struct GridAxes {
   std::vector<int64_t> seq{1024};
   std::vector<int64_t> kv_seq;
   std::vector<int64_t> head_dim{64};
+  std::vector<int64_t> v_head_dim;  // empty: same as head_dim (MLA: 128 for a 192 head dim)
   std::vector<DType> dtype{DType::fp16};
   std::vector<Mask> mask{Mask{}};
   std::vector<Mode> mode{Mode::fwd};
@@ -34,7 +35,8 @@ struct GridAxes {
   std::optional<int64_t> model_dim;
 };
 
-// Cartesian product in a stable order (mode, dtype, mask, head_dim, heads, batch, seq).
+// Cartesian product in a stable order (mode, dtype, mask, head_dim, v_head_dim, heads, batch,
+// seq).
 std::vector<Spec> expand(const GridAxes& axes);
 
 // A preset: one or more series (e.g. seed-000 has the MHA sweep and a GQA point).
@@ -61,6 +63,7 @@ Preset parse_preset(std::string_view toml_text, std::string_view name,
 struct ModelShape {
   std::string name;
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t v_head_dim = 0;  // 0: same as head_dim
 };
 std::vector<ModelShape> model_shapes();
 ModelShape find_model(std::string_view name);  // throws with the known names

@@ -102,33 +102,37 @@ std::vector<Spec> expand(const GridAxes& ax) {
   for (Mode mode : ax.mode)
     for (DType dtype : ax.dtype)
       for (const Mask& mask : ax.mask)
-        for (int64_t d : ax.head_dim) {
-          std::vector<int64_t> heads = ax.heads;
-          if (ax.model_dim) heads = {d > 0 ? *ax.model_dim / d : 0};
-          for (int64_t h : heads) {
-            std::vector<int64_t> kvh = ax.kv_heads.empty() ? std::vector<int64_t>{h} : ax.kv_heads;
-            for (int64_t hk : kvh)
-              for (int64_t n : ax.seq) {
-                std::vector<int64_t> kvs = ax.kv_seq.empty() ? std::vector<int64_t>{n} : ax.kv_seq;
-                std::vector<int64_t> batches = ax.batch;
-                if (ax.tokens) batches = {n > 0 ? std::max<int64_t>(*ax.tokens / n, 1) : 0};
-                for (int64_t b : batches)
-                  for (int64_t nk : kvs) {
-                    Spec s;
-                    s.batch = b;
-                    s.q_heads = h;
-                    s.kv_heads = hk;
-                    s.q_len = n;
-                    s.kv_len = nk;
-                    s.head_dim = d;
-                    s.dtype = dtype;
-                    s.mask = mask;
-                    s.mode = mode;
-                    specs.push_back(s);
-                  }
-              }
+        for (int64_t d : ax.head_dim)
+          for (int64_t dv : ax.v_head_dim.empty() ? std::vector<int64_t>{0} : ax.v_head_dim) {
+            std::vector<int64_t> heads = ax.heads;
+            if (ax.model_dim) heads = {d > 0 ? *ax.model_dim / d : 0};
+            for (int64_t h : heads) {
+              std::vector<int64_t> kvh =
+                  ax.kv_heads.empty() ? std::vector<int64_t>{h} : ax.kv_heads;
+              for (int64_t hk : kvh)
+                for (int64_t n : ax.seq) {
+                  std::vector<int64_t> kvs =
+                      ax.kv_seq.empty() ? std::vector<int64_t>{n} : ax.kv_seq;
+                  std::vector<int64_t> batches = ax.batch;
+                  if (ax.tokens) batches = {n > 0 ? std::max<int64_t>(*ax.tokens / n, 1) : 0};
+                  for (int64_t b : batches)
+                    for (int64_t nk : kvs) {
+                      Spec s;
+                      s.batch = b;
+                      s.q_heads = h;
+                      s.kv_heads = hk;
+                      s.q_len = n;
+                      s.kv_len = nk;
+                      s.head_dim = d;
+                      s.v_head_dim = dv == d ? 0 : dv;
+                      s.dtype = dtype;
+                      s.mask = mask;
+                      s.mode = mode;
+                      specs.push_back(s);
+                    }
+                }
+            }
           }
-        }
   return specs;
 }
 
@@ -247,6 +251,8 @@ GridAxes parse_series(const toml::table& t) {
       ax.kv_seq = int_axis(node, key);
     else if (key == "head_dim")
       ax.head_dim = int_axis(node, key);
+    else if (key == "v_head_dim")
+      ax.v_head_dim = int_axis(node, key);
     else if (key == "tokens")
       ax.tokens = one_value(int_axis(node, key), key);
     else if (key == "model_dim")
@@ -262,10 +268,11 @@ GridAxes parse_series(const toml::table& t) {
       ax.heads = {m.heads};
       ax.kv_heads = {m.kv_heads};
       ax.head_dim = {m.head_dim};
+      ax.v_head_dim = {m.v_head_dim};
     } else {
       throw std::invalid_argument(
           fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
-                      "tokens, model_dim, dtype, mask, mode, model)",
+                      "v_head_dim, tokens, model_dim, dtype, mask, mode, model)",
                       key));
     }
   }
@@ -357,6 +364,7 @@ std::vector<ModelShape> model_shapes() {
     m.heads = (*t)["heads"].value_or(int64_t{0});
     m.kv_heads = (*t)["kv_heads"].value_or(m.heads);
     m.head_dim = (*t)["head_dim"].value_or(int64_t{0});
+    m.v_head_dim = (*t)["v_head_dim"].value_or(int64_t{0});
     models.push_back(m);
   }
   return models;

@@ -46,6 +46,21 @@ TEST(Grid, ExpandsTheCartesianProduct) {
   }
 }
 
+// --v-head-dim crosses with --head-dim; a value equal to the head dim is stored as 0 ("same"), so
+// a spec's key does not depend on how the same shape was asked for.
+TEST(Grid, ValueHeadDimsCrossWithHeadDims) {
+  GridAxes ax;
+  ax.head_dim = {64, 128};
+  ax.v_head_dim = {64, 32};
+  const auto specs = expand(ax);
+  ASSERT_EQ(specs.size(), 4u);
+  EXPECT_EQ(specs[0].v_head_dim, 0);
+  EXPECT_EQ(specs[1].dv(), 32);
+  EXPECT_EQ(specs[2].dv(), 64);
+  EXPECT_EQ(specs[3].dv(), 32);
+  EXPECT_EQ(specs[0].key(), expand(GridAxes{}).front().key());
+}
+
 TEST(Grid, TokensAndModelDimDeriveBatchAndHeads) {
   GridAxes ax;
   ax.tokens = 16384;
@@ -73,6 +88,22 @@ TEST(Grid, PresetsLoadAndExpand) {
   EXPECT_EQ(specs.back().kv_len, 32768);
   EXPECT_EQ(specs.front().mask.kind, MaskKind::causal_br);
   EXPECT_EQ(specs.front().kv_heads, 8);
+  // DeepSeek-V3: prefill at d_qk 192 / d_v 128 (16k tokens per batch), absorbed decode at
+  // 576 / 512 on one latent head.
+  const Preset ds = load_preset("deepseek-v3");
+  ASSERT_EQ(ds.series.size(), 2u);
+  const auto prefill = expand(ds.series[0]);
+  ASSERT_EQ(prefill.size(), 5u);
+  EXPECT_EQ(prefill.front().head_dim, 192);
+  EXPECT_EQ(prefill.front().dv(), 128);
+  EXPECT_EQ(prefill.front().batch, 16);
+  EXPECT_EQ(prefill.back().batch, 1);
+  const auto mla = expand(ds.series[1]);
+  ASSERT_EQ(mla.size(), 16u);
+  EXPECT_EQ(mla.front().dv(), 512);
+  EXPECT_EQ(mla.front().kv_heads, 1);
+  EXPECT_EQ(mla.back().kv_len, 65536);
+  EXPECT_EQ(mla.back().batch, 128);
   const Preset s0 = load_preset("seed-000");
   ASSERT_EQ(s0.series.size(), 2u);
   EXPECT_EQ(expand(s0.series[1]).front().kv_heads, 3);
@@ -111,7 +142,8 @@ TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
             "providers, [[series]])");
   EXPECT_EQ(preset_error(series + "[[series]]\nhead_dims = 64\n"),
             "preset presets/x.toml: series 2: unknown key 'head_dims' (known: batch, heads, "
-            "kv_heads, seq, kv_seq, head_dim, tokens, model_dim, dtype, mask, mode, model)");
+            "kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim, dtype, mask, mode, "
+            "model)");
   for (const char* key : {"seq", "batch", "tokens", "model_dim", "dtype", "mask", "model"}) {
     EXPECT_EQ(preset_error(fmt::format("[[series]]\n{} = []\n", key)),
               fmt::format("preset presets/x.toml: series 1: '{}' is empty", key));
@@ -131,8 +163,14 @@ TEST(Grid, ModelShapesAreKnown) {
   EXPECT_EQ(m.heads, 32);
   EXPECT_EQ(m.kv_heads, 8);
   EXPECT_EQ(m.head_dim, 128);
-  for (const char* name : {"gpt2", "llama-3.2-1b", "mistral-7b", "qwen2.5-7b"})
+  for (const char* name : {"gpt2", "llama-3.2-1b", "mistral-7b", "qwen2.5-7b", "llama-3.1-70b"})
     EXPECT_NO_THROW(find_model(name));
+  // MLA: the value head dim differs from the query/key one; 0 means "the same".
+  EXPECT_EQ(find_model("deepseek-v3").v_head_dim, 128);
+  EXPECT_EQ(find_model("deepseek-v3-mla-decode").head_dim, 576);
+  EXPECT_EQ(find_model("deepseek-v3-mla-decode").v_head_dim, 512);
+  EXPECT_EQ(find_model("deepseek-v3-mla-decode").kv_heads, 1);
+  EXPECT_EQ(m.v_head_dim, 0);
   EXPECT_THROW(find_model("gpt-5"), std::invalid_argument);
 }
 
