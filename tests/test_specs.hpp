@@ -37,6 +37,12 @@ inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk
           .layout = layout};
 }
 
+// `s` with its K and V in a paged cache of `page_size` keys per page.
+inline Spec paged(Spec s, int64_t page_size) {
+  s.page_size = page_size;
+  return s;
+}
+
 // B 1, 2 heads, D 16, fp32 at length n: the tests' smallest real point.
 inline Spec sized(int64_t n) {
   return make_spec(1, 2, 2, n, n, 16, DType::fp32);

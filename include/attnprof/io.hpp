@@ -34,17 +34,34 @@ struct TensorView {
   DType storage = DType::fp32;
   Layout layout = Layout::bhsd;
   int64_t batch = 0, heads = 0, len = 0, dim = 0;
+  // K and V of a paged spec (Spec::page_size): the tensor is held in pages of page_size
+  // positions, each page (heads, page_size, dim) for bhsd and (page_size, heads, dim) for bshd,
+  // and sequence b's p-th page is page block_table[b * pages_per_seq() + p]. The table lies in
+  // the memory `data` does (host or device), and is shared by every copy of the point's inputs.
+  // page_size 0: contiguous.
+  int64_t page_size = 0;
+  const int32_t* block_table = nullptr;
 
   bool present() const { return data != nullptr; }
-  int64_t elems() const { return batch * heads * len * dim; }
+  bool paged() const { return page_size > 0; }
+  int64_t pages_per_seq() const { return paged() ? (len + page_size - 1) / page_size : 0; }
+  // Positions held per sequence: len, or whole pages when paged.
+  int64_t rows() const { return paged() ? pages_per_seq() * page_size : len; }
+  // Elements held (pages included whole).
+  int64_t elems() const { return batch * heads * rows() * dim; }
   int64_t bytes() const { return elems() * static_cast<int64_t>(dtype_bytes(storage)); }
-  // Element strides of the four logical axes.
+  // Element strides of the four logical axes of a contiguous tensor (within one page of a paged
+  // one: stride_h and stride_s with len = page_size).
   int64_t stride_b() const { return heads * len * dim; }
-  int64_t stride_h() const { return layout == Layout::bhsd ? len * dim : dim; }
+  int64_t stride_h() const {
+    return layout == Layout::bhsd ? (paged() ? page_size : len) * dim : dim;
+  }
   int64_t stride_s() const { return layout == Layout::bhsd ? dim : heads * dim; }
-  // Element offset of (b, h, pos, d).
+  // Element offset of (b, h, pos, d). A paged view reads its block table: host memory only.
   int64_t offset(int64_t b, int64_t h, int64_t pos, int64_t d = 0) const {
-    return b * stride_b() + h * stride_h() + pos * stride_s() + d;
+    if (!paged()) return b * stride_b() + h * stride_h() + pos * stride_s() + d;
+    const int64_t page = block_table[b * pages_per_seq() + pos / page_size];
+    return page * page_size * heads * dim + h * stride_h() + (pos % page_size) * stride_s() + d;
   }
   template <class T>
   T* as() const {
@@ -62,7 +79,8 @@ struct Io {
   const TensorView& operator[](TensorRole r) const;
 };
 
-// The tensors of `spec` with their shapes and storage, data left null. `lse`: whether the point
+// The tensors of `spec` with their shapes and storage, data left null (and a paged spec's block
+// table: the PointTensors hold it). `lse`: whether the point
 // holds a log-sum-exp (the provider writes one: ProviderTraits::writes_lse). O exists in every
 // mode: in mode bwd the provider's prepare() writes the forward output the backward reads.
 Io io_layout(const Spec& spec, DType storage, bool lse);

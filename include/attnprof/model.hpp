@@ -23,7 +23,8 @@ double backward_flops(const Spec& s);
 double flops(const Spec& s);
 
 // Minimum bytes moved through device memory by the spec's mode: each tensor read or written
-// exactly once; K and V once per KV head (GQA-aware), not once per query head.
+// exactly once; K and V once per KV head (GQA-aware), not once per query head. A paged cache
+// counts the whole pages its sequences hold and its int32 block table.
 double min_bytes(const Spec& s);
 
 // Bytes of the tensors a provider must hold: inputs and outputs of the mode (Q, K, V, O,

@@ -51,12 +51,25 @@ struct Spec {
   Mode mode = Mode::fwd;
   Layout layout = Layout::bhsd;
   double scale = 0.0;  // softmax scale; 0 means 1/sqrt(head_dim)
+  // A paged KV cache, as serving engines hold it: K and V live in pages of page_size key
+  // positions (a power of two), each sequence finding its pages through a block table that the
+  // harness scatters by the seed (io.hpp TensorView). 0: K and V are contiguous.
+  int64_t page_size = 0;
 
   int64_t dv() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   double softmax_scale() const;
   int64_t group_size() const { return kv_heads > 0 ? q_heads / kv_heads : 0; }
+  bool paged() const { return page_size > 0; }
+  // Pages per sequence (ceil(kv_len / page_size)); 0 when not paged.
+  int64_t pages_per_seq() const;
+  // Key positions each sequence's K and V hold: kv_len, or its whole pages when paged (the last
+  // page's tail is held, never read).
+  int64_t kv_rows() const;
+  // Entries of the block table: batch * pages_per_seq (int32 page ids); 0 when not paged.
+  int64_t block_table_elems() const;
 
-  // Element counts of each tensor (saturating at INT64_MAX; validate() rejects overflow).
+  // Element counts of each tensor (saturating at INT64_MAX; validate() rejects overflow). K's and
+  // V's count the positions they hold (kv_rows).
   int64_t q_elems() const;
   int64_t k_elems() const;
   int64_t v_elems() const;
@@ -66,9 +79,10 @@ struct Spec {
   // Every problem, each naming the field and what is allowed; empty when the spec is valid.
   std::vector<std::string> validate() const;
 
-  // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd"
+  // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd" (".p16"
+  // follows for a paged cache)
   std::string key() const;
-  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd"
+  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" paged16" for a paged cache)
   std::string label() const;
 
   bool operator==(const Spec&) const = default;

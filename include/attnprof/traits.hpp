@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attnprof/device.hpp"
+#include "attnprof/spec.hpp"
 
 namespace attnprof {
 
@@ -49,6 +50,9 @@ struct ProviderTraits {
   bool forward = true;
   bool backward = false;
   bool writes_lse = false;  // fills the point's log-sum-exp (verified)
+  // Reads K and V from a paged cache through its block table (Spec::page_size, io.hpp). The
+  // runner refuses a paged point to a provider without it, saying so.
+  bool paged_kv = false;
   // A kernel whose arithmetic is deliberately lossier than its dtype (SageAttention's INT8
   // Q K^T) says how ("int8 Q K^T per block, fp16 P V"; "" for none) and the per-row relative L2
   // bound it promises for O, which then replaces the dtype's when that is tighter (verify.hpp
@@ -60,5 +64,9 @@ struct ProviderTraits {
 // The loosest bound a provider may declare: a row 10% off in L2 is no longer the attention asked
 // for, whatever the arithmetic.
 inline constexpr double kMaxDeclaredTolerance = 0.1;
+
+// Why a provider with these traits cannot take the spec's variant (a paged cache), in words;
+// "" when nothing in the traits stands in the way.
+std::string variant_refusal(const ProviderTraits& traits, const Spec& spec);
 
 }  // namespace attnprof

@@ -19,6 +19,7 @@ class Spec:
     mode: str  # fwd, bwd, fwd_bwd
     layout: str  # bhsd, bshd
     scale: float  # 0: 1/sqrt(head_dim)
+    page_size: int = 0  # paged K/V (keys per page); 0: contiguous. No Python provider reads pages.
 
     @staticmethod
     def from_json(j: dict) -> "Spec":
@@ -35,6 +36,7 @@ class Spec:
             mode=str(j["mode"]),
             layout=str(j["layout"]),
             scale=float(j["scale"]),
+            page_size=int(j.get("page_size", 0)),
         )
 
     @property
@@ -74,4 +76,5 @@ class Spec:
 
     def key(self) -> str:
         return (f"b{self.batch}.hq{self.q_heads}.hkv{self.kv_heads}.q{self.q_len}.k{self.kv_len}."
-                f"d{self.head_dim}.dv{self.dv}.{self.dtype}.{self.mask}.{self.mode}.{self.layout}")
+                f"d{self.head_dim}.dv{self.dv}.{self.dtype}.{self.mask}.{self.mode}.{self.layout}"
+                + (f".p{self.page_size}" if self.page_size > 0 else ""))

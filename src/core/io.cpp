@@ -76,6 +76,7 @@ Io io_layout(const Spec& s, DType storage, bool lse) {
   io.q = view(s, storage, s.q_heads, s.q_len, s.head_dim);
   io.k = view(s, storage, s.kv_heads, s.kv_len, s.head_dim);
   io.v = view(s, storage, s.kv_heads, s.kv_len, s.dv());
+  io.k.page_size = io.v.page_size = s.page_size;
   io.o = view(s, storage, s.q_heads, s.q_len, s.dv());
   if (lse) {
     io.lse = view(s, DType::fp32, s.q_heads, s.q_len, 1);

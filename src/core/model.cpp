@@ -67,7 +67,9 @@ double min_bytes(const Spec& s) {
   const double k = static_cast<double>(s.k_elems()) * w;
   const double v = static_cast<double>(s.v_elems()) * w;
   const double o = static_cast<double>(s.o_elems()) * w;
-  const double fwd = q + k + v + o;
+  // A paged cache's K and V count their whole pages (k_elems), and its block table is read too.
+  const double table = static_cast<double>(s.block_table_elems()) * 4.0;
+  const double fwd = q + k + v + o + table;
   // Backward reads Q, K, V, O, dO and writes dQ, dK, dV (the LSE row statistics are
   // negligible: one float per query row, left out).
   const double bwd = q + k + v + o + o + q + k + v;
@@ -84,7 +86,8 @@ double min_bytes(const Spec& s) {
 
 int64_t io_bytes(const Spec& s) {
   const int64_t w = static_cast<int64_t>(dtype_bytes(s.dtype));
-  const int64_t fwd = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * w;
+  const int64_t fwd = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * w +
+                      s.block_table_elems() * 4;  // a paged cache's int32 block table
   if (s.mode == Mode::fwd) return fwd;
   // + dO, dQ, dK, dV
   return fwd + (s.o_elems() + s.q_elems() + s.k_elems() + s.v_elems()) * w;

@@ -36,18 +36,21 @@ OrderedJson optional_number(const std::optional<double>& x) {
 }
 
 OrderedJson spec_json(const Spec& s) {
-  return {{"batch", s.batch},
-          {"q_heads", s.q_heads},
-          {"kv_heads", s.kv_heads},
-          {"q_len", s.q_len},
-          {"kv_len", s.kv_len},
-          {"head_dim", s.head_dim},
-          {"v_head_dim", s.v_head_dim},
-          {"dtype", to_string(s.dtype)},
-          {"mask", to_string(s.mask)},
-          {"mode", to_string(s.mode)},
-          {"layout", to_string(s.layout)},
-          {"scale", number(s.scale)}};
+  OrderedJson j = {{"batch", s.batch},
+                   {"q_heads", s.q_heads},
+                   {"kv_heads", s.kv_heads},
+                   {"q_len", s.q_len},
+                   {"kv_len", s.kv_len},
+                   {"head_dim", s.head_dim},
+                   {"v_head_dim", s.v_head_dim},
+                   {"dtype", to_string(s.dtype)},
+                   {"mask", to_string(s.mask)},
+                   {"mode", to_string(s.mode)},
+                   {"layout", to_string(s.layout)},
+                   {"scale", number(s.scale)}};
+  // Only a paged point's spec carries it (docs/results.md).
+  if (s.page_size > 0) j["page_size"] = s.page_size;
+  return j;
 }
 
 OrderedJson timing_json(const TimingResult& t) {
@@ -86,6 +89,7 @@ OrderedJson traits_json(const ProviderTraits& t) {
                    {"forward", t.forward},
                    {"backward", t.backward},
                    {"writes_lse", t.writes_lse}};
+  if (t.paged_kv) j["paged_kv"] = true;  // only where it reads a paged cache
   // Only a quantized provider's rows carry these (docs/results.md).
   if (!t.quantization.empty() || t.output_tolerance > 0) {
     j["quantization"] = t.quantization;
@@ -260,6 +264,7 @@ Spec read_spec(const Reader& in) {
   s.mode = in.choice("mode", parse_mode, kModeChoices);
   s.layout = in.choice("layout", parse_layout, kLayoutChoices);
   s.scale = in.number("scale");
+  if (in.has("page_size")) s.page_size = in.integer("page_size");
   return s;
 }
 
@@ -357,6 +362,7 @@ ProviderTraits read_traits(const Reader& in) {
   t.forward = in.boolean("forward");
   t.backward = in.boolean("backward");
   t.writes_lse = in.boolean("writes_lse");
+  if (in.has("paged_kv")) t.paged_kv = in.boolean("paged_kv");
   // Rows written before quantized providers existed have neither.
   if (in.has("quantization")) t.quantization = in.string("quantization");
   if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");

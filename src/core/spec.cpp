@@ -67,11 +67,20 @@ double Spec::softmax_scale() const {
 int64_t Spec::q_elems() const {
   return elems(batch, q_heads, q_len, head_dim);
 }
+int64_t Spec::pages_per_seq() const {
+  return page_size > 0 && kv_len > 0 ? (kv_len + page_size - 1) / page_size : 0;
+}
+int64_t Spec::kv_rows() const {
+  return page_size > 0 ? mul_sat(pages_per_seq(), page_size) : kv_len;
+}
+int64_t Spec::block_table_elems() const {
+  return mul_sat(batch, pages_per_seq());
+}
 int64_t Spec::k_elems() const {
-  return elems(batch, kv_heads, kv_len, head_dim);
+  return elems(batch, kv_heads, kv_rows(), head_dim);
 }
 int64_t Spec::v_elems() const {
-  return elems(batch, kv_heads, kv_len, dv());
+  return elems(batch, kv_heads, kv_rows(), dv());
 }
 int64_t Spec::o_elems() const {
   return elems(batch, q_heads, q_len, dv());
@@ -121,6 +130,19 @@ std::vector<std::string> Spec::validate() const {
     errors.push_back(
         fmt::format("scale must be finite and >= 0, 0 meaning 1/sqrt(head_dim) (got {})", scale));
   }
+  if (page_size < 0 || (page_size > 0 && (page_size & (page_size - 1)) != 0)) {
+    errors.push_back(fmt::format(
+        "page_size must be a power of two, or 0 for contiguous K and V (got {})", page_size));
+  } else if (page_size > 0 && mode != Mode::fwd) {
+    errors.push_back(
+        fmt::format("a paged KV cache is read by the forward only (mode {} needs "
+                    "page_size 0)",
+                    to_string(mode)));
+  } else if (page_size > 0 && batch >= 1 && kv_len >= 1 &&
+             block_table_elems() > std::numeric_limits<int32_t>::max()) {
+    errors.push_back(
+        fmt::format("{} pages do not fit the block table's 32-bit page ids", block_table_elems()));
+  }
   if (errors.empty()) {
     // Element counts and byte sizes must fit in 64-bit signed integers.
     const int64_t max = std::numeric_limits<int64_t>::max();
@@ -145,7 +167,8 @@ std::string Spec::key() const {
   return fmt::format("b{}.hq{}.hkv{}.q{}.k{}.d{}.dv{}.{}.{}.{}.{}{}", batch, q_heads, kv_heads,
                      q_len, kv_len, head_dim, dv(), to_string(dtype), to_string(mask),
                      to_string(mode), to_string(layout),
-                     scale > 0 ? fmt::format(".s{}", scale) : std::string());
+                     (page_size > 0 ? fmt::format(".p{}", page_size) : std::string()) +
+                         (scale > 0 ? fmt::format(".s{}", scale) : std::string()));
 }
 
 std::string Spec::label() const {
@@ -155,8 +178,9 @@ std::string Spec::label() const {
       q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
   std::string dim =
       dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
-  return fmt::format("B{} {} {} {} {} {} {}", batch, heads, len, dim, to_string(dtype),
-                     to_string(mask), to_string(mode));
+  return fmt::format("B{} {} {} {} {} {} {}{}", batch, heads, len, dim, to_string(dtype),
+                     to_string(mask), to_string(mode),
+                     page_size > 0 ? fmt::format(" paged{}", page_size) : std::string());
 }
 
 std::size_t dtype_bytes(DType t) {

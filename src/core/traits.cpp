@@ -47,4 +47,12 @@ std::optional<Role> parse_role(std::string_view s) {
   return std::nullopt;
 }
 
+std::string variant_refusal(const ProviderTraits& traits, const Spec& spec) {
+  if (spec.paged() && !traits.paged_kv) {
+    return traits.name + " reads contiguous K and V only: it has no paged KV cache (page_size " +
+           std::to_string(spec.page_size) + ")";
+  }
+  return {};
+}
+
 }  // namespace attnprof

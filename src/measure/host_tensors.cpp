@@ -7,17 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/paging.hpp"
+
 namespace attnprof {
 
 namespace {
 
 // Every element of input `role` of `t`, as float, in the tensor's layout order (the flat index
 // the generator is keyed on).
+// A paged K or V (io.hpp) holds the values of the contiguous tensor, each in its page.
 void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int dtype_code,
                 int threads) {
-  const int64_t n = t.elems();
+  const int64_t n = t.batch * t.heads * t.len * t.dim;  // elements of the contiguous tensor
   // Position of flat element e: bhsd rows are (b, h, pos), bshd rows are (b, pos, h).
-  const int64_t pos_div = t.layout == Layout::bhsd ? t.dim : t.dim * t.heads;
+  const bool bhsd = t.layout == Layout::bhsd;
+  const int64_t pos_div = bhsd ? t.dim : t.dim * t.heads;
   float* out = t.as<float>();
   const auto id = static_cast<TensorId>(role);  // q, k, v, d_o share the generator's ids
   const int workers = static_cast<int>(std::clamp<int64_t>(n / 4096 + 1, 1, std::max(1, threads)));
@@ -25,7 +29,12 @@ void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int
   for (int64_t e = 0; e < n; ++e) {
     const int64_t dim = e % t.dim;
     const int64_t pos = (e / pos_div) % t.len;
-    out[e] =
+    int64_t at = e;
+    if (t.paged()) {
+      const int64_t h = bhsd ? (e / (t.dim * t.len)) % t.heads : (e / t.dim) % t.heads;
+      at = t.offset(e / (t.heads * t.len * t.dim), h, pos, dim);
+    }
+    out[at] =
         input_value(fill.pattern, fill.seed, id, static_cast<uint64_t>(e), dtype_code, pos, dim);
   }
 }
@@ -53,6 +62,15 @@ class HostTensors final : public PointTensors {
       throw OutOfMemory("host allocation of " +
                         std::to_string(tensor_bytes(io_layout(spec, DType::fp32, lse))) +
                         " bytes of point tensors failed");
+    }
+    table_ = block_table(spec, fill.seed);
+    if (!table_.empty()) {
+      bytes_ += static_cast<int64_t>(table_.size() * sizeof(int32_t));
+      for (TensorRole r : {TensorRole::k, TensorRole::v}) {
+        io_[r].block_table = table_.data();
+        // The last page's tail (paging.hpp kPageTailValue); fill_input writes every key.
+        std::fill_n(io_[r].as<float>(), io_[r].elems(), kPageTailValue);
+      }
     }
     if (tracker_ != nullptr) tracker_->on_alloc(bytes_);
     for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
@@ -105,6 +123,7 @@ class HostTensors final : public PointTensors {
 
   Spec spec_;
   MemoryTracker* tracker_;
+  std::vector<int32_t> table_;  // a paged spec's block table, shared by every copy
   Io io_;
   std::vector<std::vector<float>> storage_;
   int64_t bytes_ = 0;

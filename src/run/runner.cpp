@@ -264,6 +264,9 @@ std::optional<Result> refuse_point(const Spec& spec, Provider& provider, Engine&
                    fmt::format("a tensor of {} elements exceeds the provider's {}-bit indexing",
                                spec.largest_tensor_elems(), bits));
   }
+  if (std::string why = variant_refusal(r.traits, spec); !why.empty()) {
+    return refused(std::move(r), Status::not_supported, Fault::not_supported, why);
+  }
   if (Support s = provider.supports(spec, engine.device()); !s.ok) {
     return refused(std::move(r), Status::not_supported, Fault::not_supported, s.reason);
   }

@@ -56,5 +56,36 @@ TEST(Model, BytesCountKvOncePerKvHead) {
   EXPECT_DOUBLE_EQ(min_bytes(s), 2 * kv + 2 * qo);
 }
 
+// A paged cache: the pages each sequence holds (the last one whole) and the int32 block table,
+// counted here by walking the pages one by one.
+TEST(Model, PagedBytesCountWholePagesAndTheTable) {
+  for (int64_t page : {1, 16, 64, 1024}) {
+    for (int64_t kv : {1, 15, 16, 17, 1000, 8192}) {
+      Spec s{.batch = 3,
+             .q_heads = 8,
+             .kv_heads = 2,
+             .q_len = 1,
+             .kv_len = kv,
+             .head_dim = 64,
+             .v_head_dim = 32,
+             .dtype = DType::bf16,
+             .mask = Mask{MaskKind::causal_br, 0},
+             .page_size = page};
+      int64_t pages = 0, held = 0;
+      for (int64_t first = 0; first < kv; first += page) {
+        ++pages;
+        held += page;
+      }
+      const double kv_bytes = 3.0 * 2 * held * (64 + 32) * 2;
+      const double qo = 3.0 * 8 * 1 * (64 + 32) * 2;
+      const double table = 3.0 * pages * 4;
+      EXPECT_DOUBLE_EQ(min_bytes(s), kv_bytes + qo + table) << page << " " << kv;
+      EXPECT_EQ(io_bytes(s), static_cast<int64_t>(kv_bytes + qo + table));
+      s.page_size = 0;  // contiguous: exactly kv keys, no table
+      EXPECT_DOUBLE_EQ(min_bytes(s), 3.0 * 2 * kv * (64 + 32) * 2 + qo);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attnprof

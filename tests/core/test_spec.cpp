@@ -61,6 +61,25 @@ TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
        },
        "needs q_len <= kv_len"},
       {"negative scale", [](Spec& s) { s.scale = -1; }, "scale must be finite"},
+      {"page size not a power of two", [](Spec& s) { s.page_size = 24; },
+       "page_size must be a power of two, or 0 for contiguous K and V (got 24)"},
+      {"negative page size", [](Spec& s) { s.page_size = -16; }, "page_size must be a power"},
+      {"paged backward",
+       [](Spec& s) {
+         s.page_size = 16;
+         s.mode = Mode::fwd_bwd;
+       },
+       "a paged KV cache is read by the forward only"},
+      {"more pages than int32 ids",
+       [](Spec& s) {
+         s.page_size = 1;
+         s.batch = 1 << 16;
+         s.kv_len = 1 << 16;
+         s.q_len = 1;
+         s.q_heads = s.kv_heads = 1;
+         s.head_dim = 1;
+       },
+       "do not fit the block table's 32-bit page ids"},
       {"element overflow",
        [](Spec& s) {
          s.batch = INT64_MAX / 4;
@@ -78,6 +97,29 @@ TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
     for (const auto& e : errors) found = found || e.find(c.expect) != std::string::npos;
     EXPECT_TRUE(found) << c.name << ": got '" << errors.front() << "'";
   }
+}
+
+// A paged cache holds whole pages: K and V count them, keys and labels name the page size, and a
+// contiguous spec keeps the key it always had.
+TEST(Spec, PagedCacheCountsWholePagesAndIsNamed) {
+  Spec s = valid();  // kv_len 256
+  EXPECT_FALSE(s.paged());
+  EXPECT_EQ(s.pages_per_seq(), 0);
+  EXPECT_EQ(s.kv_rows(), 256);
+  EXPECT_EQ(s.block_table_elems(), 0);
+  const std::string contiguous = s.key();
+  s.page_size = 64;
+  s.kv_len = 200;  // 4 pages, the last one 8 keys short
+  EXPECT_TRUE(s.validate().empty());
+  EXPECT_EQ(s.pages_per_seq(), 4);
+  EXPECT_EQ(s.kv_rows(), 256);
+  EXPECT_EQ(s.block_table_elems(), 8);
+  EXPECT_EQ(s.k_elems(), 2 * 2 * 256 * 64);
+  EXPECT_EQ(s.key(), "b2.hq8.hkv2.q128.k200.d64.dv64.fp16.none.fwd.bhsd.p64");
+  EXPECT_EQ(s.label(), "B2 H8/2 Nq128 Nk200 D64 fp16 none fwd paged64");
+  s.kv_len = 256;
+  s.page_size = 0;
+  EXPECT_EQ(s.key(), contiguous);
 }
 
 TEST(Spec, MaskVisibilityFollowsTheDefinition) {

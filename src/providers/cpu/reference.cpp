@@ -112,6 +112,7 @@ class ReferenceProvider final : public Provider {
     t.library = "attnprof";
     t.backward = true;
     t.writes_lse = true;
+    t.paged_kv = true;  // reads K and V through TensorView::offset, pages included
     return t;
   }
 
