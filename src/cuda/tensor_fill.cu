@@ -17,6 +17,20 @@ struct TensorShape {
   int64_t elems;
   int64_t heads, seq, dim;
   bool bshd;
+  const int32_t* block_table;  // paged K/V: the pages of each sequence; null when contiguous
+  int64_t page_size, pages_per_seq;
+
+  // Where element i of the contiguous tensor is stored: i itself, or its place in its page.
+  __device__ int64_t stored_at(int64_t i) const {
+    if (block_table == nullptr) return i;
+    const int64_t d = i % dim, rest = i / dim;
+    const int64_t h = bshd ? rest % heads : (rest / seq) % heads;
+    const int64_t pos = bshd ? (rest / heads) % seq : rest % seq;
+    const int64_t b = rest / (heads * seq);
+    const int64_t page = block_table[b * pages_per_seq + pos / page_size];
+    const int64_t r = pos % page_size;
+    return page * page_size * heads * dim + (bshd ? r * heads + h : h * page_size + r) * dim + d;
+  }
 };
 
 // One thread per element (grid-stride). Only integer arithmetic and the helpers of inputs.hpp,
@@ -30,11 +44,12 @@ __global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern
     // bhsd: rest = (b * H + h) * S + s;  bshd: rest = (b * S + s) * H + h.
     const int64_t pos = s.bshd ? (rest / s.heads) % s.seq : rest % s.seq;
     const float v = input_value(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d);
+    const int64_t at = s.stored_at(i);
     if (dtype_code == 0) {
-      static_cast<float*>(dst)[i] = v;
+      static_cast<float*>(dst)[at] = v;
     } else {
       // v is already rounded to the dtype, so these conversions are exact.
-      static_cast<uint16_t*>(dst)[i] =
+      static_cast<uint16_t*>(dst)[at] =
           dtype_code == 1 ? float_to_fp16_bits(v) : float_to_bf16_bits(v);
     }
   }
@@ -54,14 +69,49 @@ TensorShape shape_of(const Spec& spec, TensorId tensor) {
 }  // namespace
 
 void fill_input(void* dst, const Spec& spec, TensorId tensor, uint64_t seed, InputPattern pattern,
-                cudaStream_t stream) {
-  const TensorShape s = shape_of(spec, tensor);
+                cudaStream_t stream, const int32_t* block_table) {
+  TensorShape s = shape_of(spec, tensor);
+  if (spec.paged() && (tensor == TensorId::k || tensor == TensorId::v)) {
+    if (block_table == nullptr)
+      throw std::invalid_argument("fill_input: a paged K/V needs its table");
+    s.block_table = block_table;
+    s.page_size = spec.page_size;
+    s.pages_per_seq = spec.pages_per_seq();
+  }
   if (s.elems <= 0) return;
   constexpr int kThreads = 256;
   // Enough blocks to fill any GPU several times over; the grid-stride loop covers the rest.
   const int64_t blocks = std::min<int64_t>((s.elems + kThreads - 1) / kThreads, int64_t{1} << 16);
   fill_input_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       dst, s, pattern, seed, tensor, static_cast<int>(spec.dtype));
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+namespace {
+
+template <class Bits>
+__global__ void constant_kernel(Bits* dst, int64_t n, Bits bits) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    dst[i] = bits;
+}
+
+}  // namespace
+
+void fill_constant(void* dst, int64_t elems, DType dtype, float value, cudaStream_t stream) {
+  if (elems <= 0) return;
+  constexpr int kThreads = 256;
+  const auto blocks =
+      static_cast<unsigned>(std::min<int64_t>((elems + kThreads - 1) / kThreads, int64_t{1} << 16));
+  if (dtype == DType::fp32) {
+    constant_kernel<uint32_t>
+        <<<blocks, kThreads, 0, stream>>>(static_cast<uint32_t*>(dst), elems, float_to_bits(value));
+  } else {
+    const uint16_t bits =
+        dtype == DType::fp16 ? float_to_fp16_bits(value) : float_to_bf16_bits(value);
+    constant_kernel<uint16_t>
+        <<<blocks, kThreads, 0, stream>>>(static_cast<uint16_t*>(dst), elems, bits);
+  }
   ATTNPROF_CUDA(cudaGetLastError());
 }
 

@@ -196,7 +196,8 @@ std::string case_name(const Case& c) {
                   std::to_string(s.group_size()) + "_q" + std::to_string(s.q_len) + "k" +
                   std::to_string(s.kv_len) + "d" + std::to_string(s.head_dim) +
                   (s.v_head_dim ? "v" + std::to_string(s.v_head_dim) : "") + "_" +
-                  std::string(to_string(s.layout));
+                  std::string(to_string(s.layout)) +
+                  (s.paged() ? "_paged" + std::to_string(s.page_size) : "");
   for (char& ch : n)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
@@ -254,6 +255,18 @@ std::vector<Case> reference_cases() {
     out.push_back({name, make_spec(1, 2, 1, 96, 2048, 64, DType::bf16, causal_br())});
     out.push_back({name, make_spec(1, 1, 1, 9, 4096, 32, DType::fp32, window(3000))});
     out.push_back({name, make_spec(1, 1, 1, 3, 40960, 32, DType::fp16, Mask{})});
+  }
+  // A paged cache (gathered first): decode, and a prefill chunk whose last page is partial, in
+  // both layouts; the table scatters the pages and their tails are NaN.
+  for (const char* name : {"cuda.naive", "cuda.naive.expand"}) {
+    out.push_back({name, testing_specs::paged(
+                             make_spec(2, 16, 2, 1, 4097, 128, DType::bf16, causal_br()), 16)});
+    out.push_back({name, testing_specs::paged(make_spec(1, 8, 2, 129, 1000, 64, DType::fp16,
+                                                        causal_br(), Mode::fwd, Layout::bshd),
+                                              64)});
+    out.push_back({name, testing_specs::paged(make_spec(2, 4, 1, 17, 37, 40, DType::fp32, Mask{},
+                                                        Mode::fwd, Layout::bhsd, 24),
+                                              1)});
   }
   return out;
 }

@@ -153,6 +153,18 @@ INSTANTIATE_TEST_SUITE_P(Decode, CudnnSdpaRandom,
                                            make_spec(1, 32, 8, 1, 8192, 128, bf16, window(4096))),
                          spec_name);
 
+// A paged cache through cuDNN's page tables: decode with pages of 16 and 64 in both layouts, and
+// a prefill chunk whose last page is partial (its NaN tail must not be read).
+INSTANTIATE_TEST_SUITE_P(
+    Paged, CudnnSdpaRandom,
+    ::testing::Values(
+        testing_specs::paged(make_spec(2, 32, 8, 1, 8192, 128, bf16, kCausalBr), 16),
+        testing_specs::paged(make_spec(2, 32, 8, 1, 4097, 128, fp16, kCausalBr, Mode::fwd, bshd),
+                             64),
+        testing_specs::paged(make_spec(1, 8, 2, 129, 1000, 128, bf16, kCausalBr), 32),
+        testing_specs::paged(make_spec(1, 4, 4, 1, 8192, 64, bf16, window(1000)), 16)),
+    spec_name);
+
 // --- mask coverage: Q = 0, V encodes the key index -------------------------------------------
 
 // O's dims 0..2 against the mean of the mask-coverage encoding over the visible keys

@@ -129,6 +129,10 @@ TEST(DeviceVerify, AgreesWithTheHostOnEveryRowOfEveryOutput) {
       {"cuda.naive", make_spec(2, 4, 2, 333, 517, 64, fp32, kCausalBr, Mode::fwd, bshd)},
       {"cuda.naive", make_spec(1, 4, 4, 700, 300, 32, fp32, window(77))},  // empty rows
       {"cuda.naive", make_spec(1, 2, 1, 129, 257, 40, fp32, kNone, Mode::fwd, Layout::bhsd, 24)},
+      // a paged cache: the device check reads K and V through the block table
+      {"cuda.naive",
+       testing_specs::paged(make_spec(2, 4, 2, 33, 517, 64, bf16, kCausalBr, Mode::fwd, bshd), 16)},
+      {"cudnn.sdpa", testing_specs::paged(make_spec(2, 8, 2, 1, 3000, 128, bf16, kCausalBr), 64)},
       {"cudnn.sdpa", make_spec(2, 4, 2, 300, 300, 64, fp16, kCausal, Mode::fwd_bwd)},
       {"cudnn.sdpa", make_spec(1, 4, 4, 129, 1000, 128, fp16, window(64), Mode::fwd_bwd)},
       {"cudnn.sdpa", make_spec(2, 4, 1, 1000, 1000, 128, bf16, window(256), Mode::bwd, bshd)},
@@ -146,6 +150,8 @@ TEST(DeviceVerify, GemmPathMatchesTheKernelOnEveryRowInAnyChunking) {
       {"cuda.naive", make_spec(1, 4, 4, 700, 300, 32, fp32, window(77))},  // empty rows
       {"cuda.naive", make_spec(1, 2, 1, 129, 257, 40, bf16, kNone, Mode::fwd, Layout::bhsd, 24)},
       {"cudnn.sdpa", make_spec(2, 4, 1, 513, 513, 128, bf16, kCausal)},  // with an LSE
+      {"cuda.naive", testing_specs::paged(
+                         make_spec(2, 4, 2, 1000, 777, 64, fp16, kCausalBr, Mode::fwd, bshd), 32)},
   };
   for (const Agreement& c : cases) {
     auto p = make(c.provider);

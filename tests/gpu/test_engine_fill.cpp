@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "attnprof/paging.hpp"
 #include "cuda/tensor_fill.hpp"
 #include "engine_test_util.hpp"
 
@@ -99,6 +100,40 @@ TEST_F(CudaEngineTest, DeviceFillEqualsHostInputValueBitForBit) {
           expect_fill_matches_host(spec, t, pattern, stream());
         }
       }
+    }
+  }
+}
+
+// A paged K and V: the device's pages hold, element for element, what the CPU engine's pages of
+// the same point hold (the same table, the contiguous values in their pages, the tail value).
+TEST_F(CudaEngineTest, PagedTensorsLieWhereTheHostsLie) {
+  for (Layout layout : {Layout::bhsd, Layout::bshd}) {
+    const Spec spec{.batch = 3,
+                    .q_heads = 4,
+                    .kv_heads = 2,
+                    .q_len = 1,
+                    .kv_len = 45,
+                    .head_dim = 24,
+                    .v_head_dim = 40,
+                    .dtype = DType::bf16,
+                    .layout = layout,
+                    .page_size = 8};
+    const InputFill fill{.seed = 77};
+    auto device = engine().allocate(spec, false, fill);
+    auto host = make_cpu_engine(1)->allocate(spec, false, fill);
+    for (TensorRole r : {TensorRole::k, TensorRole::v}) {
+      const TensorView& d = device->io()[r];
+      const TensorView& h = host->io()[r];
+      ASSERT_EQ(d.elems(), h.elems());
+      const std::vector<float> got = cuda::to_host_float(d.data, d.elems(), d.storage, stream());
+      int64_t differ = 0, tail = 0;
+      for (int64_t e = 0; e < d.elems(); ++e) {
+        const float want = h.as<float>()[e];
+        tail += want == kPageTailValue;
+        differ += got[size_t(e)] != want;
+      }
+      EXPECT_EQ(differ, 0) << to_string(layout) << " " << to_string(r);
+      EXPECT_EQ(tail, 3 * 2 * 3 * d.dim) << "the tails of the last pages";
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/paging.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/tensor_fill.hpp"
@@ -57,11 +58,22 @@ class DeviceTensors final : public PointTensors {
   DeviceTensors(const Spec& spec, bool lse, const InputFill& fill, MemoryTracker* tracker)
       : spec_(spec) {
     first_ = allocate_set(io_layout(spec, spec.dtype, lse), tracker);
+    const std::vector<int32_t> table = block_table(spec, fill.seed);
+    if (!table.empty()) {
+      table_ = DeviceBuffer(static_cast<int64_t>(table.size() * sizeof(int32_t)), tracker);
+      ATTNPROF_CUDA(cudaMemcpy(table_.data(), table.data(), table.size() * sizeof(int32_t),
+                               cudaMemcpyHostToDevice));
+      for (TensorRole r : {TensorRole::k, TensorRole::v}) {
+        first_.io[r].block_table = static_cast<const int32_t*>(table_.data());
+        // The last page's tail (paging.hpp kPageTailValue); the fill below writes every key.
+        fill_constant(first_.io[r].data, first_.io[r].elems(), spec.dtype, kPageTailValue, nullptr);
+      }
+    }
     // Filled on the legacy default stream and synchronized, so any launch stream sees them.
     for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
       if (!first_.io[r].present()) continue;
       fill_input(first_.io[r].data, spec, static_cast<TensorId>(r), fill.seed, fill.pattern,
-                 nullptr);
+                 nullptr, first_.io[r].block_table);
     }
     poison_outputs();
   }
@@ -107,7 +119,7 @@ class DeviceTensors final : public PointTensors {
     return out;
   }
 
-  int64_t bytes() const override { return tensor_bytes(first_.io); }
+  int64_t bytes() const override { return tensor_bytes(first_.io) + table_.bytes(); }
 
   std::vector<Io> replicate(int copies) override {
     copies_.clear();
@@ -129,6 +141,7 @@ class DeviceTensors final : public PointTensors {
 
  private:
   Spec spec_;
+  DeviceBuffer table_;  // a paged spec's block table, shared by every copy
   Set first_;
   std::vector<Set> copies_;
 };

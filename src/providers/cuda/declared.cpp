@@ -30,6 +30,7 @@ ProviderTraits cuda_naive_traits() {
       std::string("naive attention, native GQA (K/V indexed per group, no copy): ") + kNaiveRecipe,
       Family::naive);
   t.role = Role::baseline;
+  t.paged_kv = true;  // gathers the pages first, inside the launch (naive.cpp)
   return t;
 }
 
@@ -42,6 +43,7 @@ ProviderTraits cuda_naive_expand_traits() {
                              Family::naive);
   t.role = Role::gqa_expansion;
   t.variant_of = "cuda.naive";
+  t.paged_kv = true;
   return t;
 }
 

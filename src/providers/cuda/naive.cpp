@@ -11,6 +11,9 @@
 // the same implementation with one flag: it first materializes K and V repeated to the query
 // heads (repeat_kv.cu, torch.repeat_interleave) and then runs attention as MHA, so the cost of
 // GQA expansion (time and memory) is the difference between the two rows.
+//
+// A paged KV cache (Spec::page_size) is first gathered into contiguous K and V (gather_pages.cu)
+// inside the launch, as an unfused implementation over a paged cache must.
 #include <fmt/format.h>
 
 #include <span>
@@ -20,6 +23,7 @@
 #include "cuda/library_versions.hpp"
 #include "providers/cuda/attention_gemms.hpp"
 #include "providers/cuda/cublas_session.hpp"
+#include "providers/cuda/gather_pages.cuh"
 #include "providers/cuda/provider_common.hpp"
 #include "providers/cuda/repeat_kv.cuh"
 #include "providers/cuda/softmax.cuh"
@@ -33,13 +37,17 @@ using cuda::DeviceBuffer;
 // Every buffer a run allocates besides the harness's tensors, in bytes; workspace_estimate()
 // and the run use the same numbers.
 struct NaivePlan {
+  int64_t k_gathered = 0;  // paged only: K and V gathered from their pages
+  int64_t v_gathered = 0;
   int64_t k_expanded = 0;  // expand only: K and V repeated to the query heads
   int64_t v_expanded = 0;
   int64_t scores = 0;  // S, and P again
   int64_t gemm = 0;    // bshd pointer arrays
   int64_t cublas = cuda::CublasSession::kWorkspaceBytes;
 
-  int64_t total() const { return k_expanded + v_expanded + 2 * scores + gemm + cublas; }
+  int64_t total() const {
+    return k_gathered + v_gathered + k_expanded + v_expanded + 2 * scores + gemm + cublas;
+  }
 };
 
 int64_t kv_heads_seen(const Spec& spec, bool expand) {
@@ -49,6 +57,10 @@ int64_t kv_heads_seen(const Spec& spec, bool expand) {
 NaivePlan plan_for(const Spec& spec, bool expand) {
   const auto esize = static_cast<int64_t>(dtype_bytes(spec.dtype));
   NaivePlan p;
+  if (spec.paged()) {
+    p.k_gathered = spec.batch * spec.kv_heads * spec.kv_len * spec.head_dim * esize;
+    p.v_gathered = spec.batch * spec.kv_heads * spec.kv_len * spec.dv() * esize;
+  }
   if (expand && spec.group_size() > 1) {
     p.k_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.head_dim * esize;
     p.v_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.dv() * esize;
@@ -64,6 +76,8 @@ class NaiveRun final : public Run {
   NaiveRun(const Spec& spec, bool expand, const PrepareContext& ctx)
       : spec_(spec),
         plan_(plan_for(spec, expand)),
+        k_gathered_(plan_.k_gathered, ctx.tracker),
+        v_gathered_(plan_.v_gathered, ctx.tracker),
         k_expanded_(plan_.k_expanded, ctx.tracker),
         v_expanded_(plan_.v_expanded, ctx.tracker),
         s_(plan_.scores, ctx.tracker),
@@ -93,9 +107,13 @@ class NaiveRun final : public Run {
     const std::size_t set = cuda::bound_index(bound_q_, io);
     const cudaStream_t st = cuda::native_stream(stream);
     const cublasHandle_t handle = cublas_.bind(st);
+    if (gathering()) {
+      cuda::launch_gather_pages(io.k, k_gathered_.data(), st);
+      cuda::launch_gather_pages(io.v, v_gathered_.data(), st);
+    }
     if (expanding()) {
-      cuda::launch_repeat_kv(io.k.data, k_expanded_.data(), k_blocks_, spec_.group_size(), st);
-      cuda::launch_repeat_kv(io.v.data, v_expanded_.data(), v_blocks_, spec_.group_size(), st);
+      cuda::launch_repeat_kv(k_in(io), k_expanded_.data(), k_blocks_, spec_.group_size(), st);
+      cuda::launch_repeat_kv(v_in(io), v_expanded_.data(), v_blocks_, spec_.group_size(), st);
     }
     gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()), set);
     cuda::launch_masked_softmax(softmax_, st);
@@ -103,18 +121,22 @@ class NaiveRun final : public Run {
   }
 
   int64_t workspace_bytes() const override {
-    return k_expanded_.bytes() + v_expanded_.bytes() + s_.bytes() + p_.bytes() + cublas_.bytes() +
-           gemms_.bytes();
+    return k_gathered_.bytes() + v_gathered_.bytes() + k_expanded_.bytes() + v_expanded_.bytes() +
+           s_.bytes() + p_.bytes() + cublas_.bytes() + gemms_.bytes();
   }
 
  private:
   bool expanding() const { return k_expanded_.data() != nullptr; }
+  bool gathering() const { return k_gathered_.data() != nullptr; }
+  // Contiguous K and V: the harness's, or gathered from their pages.
+  const void* k_in(const Io& io) const { return gathering() ? k_gathered_.data() : io.k.data; }
+  const void* v_in(const Io& io) const { return gathering() ? v_gathered_.data() : io.v.data; }
 
   cuda::GemmOperands operands(const Io& io) const {
     cuda::GemmOperands x;
     x.q = io.q.data;
-    x.k = expanding() ? k_expanded_.data() : io.k.data;
-    x.v = expanding() ? v_expanded_.data() : io.v.data;
+    x.k = expanding() ? k_expanded_.data() : k_in(io);
+    x.v = expanding() ? v_expanded_.data() : v_in(io);
     x.s = s_.data();
     x.p = p_.data();
     x.o = io.o.data;
@@ -123,6 +145,7 @@ class NaiveRun final : public Run {
 
   Spec spec_;
   NaivePlan plan_;
+  DeviceBuffer k_gathered_, v_gathered_;  // empty unless the spec is paged
   DeviceBuffer k_expanded_, v_expanded_;  // empty unless expanding a GQA spec
   DeviceBuffer s_, p_;
   cuda::CublasSession cublas_;

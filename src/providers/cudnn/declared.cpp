@@ -12,6 +12,7 @@ ProviderTraits cudnn_sdpa_traits(bool inference) {
   t.fused = true;
   t.library = "cuDNN";
   t.in_default_set = true;
+  t.paged_kv = true;  // page tables (sdpa.cpp)
   if (inference) {
     t.name = "cudnn.sdpa.infer";
     t.description =

@@ -35,7 +35,7 @@ namespace fe = cudnn_frontend;
 using cuda::DeviceBuffer;
 
 // Tensor uids shared by the forward and backward graphs' variant packs.
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kPageTable, kSeqQ, kSeqKV };
 
 constexpr int64_t kMaxHeadDim = 256;  // cuDNN 9's fp16/bf16 SDPA limit on sm_90 (and 9.10+ sm_80)
 
@@ -75,6 +75,43 @@ TensorPtr io_tensor(fe::graph::Graph& g, const char* name, Uid uid, const Spec& 
                       .set_uid(uid)
                       .set_dim(dims(s.batch, heads, len, dim))
                       .set_stride(strides(s.layout, heads, len, dim)));
+}
+
+// K or V of a paged cache: cuDNN's container of pages, (pages, H, page_size, D) dims with the
+// strides of a page in the spec's layout (io.hpp TensorView).
+TensorPtr paged_tensor(fe::graph::Graph& g, const char* name, Uid uid, const Spec& s, int64_t dim) {
+  const int64_t pages = s.block_table_elems(), h = s.kv_heads, ps = s.page_size;
+  std::vector<int64_t> stride = s.layout == Layout::bshd
+                                    ? std::vector<int64_t>{ps * h * dim, dim, h * dim, 1}
+                                    : std::vector<int64_t>{h * ps * dim, ps * dim, dim, 1};
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim({pages, h, ps, dim})
+                      .set_stride(std::move(stride)));
+}
+
+TensorPtr int32_tensor(fe::graph::Graph& g, const char* name, Uid uid, std::vector<int64_t> dim,
+                       std::vector<int64_t> stride) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim(std::move(dim))
+                      .set_stride(std::move(stride))
+                      .set_data_type(fe::DataType_t::INT32));
+}
+
+// A paged cache: one block table for K and V, and the per-sequence lengths cuDNN's paged
+// engines need (through its padding mask; every sequence is whole here).
+void apply_paging(fe::graph::SDPA_attributes& a, fe::graph::Graph& g, const Spec& s) {
+  const int64_t pps = s.pages_per_seq();
+  auto table = int32_tensor(g, "page_table", kPageTable, {s.batch, 1, pps, 1}, {pps, pps, 1, 1});
+  a.set_paged_attention_k_table(table)
+      .set_paged_attention_v_table(table)
+      .set_paged_attention_max_seq_len_kv(static_cast<int>(s.kv_len))
+      .set_padding_mask(true)
+      .set_seq_len_q(int32_tensor(g, "seq_len_q", kSeqQ, {s.batch, 1, 1, 1}, {1, 1, 1, 1}))
+      .set_seq_len_kv(int32_tensor(g, "seq_len_kv", kSeqKV, {s.batch, 1, 1, 1}, {1, 1, 1, 1}));
 }
 
 // The log-sum-exp per query row: fp32, (B, Hq, Nq, 1), always contiguous in (B, Hq, Nq) order.
@@ -135,12 +172,15 @@ std::shared_ptr<fe::graph::Graph> new_graph(const Spec& s, const char* name) {
 std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s, bool stats_out) {
   auto g = new_graph(s, "attnprof_sdpa_fwd");
   auto q = io_tensor(*g, "Q", kQ, s, s.q_heads, s.q_len, s.head_dim);
-  auto k = io_tensor(*g, "K", kK, s, s.kv_heads, s.kv_len, s.head_dim);
-  auto v = io_tensor(*g, "V", kV, s, s.kv_heads, s.kv_len, s.dv());
+  auto k = s.paged() ? paged_tensor(*g, "K", kK, s, s.head_dim)
+                     : io_tensor(*g, "K", kK, s, s.kv_heads, s.kv_len, s.head_dim);
+  auto v = s.paged() ? paged_tensor(*g, "V", kV, s, s.dv())
+                     : io_tensor(*g, "V", kV, s, s.kv_heads, s.kv_len, s.dv());
   auto attrs =
       fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats_out).set_attn_scale(
           static_cast<float>(s.softmax_scale()));
   apply_mask(attrs, s);
+  if (s.paged()) apply_paging(attrs, *g, s);
   auto [o, stats] = g->sdpa(q, k, v, std::move(attrs));
   describe_output(*o, kO, s, s.q_heads, s.q_len, s.dv());
   if (stats_out) {
@@ -231,6 +271,18 @@ class CudnnSdpaRun final : public Run {
     if (graphs_->workspace_bytes > 0) {
       workspace_ = DeviceBuffer(graphs_->workspace_bytes, ctx.tracker);
     }
+    if (spec.paged()) {
+      // Every sequence of the batch is whole: q_len queries on kv_len keys.
+      const auto lengths = [&](int64_t len) {
+        const std::vector<int32_t> host(static_cast<size_t>(spec.batch), static_cast<int32_t>(len));
+        DeviceBuffer b(static_cast<int64_t>(host.size() * sizeof(int32_t)), ctx.tracker);
+        ATTNPROF_CUDA(cudaMemcpy(b.data(), host.data(), host.size() * sizeof(int32_t),
+                                 cudaMemcpyHostToDevice));
+        return b;
+      };
+      seq_q_ = lengths(spec.q_len);
+      seq_kv_ = lengths(spec.kv_len);
+    }
     if (spec.mode == Mode::bwd) {
       cudaStream_t prepare_stream = nullptr;
       std::unordered_map<int64_t, void*> pack = forward_pack(io);
@@ -251,7 +303,9 @@ class CudnnSdpaRun final : public Run {
     }
   }
 
-  int64_t workspace_bytes() const override { return workspace_.bytes(); }
+  int64_t workspace_bytes() const override {
+    return workspace_.bytes() + seq_q_.bytes() + seq_kv_.bytes();
+  }
 
   std::string note() const override {
     const Mask m = spec_.mask.simplest(spec_.q_len, spec_.kv_len);
@@ -261,10 +315,16 @@ class CudnnSdpaRun final : public Run {
   }
 
  private:
-  static std::unordered_map<int64_t, void*> forward_pack(const Io& io) {
+  std::unordered_map<int64_t, void*> forward_pack(const Io& io) const {
     std::unordered_map<int64_t, void*> pack = {
         {kQ, io.q.data}, {kK, io.k.data}, {kV, io.v.data}, {kO, io.o.data}};
     if (io.lse.present()) pack.emplace(kStats, io.lse.data);
+    if (io.k.paged()) {
+      // The frontend's pack holds non-const pointers; cuDNN only reads the table.
+      pack.emplace(kPageTable, const_cast<int32_t*>(io.k.block_table));
+      pack.emplace(kSeqQ, seq_q_.data());
+      pack.emplace(kSeqKV, seq_kv_.data());
+    }
     return pack;
   }
   static std::unordered_map<int64_t, void*> backward_pack(const Io& io) {
@@ -287,6 +347,7 @@ class CudnnSdpaRun final : public Run {
   std::shared_ptr<Handle> handle_;  // shared with the provider: outlives the provider if needed
   std::shared_ptr<const Graphs> graphs_;
   DeviceBuffer workspace_;
+  DeviceBuffer seq_q_, seq_kv_;  // paged only: every sequence's length, for cuDNN's padding mask
 };
 
 // --- the provider --------------------------------------------------------------------------
