@@ -89,6 +89,7 @@ std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s
           "--dtype",      std::string(to_string(s.dtype)),
           "--mask",       to_string(s.mask),
           "--mode",       std::string(to_string(s.mode)),
+          "--page-size",  std::to_string(s.page_size),
           "--providers",  provider,
           "--seed",       std::to_string(o.seed),
           "--warmup",     std::to_string(o.warmup),

@@ -59,6 +59,9 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--dtype", o.dtype, "fp32, fp16, bf16 (comma list; default fp16)");
   sub->add_option("--mask", o.mask, "none, causal, causal-br, window:W (comma list)");
   sub->add_option("--mode", o.mode, "fwd, bwd, fwd_bwd (comma list)");
+  sub->add_option("--page-size", o.page_size,
+                  "Paged KV cache: keys per page, a power of two (0: contiguous; '0,16,64' "
+                  "compares them)");
 }
 
 void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
@@ -89,13 +92,14 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
     ax.dtype = parse_list<DType>(o.dtype, "--dtype", parse_dtype, kDTypeChoices);
   if (!o.mask.empty()) ax.mask = parse_list<Mask>(o.mask, "--mask", parse_mask, kMaskChoices);
   if (!o.mode.empty()) ax.mode = parse_list<Mode>(o.mode, "--mode", parse_mode, kModeChoices);
+  if (!o.page_size.empty()) ax.page_size = int_option(o.page_size, "--page-size");
 }
 
 bool any_grid_option(const GridCliOptions& o) {
   return !(o.model.empty() && o.batch.empty() && o.heads.empty() && o.kv_heads.empty() &&
            o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.v_head_dim.empty() &&
            o.tokens.empty() && o.model_dim.empty() && o.dtype.empty() && o.mask.empty() &&
-           o.mode.empty());
+           o.mode.empty() && o.page_size.empty());
 }
 
 std::vector<Spec> grid_points(const GridCliOptions& o) {

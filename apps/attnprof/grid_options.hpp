@@ -15,11 +15,11 @@ namespace attnprof::cli {
 struct GridCliOptions {
   std::string model;
   std::string batch, heads, kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim;
-  std::string dtype, mask, mode;
+  std::string dtype, mask, mode, page_size;
 };
 
 // Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --v-head-dim, --dtype,
-// --mask, --mode
+// --mask, --mode, --page-size
 // and, when `with_batch`, --batch, --tokens and --model-dim.
 void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch);
 

@@ -29,6 +29,7 @@ struct GridAxes {
   std::vector<DType> dtype{DType::fp16};
   std::vector<Mask> mask{Mask{}};
   std::vector<Mode> mode{Mode::fwd};
+  std::vector<int64_t> page_size{0};  // keys per page of a paged KV cache; 0: contiguous
   // Tokens per batch: when set, batch = tokens / seq for each seq (fa-bench style), and the
   // batch list is ignored. Model dim: when set, heads = model_dim / head_dim.
   std::optional<int64_t> tokens;
@@ -36,7 +37,7 @@ struct GridAxes {
 };
 
 // Cartesian product in a stable order (mode, dtype, mask, head_dim, v_head_dim, heads, batch,
-// seq).
+// seq, kv_seq, page_size).
 std::vector<Spec> expand(const GridAxes& axes);
 
 // A preset: one or more series (e.g. seed-000 has the MHA sweep and a GQA point).

@@ -116,20 +116,22 @@ std::vector<Spec> expand(const GridAxes& ax) {
                   std::vector<int64_t> batches = ax.batch;
                   if (ax.tokens) batches = {n > 0 ? std::max<int64_t>(*ax.tokens / n, 1) : 0};
                   for (int64_t b : batches)
-                    for (int64_t nk : kvs) {
-                      Spec s;
-                      s.batch = b;
-                      s.q_heads = h;
-                      s.kv_heads = hk;
-                      s.q_len = n;
-                      s.kv_len = nk;
-                      s.head_dim = d;
-                      s.v_head_dim = dv == d ? 0 : dv;
-                      s.dtype = dtype;
-                      s.mask = mask;
-                      s.mode = mode;
-                      specs.push_back(s);
-                    }
+                    for (int64_t nk : kvs)
+                      for (int64_t page : ax.page_size) {
+                        Spec s;
+                        s.batch = b;
+                        s.q_heads = h;
+                        s.kv_heads = hk;
+                        s.q_len = n;
+                        s.kv_len = nk;
+                        s.head_dim = d;
+                        s.v_head_dim = dv == d ? 0 : dv;
+                        s.dtype = dtype;
+                        s.mask = mask;
+                        s.mode = mode;
+                        s.page_size = page;
+                        specs.push_back(s);
+                      }
                 }
             }
           }
@@ -263,6 +265,8 @@ GridAxes parse_series(const toml::table& t) {
       ax.mask = parsed_axis<Mask>(node, key, parse_mask, kMaskChoices);
     else if (key == "mode")
       ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
+    else if (key == "page_size")
+      ax.page_size = int_axis(node, key);
     else if (key == "model") {
       ModelShape m = find_model(one_value(string_axis(node, key), key));
       ax.heads = {m.heads};
@@ -272,7 +276,7 @@ GridAxes parse_series(const toml::table& t) {
     } else {
       throw std::invalid_argument(
           fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
-                      "v_head_dim, tokens, model_dim, dtype, mask, mode, model)",
+                      "v_head_dim, tokens, model_dim, dtype, mask, mode, page_size, model)",
                       key));
     }
   }

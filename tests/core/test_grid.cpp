@@ -104,6 +104,13 @@ TEST(Grid, PresetsLoadAndExpand) {
   EXPECT_EQ(mla.front().kv_heads, 1);
   EXPECT_EQ(mla.back().kv_len, 65536);
   EXPECT_EQ(mla.back().batch, 128);
+  // Paged decode: the decode shape, contiguous and in pages of 16 and 64 keys.
+  const auto paged = expand(load_preset("paged-decode").series.at(0));
+  ASSERT_EQ(paged.size(), 18u);
+  EXPECT_EQ(paged[0].page_size, 0);
+  EXPECT_EQ(paged[1].page_size, 16);
+  EXPECT_EQ(paged[2].page_size, 64);
+  EXPECT_EQ(paged[2].kv_len, 1024);
   const Preset s0 = load_preset("seed-000");
   ASSERT_EQ(s0.series.size(), 2u);
   EXPECT_EQ(expand(s0.series[1]).front().kv_heads, 3);
@@ -143,7 +150,7 @@ TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
   EXPECT_EQ(preset_error(series + "[[series]]\nhead_dims = 64\n"),
             "preset presets/x.toml: series 2: unknown key 'head_dims' (known: batch, heads, "
             "kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim, dtype, mask, mode, "
-            "model)");
+            "page_size, model)");
   for (const char* key : {"seq", "batch", "tokens", "model_dim", "dtype", "mask", "model"}) {
     EXPECT_EQ(preset_error(fmt::format("[[series]]\n{} = []\n", key)),
               fmt::format("preset presets/x.toml: series 1: '{}' is empty", key));
