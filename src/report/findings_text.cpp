@@ -371,6 +371,77 @@ void variants(const std::vector<Result>& rows, std::vector<Finding>& out) {
   }
 }
 
+// A paged KV cache against contiguous K and V: per provider and page size, its paged time over
+// its own contiguous time at the same shape (the rows of `--page-size 0,16,64`).
+void paged(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  for (const std::string& p : passed_providers(rows)) {
+    const auto mine = by_shape(rows, p);
+    std::map<int64_t, std::vector<double>> ratios;  // by page size
+    std::map<int64_t, std::pair<const Result*, const Result*>> largest;
+    for (const auto& [key, r] : mine) {
+      if (!r->spec.paged()) continue;
+      Spec flat = r->spec;
+      flat.page_size = 0;
+      const auto it = mine.find(r->timing.mode + "|" + flat.key());
+      if (it == mine.end()) continue;
+      ratios[r->spec.page_size].push_back(r->timing.median_us / it->second->timing.median_us);
+      auto& slot = largest[r->spec.page_size];
+      if (!slot.first || r->flops > slot.first->flops) slot = {r, it->second};
+    }
+    if (ratios.empty()) continue;
+    std::string text = fmt::format("Paged KV cache: {} with", code(p));
+    bool first = true;
+    for (const auto& [page, list] : ratios) {
+      const Spread sp = spread(list);
+      const auto [pr, cr] = largest[page];
+      text += fmt::format(
+          "{} pages of {} keys takes {} its contiguous time (geomean over {} shape{}{}; {} against "
+          "{} at {})",
+          first ? "" : ";", page, times(sp.geomean), sp.n, sp.n == 1 ? "" : "s",
+          spans(sp) ? fmt::format(", {}", range_of(sp)) : "",
+          format_duration_us(pr->timing.median_us), format_duration_us(cr->timing.median_us),
+          cr->spec.label());
+      first = false;
+    }
+    out.push_back({"paged", text + "."});
+  }
+}
+
+// Which provider reads nearest the memory's ceiling at the memory-bound shapes (rows' `bound`
+// and `pct_peak_bw`, where `attnprof peaks` measured the device): decode's question.
+void bandwidth_leaders(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  std::map<std::string, const Result*> best;  // per shape
+  for (const Result& r : rows) {
+    if (!passed_and_timed(r) || r.bound != "memory" || !r.pct_peak_bw) continue;
+    const Result*& b = best[r.timing.mode + "|" + r.spec.key()];
+    if (!b || *r.pct_peak_bw > *b->pct_peak_bw) b = &r;
+  }
+  if (best.size() < 2) return;
+  std::map<std::string, std::pair<int64_t, const Result*>> wins;  // count, the best row
+  for (const auto& [key, r] : best) {
+    auto& [n, top] = wins[r->provider];
+    ++n;
+    if (!top || *r->pct_peak_bw > *top->pct_peak_bw) top = r;
+  }
+  std::vector<std::pair<std::string, std::pair<int64_t, const Result*>>> order(wins.begin(),
+                                                                               wins.end());
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::string text = fmt::format(
+      "Nearest the bandwidth limit: of the providers that ran each of the {} memory-bound shapes, ",
+      best.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& [p, w] = order[i];
+    text += fmt::format(
+        "{}{}{} at {} (up to {}% of it, at {})",
+        i == 0 ? "" : (i + 1 == order.size() ? " and " : ", "), code(p),
+        i == 0 ? " reads closest to the measured ceiling" : "",
+        w.first == static_cast<int64_t>(best.size()) ? "all of them" : std::to_string(w.first),
+        format_sig3(*w.second->pct_peak_bw), w.second->spec.label());
+  }
+  out.push_back({"bandwidth", text + "."});
+}
+
 // One finding per provider and distinct behavior of its extra memory (none, constant, a power
 // with or without a constant under it), naming the series that behave so.
 void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
@@ -474,8 +545,10 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
   math_vs_naive(results, out);
   gqa_expansion(results, out);
   variants(results, out);
+  paged(results, out);
   memory(results, out);
   boundness(results, out);
+  bandwidth_leaders(results, out);
   add_kernel_findings(results, out);
   add_status_findings(results, out);
   return out;

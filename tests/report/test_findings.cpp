@@ -321,6 +321,53 @@ TEST(Findings, GqaExpansionCost) {
       << all_text(f);
 }
 
+// A paged cache against contiguous K and V: each provider's paged time over its own contiguous
+// time at the same shape, per page size; a paged row without its contiguous twin is left out.
+TEST(Findings, PagedAgainstContiguousPerPageSize) {
+  std::vector<Result> rows;
+  for (int64_t n : {1024, 2048}) {
+    for (int64_t page : {0, 16, 64}) {
+      Result r = row("cudnn.sdpa", 1, 32, 8, n, page == 0 ? 100 : page == 16 ? 105 : 102, 0);
+      r.spec.page_size = page;
+      rows.push_back(r);
+    }
+  }
+  Result lone = row("cudnn.sdpa", 4, 32, 8, 1024, 400, 0);
+  lone.spec.page_size = 16;
+  rows.push_back(lone);
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "Paged KV cache: `cudnn.sdpa` with pages of 16 keys takes 1.05× its "
+                          "contiguous time (geomean over 2 shapes; 105 µs against 100 µs at B1 "
+                          "H32/8 N2048 D64 fp16 causal fwd); pages of 64 keys takes 1.02× its "
+                          "contiguous time (geomean over 2 shapes; 102 µs against 100 µs at B1 "
+                          "H32/8 N2048 D64 fp16 causal fwd)."))
+      << all_text(f);
+}
+
+// At memory-bound shapes, who reads nearest the measured ceiling, and how often.
+TEST(Findings, NearestTheBandwidthLimit) {
+  std::vector<Result> rows;
+  for (int64_t n : {1024, 2048, 4096}) {
+    Result a = row("cuda.naive", 1, 32, 8, n, 100, 0);
+    Result b = row("torch.naive", 1, 32, 8, n, 100, 0);
+    a.bound = b.bound = "memory";
+    a.pct_peak_bw = n == 4096 ? 40.0 : 58.0;
+    b.pct_peak_bw = n == 4096 ? 49.0 : 45.0;
+    rows.push_back(a);
+    rows.push_back(b);
+  }
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(
+      has_finding(f,
+                  "Nearest the bandwidth limit: of the providers that ran each of the 3 "
+                  "memory-bound shapes, `cuda.naive` reads closest to the measured ceiling "
+                  "at 2 (up to 58.0% of it, at B1 H32/8 N1024 D64 fp16 causal fwd) and "
+                  "`torch.naive` at 1 (up to 49.0% of it, at B1 H32/8 N4096 D64 fp16 causal "
+                  "fwd)."))
+      << all_text(f);
+}
+
 TEST(Findings, UnsupportedReasonsKernelsAndFailures) {
   std::vector<Result> rows = mha_rows();
   for (int64_t d : {96, 160, 192}) {
