@@ -1,6 +1,7 @@
-// The forward check through fp64 GEMMs (device_check_gemm.hpp). Per chunk of (batch, q head)
-// pairs and query rows:
-//   widen   Q rows, and the pairs' K and V (through their KV head) into doubles, |v_j|^2 per key;
+// The forward check through fp64 GEMMs (device_check_gemm.hpp). Per chunk of (batch, KV head)
+// groups and their query rows (the group's query heads' rows stacked, so a decode step's 128 query
+// heads on one latent head make one GEMM, and K and V are widened once per group):
+//   widen   the query rows, and the groups' K and V into doubles, |v_j|^2 per key;
 //   DGEMM   S = scale Q K^T (every key; the mask is applied by the softmax);
 //   softmax per row: m = max over visible keys, S_ij <- exp(S_ij - m) on visible keys, 0 elsewhere;
 //           l = sum, w2 = sum P^2 |v_j|^2;
@@ -35,19 +36,40 @@ unsigned warp_grid(int64_t rows) {
   return unsigned((rows * 32 + kThreads - 1) / kThreads);
 }
 
-// out[p][r][d] = t(b, head, row0 + r, d) for the chunk's pairs p (pair0 + p = b * q_heads + h),
-// head = h / group (group 1 for Q, q_heads / kv_heads for K and V).
+// A group's stacked query rows: row R of group u (u = b * kv_heads + kv head) is query i = R % nq
+// of query head kv_head * group + R / nq.
+struct Groups {
+  int64_t kv_heads, group, nq;
+  __device__ int64_t batch(int64_t u) const { return u / kv_heads; }
+  __device__ int64_t q_head(int64_t u, int64_t row) const {
+    return (u % kv_heads) * group + row / nq;
+  }
+  __device__ int64_t query(int64_t row) const { return row % nq; }
+};
+
+// out[u][r][d] = K or V (b, kv head, r, d) for the chunk's groups u (from unit0).
 template <class T>
-__global__ void widen_kernel(View<T> t, double* out, int64_t pair0, int64_t q_heads, int64_t group,
-                             int64_t row0, int64_t rows, int64_t dim, int64_t n) {
+__global__ void widen_kv_kernel(View<T> t, double* out, int64_t unit0, int64_t kv_heads,
+                                int64_t rows, int64_t dim, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
-    const int64_t d = e % dim, r = (e / dim) % rows, pair = pair0 + e / (dim * rows);
-    out[e] = t.at(pair / q_heads, (pair % q_heads) / group, row0 + r, d);
+    const int64_t d = e % dim, r = (e / dim) % rows, u = unit0 + e / (dim * rows);
+    out[e] = t.at(u / kv_heads, u % kv_heads, r, d);
   }
 }
 
-// vn[k] = |row k of v|^2 for the n = pairs * kv_len rows of the widened V.
+// out[u][r][d] = Q of the chunk's stacked rows row0 + r of each group u (from unit0).
+template <class T>
+__global__ void widen_q_kernel(View<T> q, double* out, Groups g, int64_t unit0, int64_t row0,
+                               int64_t rows, int64_t dim, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const int64_t d = e % dim, r = row0 + (e / dim) % rows, u = unit0 + e / (dim * rows);
+    out[e] = q.at(g.batch(u), g.q_head(u, r), g.query(r), d);
+  }
+}
+
+// vn[k] = |row k of v|^2 for the n = groups * kv_len rows of the widened V.
 __global__ void norms_kernel(const double* v, double* vn, int64_t dv, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += stride) {
@@ -58,7 +80,8 @@ __global__ void norms_kernel(const double* v, double* vn, int64_t dv, int64_t n)
 }
 
 struct Chunk {
-  int64_t rows, row0, nk;  // query rows per pair in the chunk, the first one, keys
+  int64_t rows, row0, nk;  // stacked rows per group in the chunk, the first one, keys
+  int64_t nq;              // query rows per head: stacked row R is query R % nq
   DevMask mask;
 };
 
@@ -68,7 +91,7 @@ __global__ void softmax_kernel(double* s, const double* vn, double* row_m, doubl
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (row >= n_rows) return;
-  const int64_t i = c.row0 + row % c.rows, p = row / c.rows;
+  const int64_t i = (c.row0 + row % c.rows) % c.nq, p = row / c.rows;
   const int64_t lo = c.mask.first(i), hi = c.mask.last(i);
   double* x = s + row * c.nk;
   const double* norms = vn + p * c.nk;
@@ -95,13 +118,13 @@ __global__ void softmax_kernel(double* s, const double* vn, double* row_m, doubl
 template <class T>
 __global__ void compare_kernel(View<T> o, const double* acc, const double* row_m,
                                const double* row_l, const double* row_w2, ForwardRowSums out,
-                               Chunk c, int64_t pair0, int64_t q_heads, int64_t q_len, int64_t dv,
+                               Chunk c, Groups g, int64_t unit0, int64_t q_heads, int64_t dv,
                                int64_t n_rows) {
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (row >= n_rows) return;
-  const int64_t i = c.row0 + row % c.rows, pair = pair0 + row / c.rows;
-  const int64_t b = pair / q_heads, h = pair % q_heads;
+  const int64_t stacked = c.row0 + row % c.rows, u = unit0 + row / c.rows;
+  const int64_t b = g.batch(u), h = g.q_head(u, stacked), i = g.query(stacked);
   const double l = row_l[row];
   const double inv = l > 0 ? 1.0 / l : 0.0;
   double e2 = 0, r2 = 0, mx = 0;
@@ -111,7 +134,7 @@ __global__ void compare_kernel(View<T> o, const double* acc, const double* row_m
   r2 = warp_sum(r2);
   mx = warp_max(mx);
   if (lane != 0) return;
-  const int64_t flat = pair * q_len + i;
+  const int64_t flat = (b * q_heads + h) * c.nq + i;
   out.err2[flat] = e2 <= INFINITY ? e2 : INFINITY;  // a NaN is the worst error there is
   out.ref2[flat] = r2;
   out.max_abs[flat] = mx;
@@ -129,23 +152,24 @@ cublasHandle_t handle() {
   return h;
 }
 
-// Pairs and query rows per chunk within `budget` bytes of scratch; rows 0 when not even one
-// query row of one pair fits.
+// Groups and stacked query rows per chunk within `budget` bytes of scratch; rows 0 when not
+// even one query row of one group fits.
 struct ChunkSize {
-  int64_t pairs = 0, rows = 0;
+  int64_t units = 0, rows = 0;
 };
 ChunkSize chunk_size(const Spec& spec, int64_t budget) {
-  const int64_t d = spec.head_dim, dv = spec.dv(), nk = spec.kv_len, nq = spec.q_len;
-  const int64_t pairs = spec.batch * spec.q_heads;
+  const int64_t d = spec.head_dim, dv = spec.dv(), nk = spec.kv_len;
+  const int64_t nq = spec.q_len * spec.group_size();  // a group's stacked rows
+  const int64_t units = spec.batch * spec.kv_heads;
   const int64_t per_row = 8 * (nk + dv + d + 3);   // S, A, Q rows and the row's m, l, w2
-  const int64_t per_pair = 8 * nk * (d + dv + 1);  // K, V and |v|^2
+  const int64_t per_unit = 8 * nk * (d + dv + 1);  // K, V and |v|^2
   ChunkSize c;
-  if (nq * per_row + per_pair <= budget) {
+  if (nq * per_row + per_unit <= budget) {
     c.rows = nq;
-    c.pairs = std::min(pairs, budget / (nq * per_row + per_pair));
+    c.units = std::min(units, budget / (nq * per_row + per_unit));
   } else {
-    c.pairs = 1;
-    c.rows = std::min(nq, std::max<int64_t>(0, (budget - per_pair) / per_row));
+    c.units = 1;
+    c.rows = std::min(nq, std::max<int64_t>(0, (budget - per_unit) / per_row));
   }
   return c;
 }
@@ -153,51 +177,52 @@ ChunkSize chunk_size(const Spec& spec, int64_t budget) {
 template <class T>
 void run_chunks(const Spec& spec, const Io& io, cudaStream_t stream, const ForwardRowSums& out,
                 ChunkSize size, double* scratch) {
-  const int64_t d = spec.head_dim, dv = spec.dv(), nk = spec.kv_len, nq = spec.q_len;
-  const int64_t q_heads = spec.q_heads, group = spec.q_heads / spec.kv_heads;
-  const int64_t pairs = spec.batch * q_heads;
+  const int64_t d = spec.head_dim, dv = spec.dv(), nk = spec.kv_len;
+  const Groups g{spec.kv_heads, spec.group_size(), spec.q_len};
+  const int64_t stacked = g.group * g.nq;  // rows of one group
+  const int64_t units = spec.batch * spec.kv_heads;
   double* kd = scratch;
-  double* vd = kd + size.pairs * nk * d;
-  double* vn = vd + size.pairs * nk * dv;
-  double* qd = vn + size.pairs * nk;
-  double* s = qd + size.pairs * size.rows * d;
-  double* acc = s + size.pairs * size.rows * nk;
-  double* row_m = acc + size.pairs * size.rows * dv;
-  double* row_l = row_m + size.pairs * size.rows;
-  double* row_w2 = row_l + size.pairs * size.rows;
+  double* vd = kd + size.units * nk * d;
+  double* vn = vd + size.units * nk * dv;
+  double* qd = vn + size.units * nk;
+  double* s = qd + size.units * size.rows * d;
+  double* acc = s + size.units * size.rows * nk;
+  double* row_m = acc + size.units * size.rows * dv;
+  double* row_l = row_m + size.units * size.rows;
+  double* row_w2 = row_l + size.units * size.rows;
   const View<T> q = view_of<T>(io.q), k = view_of<T>(io.k), v = view_of<T>(io.v);
   const View<T> o = view_of<T>(io.o);
   cublasHandle_t blas = handle();
   ATTNPROF_CUBLAS(cublasSetStream(blas, stream));
   const double scale = spec.softmax_scale(), one = 1.0, zero = 0.0;
-  for (int64_t pair0 = 0; pair0 < pairs; pair0 += size.pairs) {
-    const int64_t np = std::min(size.pairs, pairs - pair0);
-    widen_kernel<T><<<grid_for(np * nk * d), kThreads, 0, stream>>>(k, kd, pair0, q_heads, group, 0,
-                                                                    nk, d, np * nk * d);
-    widen_kernel<T><<<grid_for(np * nk * dv), kThreads, 0, stream>>>(v, vd, pair0, q_heads, group,
-                                                                     0, nk, dv, np * nk * dv);
-    norms_kernel<<<grid_for(np * nk), kThreads, 0, stream>>>(vd, vn, dv, np * nk);
+  for (int64_t unit0 = 0; unit0 < units; unit0 += size.units) {
+    const int64_t nu = std::min(size.units, units - unit0);
+    widen_kv_kernel<T><<<grid_for(nu * nk * d), kThreads, 0, stream>>>(k, kd, unit0, g.kv_heads, nk,
+                                                                       d, nu * nk * d);
+    widen_kv_kernel<T><<<grid_for(nu * nk * dv), kThreads, 0, stream>>>(v, vd, unit0, g.kv_heads,
+                                                                        nk, dv, nu * nk * dv);
+    norms_kernel<<<grid_for(nu * nk), kThreads, 0, stream>>>(vd, vn, dv, nu * nk);
     ATTNPROF_CUDA(cudaGetLastError());
-    for (int64_t row0 = 0; row0 < nq; row0 += size.rows) {
-      const int64_t nr = std::min(size.rows, nq - row0);
-      const Chunk c{nr, row0, nk, dev_mask(spec)};
-      const int64_t n_rows = np * nr;
-      widen_kernel<T><<<grid_for(n_rows * d), kThreads, 0, stream>>>(q, qd, pair0, q_heads, 1, row0,
-                                                                     nr, d, n_rows * d);
+    for (int64_t row0 = 0; row0 < stacked; row0 += size.rows) {
+      const int64_t nr = std::min(size.rows, stacked - row0);
+      const Chunk c{nr, row0, nk, g.nq, dev_mask(spec)};
+      const int64_t n_rows = nu * nr;
+      widen_q_kernel<T>
+          <<<grid_for(n_rows * d), kThreads, 0, stream>>>(q, qd, g, unit0, row0, nr, d, n_rows * d);
       ATTNPROF_CUDA(cudaGetLastError());
       // S^T (nk x nr, column-major) = K (nk x d) Q^T: K^T and Q^T are the row-major K and Q.
       ATTNPROF_CUBLAS(cublasDgemmStridedBatched(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(nk), int(nr),
                                                 int(d), &scale, kd, int(d), nk * d, qd, int(d),
-                                                nr * d, &zero, s, int(nk), nr * nk, int(np)));
+                                                nr * d, &zero, s, int(nk), nr * nk, int(nu)));
       softmax_kernel<<<warp_grid(n_rows), kThreads, 0, stream>>>(s, vn, row_m, row_l, row_w2, c,
                                                                  n_rows);
       ATTNPROF_CUDA(cudaGetLastError());
       // A^T (dv x nr) = V^T (dv x nk) P^T (nk x nr).
       ATTNPROF_CUBLAS(cublasDgemmStridedBatched(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(dv), int(nr),
                                                 int(nk), &one, vd, int(dv), nk * dv, s, int(nk),
-                                                nr * nk, &zero, acc, int(dv), nr * dv, int(np)));
+                                                nr * nk, &zero, acc, int(dv), nr * dv, int(nu)));
       compare_kernel<T><<<warp_grid(n_rows), kThreads, 0, stream>>>(
-          o, acc, row_m, row_l, row_w2, out, c, pair0, q_heads, nq, dv, n_rows);
+          o, acc, row_m, row_l, row_w2, out, c, g, unit0, spec.q_heads, dv, n_rows);
       ATTNPROF_CUDA(cudaGetLastError());
     }
   }
@@ -216,9 +241,10 @@ bool gemm_forward_sums(const Spec& spec, const Io& io, cudaStream_t stream,
     budget = std::min<int64_t>(int64_t(free_bytes) / 2, int64_t{2} << 30);
   }
   const ChunkSize size = chunk_size(spec, budget);
-  if (size.rows == 0 || spec.kv_len > INT32_MAX || spec.q_len > INT32_MAX) return false;
-  const int64_t doubles = size.pairs * spec.kv_len * (spec.head_dim + spec.dv() + 1) +
-                          size.pairs * size.rows * (spec.head_dim + spec.kv_len + spec.dv() + 3);
+  if (size.rows == 0 || spec.kv_len > INT32_MAX || spec.q_len * spec.group_size() > INT32_MAX)
+    return false;
+  const int64_t doubles = size.units * spec.kv_len * (spec.head_dim + spec.dv() + 1) +
+                          size.units * size.rows * (spec.head_dim + spec.kv_len + spec.dv() + 3);
   DeviceBuffer scratch;
   try {
     scratch = DeviceBuffer(doubles * int64_t(sizeof(double)), nullptr);

@@ -1,5 +1,6 @@
 // The forward check through fp64 GEMMs (device_check_gemm.cu): the reference S = scale Q K^T and
-// O = softmax(S) V computed with cuBLAS DGEMMs over chunks of (batch, head) pairs and query rows,
+// O = softmax(S) V computed with cuBLAS DGEMMs over chunks of (batch, KV head) groups and their
+// query heads' rows (K and V widened once per group, however many query heads share them),
 // the softmax and the comparison in kernels; the same per-row sums as the shared-memory forward
 // kernel of device_check.cu, with the products on the FP64 tensor cores (docs/method.md,
 // "Verification", has the cost of each). Internal to src/measure/cuda.
