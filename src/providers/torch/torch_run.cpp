@@ -2,9 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <c10/core/GradMode.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <c10/core/GradMode.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -112,8 +112,13 @@ void TorchRun::bind(std::span<const Io> sets) {
     sets_.push_back(wrap(io));
     // Mode bwd: the forward with grad, untimed, on the launch stream (autograd runs the backward
     // on the forward's stream).
-    if (spec_.mode == Mode::bwd)
-      sets_.back().o = forward(sets_.back().q, sets_.back().k, sets_.back().v);
+    if (spec_.mode == Mode::bwd) {
+      try {
+        sets_.back().o = forward(sets_.back().q, sets_.back().k, sets_.back().v);
+      } catch (const c10::OutOfMemoryError& e) {
+        throw OutOfMemory(e.what_without_backtrace());
+      }
+    }
   }
   ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
 }
@@ -183,7 +188,12 @@ void TorchRun::launch(Stream& stream, const Io& io) {
   const c10::cuda::CUDAStreamGuard guard(
       c10::cuda::getStreamFromExternal(s, static_cast<c10::DeviceIndex>(device_index_)));
   release_outputs();
-  run_mode(set);
+  try {
+    run_mode(set);
+  } catch (const c10::OutOfMemoryError& e) {
+    // The caching allocator could not get the memory: the point's oom, not a provider failure.
+    throw OutOfMemory(e.what_without_backtrace());
+  }
 }
 
 void TorchRun::publish(Stream&, const Io& io) {
