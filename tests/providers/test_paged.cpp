@@ -111,6 +111,49 @@ TEST(Paging, TheReferenceReadsThePagesExactly) {
   }
 }
 
+// The page tail catches a kernel that gives weight to a key past kv_len: attention over one key
+// too many (the tail's first slot), read through the table, fails verification in both layouts,
+// while the same code over exactly kv_len keys passes.
+TEST(Paging, AKeyPastTheEndIsCaughtByTheTail) {
+  for (Layout layout : {Layout::bhsd, Layout::bshd}) {
+    Spec s = paged(layout);
+    s.mask = Mask{};
+    s.dtype = DType::fp32;
+    const InputFill fill{.seed = 3};
+    auto engine = make_cpu_engine(1);
+    auto tensors = engine->allocate(s, false, fill);
+    const Io& io = tensors->io();
+    for (int64_t extra : {0, 1}) {
+      const int64_t keys = s.kv_len + extra;
+      for (int64_t b = 0; b < s.batch; ++b)
+        for (int64_t h = 0; h < s.q_heads; ++h)
+          for (int64_t i = 0; i < s.q_len; ++i) {
+            const int64_t kvh = h / s.group_size();
+            std::vector<double> p(static_cast<size_t>(keys));
+            double m = -INFINITY, sum = 0;
+            for (int64_t j = 0; j < keys; ++j) {
+              double dot = 0;
+              for (int64_t d = 0; d < s.head_dim; ++d)
+                dot += double(io.q.as<float>()[io.q.offset(b, h, i, d)]) *
+                       io.k.as<float>()[io.k.offset(b, kvh, j, d)];
+              p[size_t(j)] = dot * s.softmax_scale();
+              m = std::max(m, p[size_t(j)]);
+            }
+            for (double& x : p) sum += (x = std::exp(x - m));
+            for (int64_t d = 0; d < s.dv(); ++d) {
+              double o = 0;
+              for (int64_t j = 0; j < keys; ++j)
+                o += p[size_t(j)] / sum * io.v.as<float>()[io.v.offset(b, kvh, j, d)];
+              io.o.as<float>()[io.o.offset(b, h, i, d)] = static_cast<float>(o);
+            }
+          }
+      const VerifyResult r = verify_outputs(s, fill, tensors->read_outputs());
+      EXPECT_EQ(verify_passed(r), extra == 0)
+          << to_string(layout) << " +" << extra << ": " << r.detail;
+    }
+  }
+}
+
 TEST(Paging, TheRunnerRefusesAPagedPointToAContiguousProvider) {
   auto engine = make_cpu_engine(1);
   RunOptions o = testing_specs::quick_run_options();
