@@ -48,12 +48,15 @@ struct RunCliOptions {
   bool no_history = false;
   std::string hang_timeout;   // empty: default_hang_timeout_s(point timeout)
   double hang_timeout_s = 0;  // parsed
+  std::string shard;          // "K/N", empty: the whole grid
+  Shard shard_parsed;
 };
 
 struct Plan {
   std::vector<Spec> specs;
   std::vector<Provider*> providers;
   std::string preset;
+  int64_t grid_shapes = 0;  // before --shard took its share
 };
 
 // The grid: a preset (explicit, or the device's default when no grid option is given), with
@@ -76,6 +79,8 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
     for (const Spec& s : expand(ax)) plan.specs.push_back(s);
   }
   require_a_valid_spec(plan.specs);
+  plan.grid_shapes = static_cast<int64_t>(plan.specs.size());
+  plan.specs = shard_specs(plan.specs, o.shard_parsed);
   // Defaults are the providers that declare themselves in the default set of the device and can
   // run here; named providers always get a row.
   plan.providers = o.providers.empty()
@@ -90,6 +95,7 @@ RunOptions parse_run_options(RunCliOptions& o) {
   o.hang_timeout_s = o.hang_timeout.empty()
                          ? default_hang_timeout_s(ro.measure.rule.timeout_s)
                          : positive_seconds_option(o.hang_timeout, "--hang-timeout");
+  if (!o.shard.empty()) o.shard_parsed = parse_shard(o.shard);
   if (o.resume && o.out.empty()) {
     throw std::invalid_argument("--resume needs --out FILE, the journal to resume");
   }
@@ -168,9 +174,13 @@ int run_command(RunCliOptions& o) {
   for (auto& s : owned) sinks.push_back(s.get());
 
   const auto points = plan_points(plan.specs, plan.providers);
-  fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}, {}\n", plan.specs.size(),
-             plan.providers.size(), points.size(), exec.device_name(on_cuda),
-             plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset), exec.where());
+  fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}{}, {}\n",
+             plan.specs.size(), plan.providers.size(), points.size(), exec.device_name(on_cuda),
+             plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset),
+             o.shard.empty() ? ""
+                             : fmt::format(" (shard {}/{} of {} shapes)", o.shard_parsed.index,
+                                           o.shard_parsed.count, plan.grid_shapes),
+             exec.where());
   if (const std::string why = plots_unavailable(); !why.empty()) {
     fmt::print(stderr, "attnprof: no plots in `attnprof report` of this run: {}\n", why);
   }
@@ -227,6 +237,10 @@ Command add_run_command(CLI::App& app) {
                   "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
   add_grid_options(sub, o->grid, /*with_batch=*/true);
   sub->add_option("--out", o->out, "JSONL journal, one row per point, flushed per point");
+  sub->add_option("--shard", o->shard,
+                  "Run share K of N of the grid (shapes K, K+N, ...; K from 0): "
+                  "--shard $SLURM_PROCID/$SLURM_NTASKS, each with its own --out; "
+                  "`attnprof merge` joins the journals");
   sub->add_option("--csv", o->csv, "CSV file");
   sub->add_option("--markdown", o->markdown, "Markdown summary file");
   add_measure_options(sub, o->measure);

@@ -48,6 +48,17 @@ struct Preset {
   std::vector<std::string> providers;  // default providers, may be empty
 };
 
+// One share of a grid run on many hosts (`run --shard K/N`: srun's $SLURM_PROCID/$SLURM_NTASKS,
+// an MPI rank and size): shape i of the grid goes to shard i % count, so every provider of a
+// shape runs on one host (their comparison is on one device) and the shards' sizes differ by one
+// shape at most.
+struct Shard {
+  int64_t index = 0, count = 1;
+};
+// "K/N" with N >= 1 and 0 <= K < N; throws std::invalid_argument with one line otherwise.
+Shard parse_shard(std::string_view text);
+std::vector<Spec> shard_specs(const std::vector<Spec>& specs, const Shard& shard);
+
 // Directory holding presets/*.toml: $ATTNPROF_PRESETS, else next to the executable
 // (../share/attnprof/presets), else the source tree's presets/.
 std::filesystem::path preset_dir();

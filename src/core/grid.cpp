@@ -138,6 +138,32 @@ std::vector<Spec> expand(const GridAxes& ax) {
   return specs;
 }
 
+Shard parse_shard(std::string_view text) {
+  const std::size_t slash = text.find('/');
+  const auto whole = [&](std::string_view part, int64_t& v) {
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    return !part.empty() && ec == std::errc() && ptr == part.data() + part.size();
+  };
+  Shard s;
+  if (slash == std::string_view::npos || !whole(text.substr(0, slash), s.index) ||
+      !whole(text.substr(slash + 1), s.count) || s.count < 1 || s.index < 0 || s.index >= s.count) {
+    throw std::invalid_argument(fmt::format(
+        "--shard: '{}' is not K/N with 0 <= K < N (the share K of N, counted from 0, as "
+        "$SLURM_PROCID/$SLURM_NTASKS are)",
+        text));
+  }
+  return s;
+}
+
+std::vector<Spec> shard_specs(const std::vector<Spec>& specs, const Shard& shard) {
+  std::vector<Spec> out;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (static_cast<int64_t>(i % static_cast<std::size_t>(shard.count)) == shard.index)
+      out.push_back(specs[i]);
+  }
+  return out;
+}
+
 std::filesystem::path preset_dir() {
   if (const char* env = std::getenv("ATTNPROF_PRESETS"); env && *env) return env;
   // Installed (<prefix>/bin/attnprof -> <prefix>/share/attnprof/presets), then the source tree

@@ -1,7 +1,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "attnprof/grid.hpp"
 
@@ -59,6 +62,37 @@ TEST(Grid, ValueHeadDimsCrossWithHeadDims) {
   EXPECT_EQ(specs[2].dv(), 64);
   EXPECT_EQ(specs[3].dv(), 32);
   EXPECT_EQ(specs[0].key(), expand(GridAxes{}).front().key());
+}
+
+// --shard K/N: shape i to shard i % N; the shards partition the grid in order, sizes within one.
+TEST(Grid, ShardsPartitionTheShapesInOrder) {
+  GridAxes ax;
+  ax.seq = {64, 128, 256, 512, 1024, 2048, 4096};
+  const auto all = expand(ax);
+  for (int64_t n : {1, 2, 3, 7, 9}) {
+    std::vector<std::string> seen;
+    size_t smallest = all.size(), largest = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const auto mine = shard_specs(all, parse_shard(fmt::format("{}/{}", k, n)));
+      smallest = std::min(smallest, mine.size());
+      largest = std::max(largest, mine.size());
+      for (size_t j = 0; j < mine.size(); ++j) {
+        EXPECT_EQ(mine[j], all[size_t(k) + j * size_t(n)]);  // shapes k, k + n, ... in order
+        seen.push_back(mine[j].key());
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    std::vector<std::string> keys;
+    for (const Spec& s : all) keys.push_back(s.key());
+    std::sort(keys.begin(), keys.end());
+    EXPECT_EQ(seen, keys) << n;  // every shape once
+    EXPECT_LE(largest - smallest, 1u) << n;
+  }
+  for (const char* bad : {"2/2", "3", "-1/2", "0/0", "1/x", "/2", "1/"}) {
+    EXPECT_THROW(parse_shard(bad), std::invalid_argument) << bad;
+  }
+  EXPECT_EQ(parse_shard("3/8").index, 3);
+  EXPECT_EQ(parse_shard("3/8").count, 8);
 }
 
 TEST(Grid, TokensAndModelDimDeriveBatchAndHeads) {
