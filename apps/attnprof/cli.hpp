@@ -20,6 +20,7 @@ Command add_worker_command(CLI::App& app);   // hidden: the supervisor's worker 
 Command add_tune_command(CLI::App& app);     // cmd_tune.cpp
 Command add_report_command(CLI::App& app);   // cmd_report.cpp
 Command add_compare_command(CLI::App& app);  // cmd_compare.cpp
+Command add_merge_command(CLI::App& app);    // cmd_merge.cpp
 Command add_history_command(CLI::App& app);  // cmd_history.cpp
 Command add_trace_command(CLI::App& app);    // cmd_trace.cpp
 

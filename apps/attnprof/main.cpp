@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_tune_command(app));
   commands.push_back(add_report_command(app));
   commands.push_back(add_compare_command(app));
+  commands.push_back(add_merge_command(app));
   commands.push_back(add_history_command(app));
   commands.push_back(add_trace_command(app));
 

@@ -1,0 +1,72 @@
+// `attnprof merge IN... --out OUT`: the journals of one sweep run in shards (`run --shard K/N`)
+// joined into one, every point once and every row from one build (merge.hpp).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+
+#include "attnprof/journal.hpp"
+#include "attnprof/merge.hpp"
+#include "attnprof/sink.hpp"
+#include "cli.hpp"
+#include "output_paths.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+struct MergeCliOptions {
+  std::vector<std::string> inputs;
+  std::string out;
+  bool force = false;
+};
+
+int merge_command(const MergeCliOptions& o) {
+  std::vector<PathOption> inputs;
+  for (const std::string& in : o.inputs) inputs.push_back({"input", in});
+  check_output_paths({{"--out", o.out}}, inputs);
+  std::error_code ec;
+  if (std::filesystem::exists(o.out, ec) && !o.force) {
+    throw std::invalid_argument(
+        fmt::format("--out: {} exists; --force replaces it (nothing was written)", o.out));
+  }
+  std::vector<MergeInput> journals;
+  for (const std::string& in : o.inputs) {
+    JournalRows j = read_journal(in);
+    if (!j.warning.empty()) warning(j.warning);
+    journals.push_back({in, std::move(j.rows)});
+  }
+  const Merged merged = merge_journals(journals);
+  begin_work();
+  // Written beside the target and renamed over it: a reader never sees half a journal.
+  const std::string tmp = o.out + ".merging";
+  {
+    std::ofstream file(tmp, std::ios::trunc);
+    for (const Result& r : merged.rows) file << to_json_line(r) << '\n';
+    file.flush();
+    if (!file) throw std::runtime_error(fmt::format("--out: cannot write {}", tmp));
+  }
+  std::filesystem::rename(tmp, o.out);
+  std::string devices;
+  for (const std::string& d : merged.devices) devices += (devices.empty() ? "" : ", ") + d;
+  fmt::print("merged {} rows of {} journals into {}{}\n", merged.rows.size(), journals.size(),
+             o.out, devices.empty() ? "" : fmt::format(" (devices: {})", devices));
+  return 0;
+}
+
+}  // namespace
+
+Command add_merge_command(CLI::App& app) {
+  auto o = std::make_shared<MergeCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "merge", "Join the journals of a sweep run in shards (run --shard K/N) into one");
+  sub->add_option("journals", o->inputs, "The shards' JSONL journals")->required();
+  sub->add_option("--out", o->out, "The merged journal")->required();
+  sub->add_flag("--force", o->force, "Replace an existing --out");
+  return {sub, [o]() { return merge_command(*o); }};
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,31 @@
+// Joining the journals of one sweep run in shards (`attnprof run --shard K/N`, one per Slurm task
+// or MPI rank, each with its own --out) into one journal that report and compare read as a whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attnprof/result.hpp"
+
+namespace attnprof {
+
+struct MergeInput {
+  std::string name;  // the journal's path, for messages
+  std::vector<Result> rows;
+};
+
+struct Merged {
+  std::vector<Result> rows;          // every input's rows, in input order
+  std::vector<std::string> devices;  // the distinct devices the rows ran on, first seen first
+};
+
+// The fingerprint fields that must agree across every row: rows of two builds are not one sweep.
+inline constexpr const char* kMergeBuildFields[] = {"attnprof_version", "git_commit", "build_type",
+                                                    "compiler"};
+
+// Throws std::invalid_argument with one line when a point (provider and spec) has a row in two
+// places (two inputs, or twice in one), or when two rows' builds differ (the field and both
+// values named). Rows without a build field (refused before a worker saw them) are not compared.
+Merged merge_journals(const std::vector<MergeInput>& inputs);
+
+}  // namespace attnprof

@@ -1,0 +1,50 @@
+#include "attnprof/merge.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace attnprof {
+
+Merged merge_journals(const std::vector<MergeInput>& inputs) {
+  Merged out;
+  // Where each point's row came from: input name and line (1-based, blank lines not counted).
+  std::map<std::string, std::pair<const std::string*, size_t>> seen;
+  // The first value of each build field, and where it was.
+  std::map<std::string, std::pair<std::string, const std::string*>> build;
+  for (const MergeInput& in : inputs) {
+    for (size_t i = 0; i < in.rows.size(); ++i) {
+      const Result& r = in.rows[i];
+      const std::string point = r.provider + " " + r.spec.key();
+      const auto [it, fresh] = seen.try_emplace(point, &in.name, i + 1);
+      if (!fresh) {
+        throw std::invalid_argument(fmt::format(
+            "merge: {} at {} has a row in {} (row {}) and in {} (row {}); a point belongs to one "
+            "shard",
+            r.provider, r.spec.label(), *it->second.first, it->second.second, in.name, i + 1));
+      }
+      for (const char* field : kMergeBuildFields) {
+        const auto f = r.env.find(field);
+        if (f == r.env.end() || f->second.empty()) continue;
+        const auto [b, first] = build.try_emplace(field, f->second, &in.name);
+        if (!first && b->second.first != f->second) {
+          throw std::invalid_argument(fmt::format(
+              "merge: {} and {} come from different builds ({} '{}' against '{}'); merge the "
+              "shards of one sweep",
+              *b->second.second, in.name, field, b->second.first, f->second));
+        }
+      }
+      if (!r.device.empty() &&
+          std::find(out.devices.begin(), out.devices.end(), r.device) == out.devices.end()) {
+        out.devices.push_back(r.device);
+      }
+      out.rows.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace attnprof
