@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -27,6 +28,7 @@
 #include "output_paths.hpp"
 #include "python_options.hpp"
 #include "run_execution.hpp"
+#include "time_split.hpp"
 
 namespace attnprof::cli {
 
@@ -172,6 +174,8 @@ int run_command(RunCliOptions& o) {
   if (history) owned.push_back(std::move(history));
   std::vector<Sink*> sinks;
   for (auto& s : owned) sinks.push_back(s.get());
+  TimeSplit split;
+  sinks.push_back(&split);
 
   const auto points = plan_points(plan.specs, plan.providers);
   fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}{}, {}\n",
@@ -193,7 +197,10 @@ int run_command(RunCliOptions& o) {
   control.replay = replay;
   control.stop = &stop;
   control.seed = ro.seed;
+  const auto sweep_t0 = std::chrono::steady_clock::now();
   const SweepSummary sum = run_sweep(points, executor, sinks, control);
+  const double sweep_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count();
 
   std::string counts;
   for (const auto& [status, n] : sum.by_status) {
@@ -204,6 +211,7 @@ int run_command(RunCliOptions& o) {
   fmt::print("done: {} of {} points run{}: {}\n", ran, sum.total,
              sum.resumed > 0 ? fmt::format(" ({} already in the journal)", sum.resumed) : "",
              counts.empty() ? "nothing to do" : counts);
+  if (ran > 0) fmt::print("{}\n", split.line(sweep_s));
   if (sum.stop_signal != 0) {
     std::cout.flush();
     fmt::print(stderr, "attnprof: stopped by {} with {} of {} points left to run.\n",

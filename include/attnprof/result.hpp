@@ -111,6 +111,9 @@ struct Result {
   // Seconds the provider's prepare() and first bind took (plans, compilation, autotuning:
   // torch.compile's lands here, never in the timed launches); none for a point not prepared.
   std::optional<double> prepare_s;
+  // Seconds of the warm-up and the timed sampling (the measurement, cold copies included); none
+  // for a point that did not get there.
+  std::optional<double> measure_s;
   std::map<std::string, std::string> env;  // the environment fingerprint
   std::string started_at;                  // ISO-8601 UTC
   std::optional<PointTrace> trace;         // phases and device events (attnprof trace only)

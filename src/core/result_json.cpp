@@ -459,6 +459,7 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["kernels_note"] = r.kernels_note;
   if (!r.provider_note.empty()) j["provider_note"] = r.provider_note;
   if (r.prepare_s) j["prepare_s"] = number(*r.prepare_s);
+  if (r.measure_s) j["measure_s"] = number(*r.measure_s);
   j["env"] = r.env;
   j["started_at"] = r.started_at;
   if (r.trace) j["trace"] = trace_json(*r.trace);
@@ -513,6 +514,7 @@ Result result_from_json(const nlohmann::json& j) {
   r.kernels_note = in.string("kernels_note");
   r.provider_note = in.string_or_empty("provider_note");
   if (j.contains("prepare_s")) r.prepare_s = in.optional_number("prepare_s");
+  if (j.contains("measure_s")) r.measure_s = in.optional_number("measure_s");
   r.env = read_env(in);
   r.started_at = in.string("started_at");
   if (j.contains("trace")) r.trace = read_trace(in.object("trace"));

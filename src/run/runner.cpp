@@ -107,6 +107,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     return;
   }
 
+  const auto measure_t0 = std::chrono::steady_clock::now();
   phase(hooks, Phase::warmup, [&] {
     for (int i = 0; i < options.warmup_launches; ++i) run->launch(stream, io);
   });
@@ -129,6 +130,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
       if (over_memory) r.timing.stop_reason = "over_memory_limit";
     }
   });
+  r.measure_s = seconds_since(measure_t0);
 
   // The output of the last timed launch is checked too, then `repeats` more launches, each on
   // poisoned outputs: a kernel that is right once and wrong under repetition (a race, stale

@@ -1,6 +1,6 @@
 // A sweep larger than one host (issue 18, "Many hosts"): `run --shard K/N` in N local processes
 // at once, as srun or mpirun would start them, then `attnprof merge` of their journals: every
-// point of the grid exactly once, and what merge refuses.
+// point of the grid exactly once, and what merge refuses. And the split of a sweep's time.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -68,7 +68,16 @@ TEST_F(ShardsCli, ThreeProcessesAtOnceThenMergeGiveTheWholeGridOnce) {
                               path("r2.jsonl") + " --out " + path("all.jsonl"));
   ASSERT_EQ(merged.code, 0) << merged.err;
   EXPECT_NE(merged.out.find("merged 10 rows of 3 journals"), std::string::npos) << merged.out;
-  ASSERT_EQ(run_cli("run " + kGrid + " --out " + path("whole.jsonl")).code, 0);
+  const auto whole = run_cli("run " + kGrid + " --out " + path("whole.jsonl"));
+  ASSERT_EQ(whole.code, 0);
+  // The last line splits the sweep's time (issue 18), and each measured row has its measure_s.
+  EXPECT_NE(whole.out.find("time: "), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find(" s: setup "), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find(", measurement "), std::string::npos) << whole.out;
+  for (const Result& r : read_journal(path("whole.jsonl")).rows) {
+    ASSERT_TRUE(r.measure_s.has_value()) << r.provider << " " << r.spec.label();
+    EXPECT_GT(*r.measure_s, 0);
+  }
   const auto all = points(path("all.jsonl"));
   EXPECT_EQ(all, points(path("whole.jsonl")));  // the unsharded grid's points, each once
   EXPECT_EQ(all, seen);
