@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "attnprof/inputs.hpp"  // ATTNPROF_HD
 #include "attnprof/spec.hpp"
 
 namespace attnprof {
@@ -25,6 +26,21 @@ inline constexpr std::array<TensorRole, 9> kTensorRoles = {
     TensorRole::q,   TensorRole::k,  TensorRole::v,  TensorRole::d_o, TensorRole::o,
     TensorRole::lse, TensorRole::dq, TensorRole::dk, TensorRole::dv};
 std::string_view to_string(TensorRole r);
+
+// Where the rows of a paged K or V lie (TensorView below): row (b, h, pos), `dim` consecutive
+// elements, is row `row(b, h, pos)` of the container of pages. One definition for the host
+// (TensorView::offset, the host fill) and the device (the fill, the gather, the device check),
+// so the table is read in memory of the side that calls it.
+struct PageMap {
+  const int32_t* table = nullptr;  // (batch, pages_per_seq) page ids
+  int64_t page_size = 0, pages_per_seq = 0, heads = 0;
+  bool bshd = false;  // pages of (page_size, heads) rows; else (heads, page_size)
+  ATTNPROF_HD int64_t row(int64_t b, int64_t h, int64_t pos) const {
+    const int64_t page = table[b * pages_per_seq + pos / page_size];
+    const int64_t r = pos % page_size;
+    return page * page_size * heads + (bshd ? r * heads + h : h * page_size + r);
+  }
+};
 
 // One tensor: logical (batch, heads, len, dim), stored in `layout` (bhsd or bshd, the spec's), in
 // elements of `storage`. The LSE is (batch, heads, len) fp32 with dim 1, always bhsd. Host
@@ -57,11 +73,14 @@ struct TensorView {
     return layout == Layout::bhsd ? (paged() ? page_size : len) * dim : dim;
   }
   int64_t stride_s() const { return layout == Layout::bhsd ? dim : heads * dim; }
+  // A paged view's rows (PageMap); its table is in the memory of `data`.
+  PageMap page_map() const {
+    return {block_table, page_size, pages_per_seq(), heads, layout == Layout::bshd};
+  }
   // Element offset of (b, h, pos, d). A paged view reads its block table: host memory only.
   int64_t offset(int64_t b, int64_t h, int64_t pos, int64_t d = 0) const {
     if (!paged()) return b * stride_b() + h * stride_h() + pos * stride_s() + d;
-    const int64_t page = block_table[b * pages_per_seq() + pos / page_size];
-    return page * page_size * heads * dim + h * stride_h() + (pos % page_size) * stride_s() + d;
+    return page_map().row(b, h, pos) * dim + d;
   }
   template <class T>
   T* as() const {

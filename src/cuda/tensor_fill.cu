@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "attnprof/io.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/tensor_fill.hpp"
 
@@ -17,20 +18,7 @@ struct TensorShape {
   int64_t elems;
   int64_t heads, seq, dim;
   bool bshd;
-  const int32_t* block_table;  // paged K/V: the pages of each sequence; null when contiguous
-  int64_t page_size, pages_per_seq;
-
-  // Where element i of the contiguous tensor is stored: i itself, or its place in its page.
-  __device__ int64_t stored_at(int64_t i) const {
-    if (block_table == nullptr) return i;
-    const int64_t d = i % dim, rest = i / dim;
-    const int64_t h = bshd ? rest % heads : (rest / seq) % heads;
-    const int64_t pos = bshd ? (rest / heads) % seq : rest % seq;
-    const int64_t b = rest / (heads * seq);
-    const int64_t page = block_table[b * pages_per_seq + pos / page_size];
-    const int64_t r = pos % page_size;
-    return page * page_size * heads * dim + (bshd ? r * heads + h : h * page_size + r) * dim + d;
-  }
+  PageMap pages;  // paged K/V: where each row lies; table null when contiguous
 };
 
 // One thread per element (grid-stride). Only integer arithmetic and the helpers of inputs.hpp,
@@ -44,7 +32,12 @@ __global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern
     // bhsd: rest = (b * H + h) * S + s;  bshd: rest = (b * S + s) * H + h.
     const int64_t pos = s.bshd ? (rest / s.heads) % s.seq : rest % s.seq;
     const float v = input_value(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d);
-    const int64_t at = s.stored_at(i);
+    // Element i of the contiguous tensor is stored at i, or at its place in its page.
+    int64_t at = i;
+    if (s.pages.table != nullptr) {
+      const int64_t h = s.bshd ? rest % s.heads : (rest / s.seq) % s.heads;
+      at = s.pages.row(rest / (s.heads * s.seq), h, pos) * s.dim + d;
+    }
     if (dtype_code == 0) {
       static_cast<float*>(dst)[at] = v;
     } else {
@@ -74,9 +67,7 @@ void fill_input(void* dst, const Spec& spec, TensorId tensor, uint64_t seed, Inp
   if (spec.paged() && (tensor == TensorId::k || tensor == TensorId::v)) {
     if (block_table == nullptr)
       throw std::invalid_argument("fill_input: a paged K/V needs its table");
-    s.block_table = block_table;
-    s.page_size = spec.page_size;
-    s.pages_per_seq = spec.pages_per_seq();
+    s.pages = {block_table, spec.page_size, spec.pages_per_seq(), s.heads, s.bshd};
   }
   if (s.elems <= 0) return;
   constexpr int kThreads = 256;

@@ -24,6 +24,7 @@ void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int
   const int64_t pos_div = bhsd ? t.dim : t.dim * t.heads;
   float* out = t.as<float>();
   const auto id = static_cast<TensorId>(role);  // q, k, v, d_o share the generator's ids
+  const PageMap pages = t.page_map();
   const int workers = static_cast<int>(std::clamp<int64_t>(n / 4096 + 1, 1, std::max(1, threads)));
 #pragma omp parallel for num_threads(workers) schedule(static)
   for (int64_t e = 0; e < n; ++e) {
@@ -32,7 +33,7 @@ void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int
     int64_t at = e;
     if (t.paged()) {
       const int64_t h = bhsd ? (e / (t.dim * t.len)) % t.heads : (e / t.dim) % t.heads;
-      at = t.offset(e / (t.heads * t.len * t.dim), h, pos, dim);
+      at = pages.row(e / (t.heads * t.len * t.dim), h, pos) * t.dim + dim;
     }
     out[at] =
         input_value(fill.pattern, fill.seed, id, static_cast<uint64_t>(e), dtype_code, pos, dim);

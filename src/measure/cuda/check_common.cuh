@@ -23,30 +23,27 @@ __host__ __device__ __forceinline__ double widen(__nv_bfloat16 x) {
   return __bfloat162float(x);
 }
 
-// A paged K or V (io.hpp) is read through its block table: `sb` is then a page's stride.
+// A paged K or V (io.hpp) is read through its block table (PageMap).
 template <class T>
 struct View {
   const T* data = nullptr;
   int64_t sb = 0, sh = 0, ss = 0;
-  const int32_t* table = nullptr;
-  int64_t page_size = 0, pages_per_seq = 0;
+  PageMap pages{};  // table null: contiguous
+  int64_t dim = 0;
   __device__ double at(int64_t b, int64_t h, int64_t pos, int64_t d) const {
-    if (table == nullptr) return widen(data[b * sb + h * sh + pos * ss + d]);
-    const int64_t page = table[b * pages_per_seq + pos / page_size];
-    return widen(data[page * sb + h * sh + (pos % page_size) * ss + d]);
+    if (pages.table == nullptr) return widen(data[b * sb + h * sh + pos * ss + d]);
+    return widen(data[pages.row(b, h, pos) * dim + d]);
   }
 };
 
 template <class T>
 View<T> view_of(const TensorView& t) {
-  if (!t.paged()) return {static_cast<const T*>(t.data), t.stride_b(), t.stride_h(), t.stride_s()};
-  return {static_cast<const T*>(t.data),
-          t.page_size * t.heads * t.dim,
-          t.stride_h(),
-          t.stride_s(),
-          t.block_table,
-          t.page_size,
-          t.pages_per_seq()};
+  View<T> v{static_cast<const T*>(t.data), t.stride_b(), t.stride_h(), t.stride_s()};
+  if (t.paged()) {
+    v.pages = t.page_map();
+    v.dim = t.dim;
+  }
+  return v;
 }
 
 // The mask on the device: key j is visible to query i iff first(i) <= j <= last(i).

@@ -17,9 +17,7 @@ struct alignas(16) Bytes16 {
 // Where rows go and come from, in Units: row (b, h, pos) of `units` Units.
 struct Rows {
   int64_t batch, heads, len, units;
-  bool bshd;
-  const int32_t* table;
-  int64_t page_size, pages_per_seq;
+  PageMap pages;
 };
 
 // One thread per Unit of the destination (grid-stride), 64-bit indices.
@@ -30,28 +28,18 @@ __global__ void gather_kernel(const Unit* __restrict__ src, Unit* __restrict__ d
        e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t x = e % r.units, row = e / r.units;
     // The destination's row order: bhsd (b, h, pos), bshd (b, pos, h).
-    const int64_t h = r.bshd ? row % r.heads : (row / r.len) % r.heads;
-    const int64_t pos = r.bshd ? (row / r.heads) % r.len : row % r.len;
-    const int64_t b = row / (r.heads * r.len);
-    const int64_t page = r.table[b * r.pages_per_seq + pos / r.page_size];
-    const int64_t in_page = pos % r.page_size;
-    const int64_t src_row =
-        page * r.page_size * r.heads + (r.bshd ? in_page * r.heads + h : h * r.page_size + in_page);
-    dst[e] = src[src_row * r.units + x];
+    const bool bshd = r.pages.bshd;
+    const int64_t h = bshd ? row % r.heads : (row / r.len) % r.heads;
+    const int64_t pos = bshd ? (row / r.heads) % r.len : row % r.len;
+    dst[e] = src[r.pages.row(row / (r.heads * r.len), h, pos) * r.units + x];
   }
 }
 
 template <class Unit>
 void launch_units(const TensorView& t, void* dst, cudaStream_t stream) {
   const int64_t row_bytes = t.dim * static_cast<int64_t>(dtype_bytes(t.storage));
-  Rows r{t.batch,
-         t.heads,
-         t.len,
-         row_bytes / static_cast<int64_t>(sizeof(Unit)),
-         t.layout == Layout::bshd,
-         t.block_table,
-         t.page_size,
-         t.pages_per_seq()};
+  const Rows r{t.batch, t.heads, t.len, row_bytes / static_cast<int64_t>(sizeof(Unit)),
+               t.page_map()};
   const int64_t total = r.batch * r.heads * r.len * r.units;
   if (total <= 0) return;
   constexpr int kThreads = 256;
