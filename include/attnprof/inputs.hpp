@@ -4,7 +4,8 @@
 // provider fills its buffers in a kernel, the verifier regenerates exactly the slices it needs
 // on the host, and no multi-gigabyte host copy is ever made. Values are approximately standard
 // normal (Irwin-Hall sum of four 21-bit uniforms, so bounded by +-3.46 sigma), never zeros, and
-// already rounded to the point's dtype, so what the reference sees is what the provider saw.
+// already rounded to the point's dtype, so what the reference sees is what the provider saw (for
+// fp8, the real value the scaled fp8 element holds).
 // Bit-exactness across host and device: only integer arithmetic, one int->float conversion of an
 // exactly representable integer and one correctly rounded multiply, then integer rounding to
 // fp16/bf16 (round to nearest even).
@@ -113,10 +114,80 @@ ATTNPROF_HD float fp16_bits_to_float(uint16_t h) {
   return bits_to_float(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
-// dtype code: 0 = fp32, 1 = fp16, 2 = bf16 (matches DType's order).
+// The two OCP fp8 formats: e4m3 (4 exponent bits, bias 7, 3 mantissa bits, no infinity, NaN
+// S.1111.111, largest finite 448) and e5m2 (5, bias 15, 2; IEEE-like infinities and NaNs, largest
+// finite 57344). Format 0 is e4m3, 1 is e5m2.
+ATTNPROF_HD int fp8_mant_bits(int format) {
+  return format == 0 ? 3 : 2;
+}
+ATTNPROF_HD int fp8_bias(int format) {
+  return format == 0 ? 7 : 15;
+}
+// The largest finite value's bits (sign clear).
+ATTNPROF_HD uint8_t fp8_max_bits(int format) {
+  return format == 0 ? 0x7Eu : 0x7Bu;
+}
+
+// Round-to-nearest-even float -> fp8 bits, saturating to the largest finite value (what
+// "satfinite" conversions do); NaN stays NaN, infinities saturate. Integer arithmetic only.
+ATTNPROF_HD uint8_t float_to_fp8_bits(float f, int format) {
+  const uint32_t u = float_to_bits(f);
+  const uint8_t sign = uint8_t((u >> 24) & 0x80u);
+  const uint32_t abs = u & 0x7FFFFFFFu;
+  if (abs > 0x7F800000u) return uint8_t(sign | 0x7Fu);  // NaN in both formats
+  const int m = fp8_mant_bits(format), bias = fp8_bias(format);
+  if ((abs >> 23) == 0) return sign;  // zero or an fp32 subnormal: far below half the least fp8
+  const int exp = int(abs >> 23) - 127;
+  if (exp > 16) return uint8_t(sign | fp8_max_bits(format));  // beyond both formats' range
+  const int emin = 1 - bias;                                  // the least normal exponent
+  const int qexp = (exp < emin ? emin : exp) - m;             // exponent of the last kept bit
+  const int shift = 23 + qexp - exp;                          // >= 23 - m
+  if (shift > 25) return sign;                                // below half the least subnormal
+  const uint32_t mant = (abs & 0x007FFFFFu) | 0x00800000u;
+  uint32_t n = mant >> shift;
+  const uint32_t rem = mant & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (n & 1u))) ++n;
+  // value = n * 2^qexp. Subnormals encode n itself (n == 2^m is the least normal); normals the
+  // biased exponent and n's fraction, a carry into the next binade adding itself.
+  uint32_t bits = exp < emin ? n : (uint32_t(exp + bias) << m) + (n - (1u << m));
+  if (bits > fp8_max_bits(format)) bits = fp8_max_bits(format);
+  return uint8_t(sign | bits);
+}
+
+ATTNPROF_HD float fp8_bits_to_float(uint8_t b, int format) {
+  const int m = fp8_mant_bits(format), bias = fp8_bias(format);
+  const uint32_t sign = uint32_t(b & 0x80u) << 24;
+  const uint32_t e = (b & 0x7Fu) >> m, mant = b & ((1u << m) - 1u);
+  if (format == 0 && (b & 0x7Fu) == 0x7Fu) return bits_to_float(0x7FC00000u);
+  if (format == 1 && e == 31u) return bits_to_float(mant ? 0x7FC00000u : (sign | 0x7F800000u));
+  if (e == 0) {  // subnormal: mant * 2^(1 - bias - m), exact in float
+    const float v = float(mant) * bits_to_float(uint32_t(127 + 1 - bias - m) << 23);
+    return sign ? -v : v;
+  }
+  return bits_to_float(sign | ((e - uint32_t(bias) + 127u) << 23) | (mant << (23 - m)));
+}
+
+// fp8 tensors carry a per-tensor scale: the stored value is the real value times the tensor's
+// scale. The harness fixes it per format, a power of two (so scaling is exact) that puts the
+// generator's largest value (|x| < 3.47) at about half the format's largest finite value, and
+// the output O of softmax-weighted V rows (|O| <= max |V|) in the same range: 2^6 for e4m3
+// (3.47 * 64 = 222 of 448), 2^13 for e5m2 (28,400 of 57,344). Providers get 1 / scale as the
+// "descale" of Q, K, V and the scale of O.
+ATTNPROF_HD float fp8_tensor_scale(int format) {
+  return format == 0 ? 64.0f : 8192.0f;
+}
+
+// dtype code: 0 = fp32, 1 = fp16, 2 = bf16, 3 = fp8 e4m3, 4 = fp8 e5m2 (matches DType's order).
+// For fp8 the result is the real value an fp8 tensor holds: x scaled, rounded to the format,
+// scaled back (both scalings exact).
 ATTNPROF_HD float round_to_dtype(float x, int dtype_code) {
   if (dtype_code == 1) return fp16_bits_to_float(float_to_fp16_bits(x));
   if (dtype_code == 2) return bf16_bits_to_float(float_to_bf16_bits(x));
+  if (dtype_code == 3 || dtype_code == 4) {
+    const int format = dtype_code - 3;
+    const float s = fp8_tensor_scale(format);
+    return fp8_bits_to_float(float_to_fp8_bits(x * s, format), format) * (1.0f / s);
+  }
   return x;
 }
 

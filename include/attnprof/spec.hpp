@@ -10,7 +10,9 @@
 
 namespace attnprof {
 
-enum class DType { fp32, fp16, bf16 };
+// fp8_e4m3 and fp8_e5m2: one byte per element with a per-tensor scale (inputs.hpp
+// fp8_tensor_scale), forward only.
+enum class DType { fp32, fp16, bf16, fp8_e4m3, fp8_e5m2 };
 enum class MaskKind { none, causal_tl, causal_br, window };
 enum class Mode { fwd, bwd, fwd_bwd };
 // bhsd: (batch, heads, seq, dim) contiguous, PyTorch's SDPA layout.
@@ -89,6 +91,9 @@ struct Spec {
 };
 
 std::size_t dtype_bytes(DType t);
+bool is_fp8(DType t);
+// The fp8 format of an fp8 dtype (inputs.hpp: 0 e4m3, 1 e5m2); -1 for the others.
+int fp8_format(DType t);
 std::string_view to_string(DType t);
 std::string_view to_string(MaskKind m);
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:W"
@@ -101,7 +106,7 @@ std::optional<Mask> parse_mask(std::string_view s);
 std::optional<Mode> parse_mode(std::string_view s);
 std::optional<Layout> parse_layout(std::string_view s);
 
-inline constexpr std::string_view kDTypeChoices = "fp32, fp16, bf16";
+inline constexpr std::string_view kDTypeChoices = "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2";
 inline constexpr std::string_view kMaskChoices = "none, causal, causal-br, window:W (W >= 1)";
 inline constexpr std::string_view kModeChoices = "fwd, bwd, fwd_bwd";
 inline constexpr std::string_view kLayoutChoices = "bhsd, bshd";

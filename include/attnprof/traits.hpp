@@ -53,6 +53,10 @@ struct ProviderTraits {
   // Reads K and V from a paged cache through its block table (Spec::page_size, io.hpp). The
   // runner refuses a paged point to a provider without it, saying so.
   bool paged_kv = false;
+  // Takes fp8 inputs (DType::fp8_e4m3/fp8_e5m2: one byte per element with the harness's
+  // per-tensor scale, inputs.hpp fp8_tensor_scale) and writes O in the same format. The runner
+  // refuses an fp8 point to a provider without it, saying so.
+  bool fp8 = false;
   // A kernel whose arithmetic is deliberately lossier than its dtype (SageAttention's INT8
   // Q K^T) says how ("int8 Q K^T per block, fp16 P V"; "" for none) and the per-row relative L2
   // bound it promises for O, which then replaces the dtype's when that is tighter (verify.hpp
@@ -65,7 +69,7 @@ struct ProviderTraits {
 // for, whatever the arithmetic.
 inline constexpr double kMaxDeclaredTolerance = 0.1;
 
-// Why a provider with these traits cannot take the spec's variant (a paged cache), in words;
+// Why a provider with these traits cannot take the spec's variant (a paged cache, fp8), in words;
 // "" when nothing in the traits stands in the way.
 std::string variant_refusal(const ProviderTraits& traits, const Spec& spec);
 

@@ -90,6 +90,7 @@ OrderedJson traits_json(const ProviderTraits& t) {
                    {"backward", t.backward},
                    {"writes_lse", t.writes_lse}};
   if (t.paged_kv) j["paged_kv"] = true;  // only where it reads a paged cache
+  if (t.fp8) j["fp8"] = true;            // only where it takes fp8 inputs
   // Only a quantized provider's rows carry these (docs/results.md).
   if (!t.quantization.empty() || t.output_tolerance > 0) {
     j["quantization"] = t.quantization;
@@ -363,6 +364,7 @@ ProviderTraits read_traits(const Reader& in) {
   t.backward = in.boolean("backward");
   t.writes_lse = in.boolean("writes_lse");
   if (in.has("paged_kv")) t.paged_kv = in.boolean("paged_kv");
+  if (in.has("fp8")) t.fp8 = in.boolean("fp8");
   // Rows written before quantized providers existed have neither.
   if (in.has("quantization")) t.quantization = in.string("quantization");
   if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");

@@ -106,8 +106,11 @@ std::vector<std::string> Spec::validate() const {
   if (q_heads >= 1 && kv_heads >= 1 && q_heads % kv_heads != 0) {
     errors.push_back(fmt::format("kv_heads ({}) must divide q_heads ({})", kv_heads, q_heads));
   }
-  if (int(dtype) < 0 || int(dtype) > int(DType::bf16)) {
+  if (int(dtype) < 0 || int(dtype) > int(DType::fp8_e5m2)) {
     errors.push_back(fmt::format("dtype must be one of {}", kDTypeChoices));
+  } else if (is_fp8(dtype) && mode != Mode::fwd) {
+    errors.push_back(fmt::format("dtype {} is forward only (mode {} needs fp16, bf16 or fp32)",
+                                 to_string(dtype), to_string(mode)));
   }
   if (int(mode) < 0 || int(mode) > int(Mode::fwd_bwd)) {
     errors.push_back(fmt::format("mode must be one of {}", kModeChoices));
@@ -191,8 +194,19 @@ std::size_t dtype_bytes(DType t) {
       return 2;
     case DType::bf16:
       return 2;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      return 1;
   }
   return 0;
+}
+
+bool is_fp8(DType t) {
+  return t == DType::fp8_e4m3 || t == DType::fp8_e5m2;
+}
+
+int fp8_format(DType t) {
+  return t == DType::fp8_e4m3 ? 0 : t == DType::fp8_e5m2 ? 1 : -1;
 }
 
 std::string_view to_string(DType t) {
@@ -203,6 +217,10 @@ std::string_view to_string(DType t) {
       return "fp16";
     case DType::bf16:
       return "bf16";
+    case DType::fp8_e4m3:
+      return "fp8_e4m3";
+    case DType::fp8_e5m2:
+      return "fp8_e5m2";
   }
   return "?";
 }
@@ -252,6 +270,8 @@ std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "fp32" || s == "float32") return DType::fp32;
   if (s == "fp16" || s == "float16" || s == "half") return DType::fp16;
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  if (s == "fp8_e4m3" || s == "e4m3" || s == "float8_e4m3fn") return DType::fp8_e4m3;
+  if (s == "fp8_e5m2" || s == "e5m2" || s == "float8_e5m2") return DType::fp8_e5m2;
   return std::nullopt;
 }
 

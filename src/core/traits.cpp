@@ -52,6 +52,10 @@ std::string variant_refusal(const ProviderTraits& traits, const Spec& spec) {
     return traits.name + " reads contiguous K and V only: it has no paged KV cache (page_size " +
            std::to_string(spec.page_size) + ")";
   }
+  if (is_fp8(spec.dtype) && !traits.fp8) {
+    return traits.name + " computes in fp32, fp16 or bf16 only: it takes no " +
+           std::string(to_string(spec.dtype)) + " inputs";
+  }
   return {};
 }
 

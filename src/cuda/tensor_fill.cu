@@ -40,6 +40,10 @@ __global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern
     }
     if (dtype_code == 0) {
       static_cast<float*>(dst)[at] = v;
+    } else if (dtype_code >= 3) {
+      // v is the real value of a scaled fp8 element: scaling back and converting are exact.
+      const int format = dtype_code - 3;
+      static_cast<uint8_t*>(dst)[at] = float_to_fp8_bits(v * fp8_tensor_scale(format), format);
     } else {
       // v is already rounded to the dtype, so these conversions are exact.
       static_cast<uint16_t*>(dst)[at] =
@@ -97,6 +101,11 @@ void fill_constant(void* dst, int64_t elems, DType dtype, float value, cudaStrea
   if (dtype == DType::fp32) {
     constant_kernel<uint32_t>
         <<<blocks, kThreads, 0, stream>>>(static_cast<uint32_t*>(dst), elems, float_to_bits(value));
+  } else if (is_fp8(dtype)) {
+    const int format = fp8_format(dtype);
+    constant_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(
+        static_cast<uint8_t*>(dst), elems,
+        float_to_fp8_bits(value * fp8_tensor_scale(format), format));
   } else {
     const uint16_t bits =
         dtype == DType::fp16 ? float_to_fp16_bits(value) : float_to_bf16_bits(value);
@@ -119,6 +128,16 @@ std::vector<float> to_host_float(const void* src, int64_t elems, DType dtype, cu
     ATTNPROF_CUDA(cudaMemcpyAsync(out.data(), src, out.size() * sizeof(float),
                                   cudaMemcpyDeviceToHost, stream));
     ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+    return out;
+  }
+  if (is_fp8(dtype)) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(elems));
+    ATTNPROF_CUDA(cudaMemcpyAsync(bytes.data(), src, bytes.size(), cudaMemcpyDeviceToHost, stream));
+    ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+    const int format = fp8_format(dtype);
+    const float descale = 1.0f / fp8_tensor_scale(format);  // a power of two: exact
+    for (size_t i = 0; i < bytes.size(); ++i)
+      out[i] = fp8_bits_to_float(bytes[i], format) * descale;
     return out;
   }
   std::vector<uint16_t> bits(static_cast<size_t>(elems));

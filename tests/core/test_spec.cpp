@@ -70,6 +70,12 @@ TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
          s.mode = Mode::fwd_bwd;
        },
        "a paged KV cache is read by the forward only"},
+      {"fp8 backward",
+       [](Spec& s) {
+         s.dtype = DType::fp8_e4m3;
+         s.mode = Mode::bwd;
+       },
+       "dtype fp8_e4m3 is forward only (mode bwd needs fp16, bf16 or fp32)"},
       {"more pages than int32 ids",
        [](Spec& s) {
          s.page_size = 1;
@@ -182,6 +188,10 @@ TEST(Spec, ParsersRoundTripAndRejectUnknowns) {
   EXPECT_FALSE(parse_mask("diagonal"));
   EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
   EXPECT_FALSE(parse_dtype("fp8"));
+  for (DType t : {DType::fp32, DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
+    EXPECT_EQ(parse_dtype(to_string(t)), t);
+  EXPECT_EQ(parse_dtype("e4m3"), DType::fp8_e4m3);
+  EXPECT_EQ(parse_dtype("float8_e5m2"), DType::fp8_e5m2);
   EXPECT_EQ(parse_mode("fwd_bwd"), Mode::fwd_bwd);
   EXPECT_FALSE(parse_mode("both"));
   EXPECT_EQ(parse_layout("bshd"), Layout::bshd);
@@ -192,6 +202,14 @@ TEST(Spec, KeyAndLabelNameEveryAxis) {
   s.mask = {MaskKind::window, 64};
   EXPECT_EQ(s.key(), "b2.hq8.hkv2.q128.k256.d64.dv64.fp16.window:64.fwd.bhsd");
   EXPECT_EQ(s.label(), "B2 H8/2 Nq128 Nk256 D64 fp16 window:64 fwd");
+  s.dtype = DType::fp8_e4m3;
+  EXPECT_TRUE(s.validate().empty());
+  EXPECT_EQ(s.key(), "b2.hq8.hkv2.q128.k256.d64.dv64.fp8_e4m3.window:64.fwd.bhsd");
+  EXPECT_EQ(dtype_bytes(s.dtype), 1u);
+  EXPECT_TRUE(is_fp8(DType::fp8_e5m2));
+  EXPECT_FALSE(is_fp8(DType::bf16));
+  EXPECT_EQ(fp8_format(DType::fp8_e5m2), 1);
+  EXPECT_EQ(fp8_format(DType::fp16), -1);
 }
 
 }  // namespace

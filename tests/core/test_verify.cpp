@@ -78,6 +78,14 @@ TEST(Verify, BoundsGrowWithTheRoundoffOfTheDtype) {
     EXPECT_GT(t.gradient, t.output);
     EXPECT_GT(t.lse_abs, 0.0);
   }
+  // fp8 is forward only: twice its unit roundoff on O (2^-4 for e4m3, 2^-3 for e5m2), no
+  // gradient bound.
+  const Tolerance e4 = tolerance_for(DType::fp8_e4m3), e5 = tolerance_for(DType::fp8_e5m2);
+  EXPECT_LT(b16.output, e4.output);
+  EXPECT_DOUBLE_EQ(e4.output, 2.0 / 16);
+  EXPECT_DOUBLE_EQ(e5.output, 2.0 / 8);
+  EXPECT_EQ(e4.gradient, 0.0);
+  EXPECT_GT(e4.lse_abs, 0.0);
 }
 
 TEST(Verify, CorrectOutputsPass) {

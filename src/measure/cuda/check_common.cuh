@@ -1,6 +1,6 @@
 // What the device check's kernels (device_check.cu, device_check_gemm.cu) share: tensors read
-// with their elements widened to double (exact for fp32, fp16 and bf16) through element strides
-// of (batch, head, position), features contiguous; and the mask.
+// with their elements widened to double (exact for fp32, fp16, bf16 and fp8) through element
+// strides of (batch, head, position), features contiguous; and the mask.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -21,6 +21,18 @@ __host__ __device__ __forceinline__ double widen(__half x) {
 }
 __host__ __device__ __forceinline__ double widen(__nv_bfloat16 x) {
   return __bfloat162float(x);
+}
+// An element of an fp8 tensor (inputs.hpp): its bits, widened to the real value they hold (the
+// format's value over the per-tensor scale, a power of two: exact).
+template <int Format>
+struct Fp8 {
+  uint8_t bits;
+};
+using Fp8E4M3 = Fp8<0>;
+using Fp8E5M2 = Fp8<1>;
+template <int Format>
+__host__ __device__ __forceinline__ double widen(Fp8<Format> x) {
+  return double(fp8_bits_to_float(x.bits, Format)) / double(fp8_tensor_scale(Format));
 }
 
 // A paged K or V (io.hpp) is read through its block table (PageMap).

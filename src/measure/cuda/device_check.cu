@@ -652,6 +652,10 @@ DeviceCheck run_device_check(const Spec& spec, const Io& io, cudaStream_t stream
       return check_typed<__half>(spec, io, stream, tile, path, gemm_budget, rows);
     case DType::bf16:
       return check_typed<__nv_bfloat16>(spec, io, stream, tile, path, gemm_budget, rows);
+    case DType::fp8_e4m3:
+      return check_typed<Fp8E4M3>(spec, io, stream, tile, path, gemm_budget, rows);
+    case DType::fp8_e5m2:
+      return check_typed<Fp8E5M2>(spec, io, stream, tile, path, gemm_budget, rows);
   }
   return {};
 }

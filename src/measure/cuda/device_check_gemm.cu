@@ -263,6 +263,12 @@ bool gemm_forward_sums(const Spec& spec, const Io& io, cudaStream_t stream,
     case DType::bf16:
       run_chunks<__nv_bfloat16>(spec, io, stream, out, size, scratch.as<double>());
       break;
+    case DType::fp8_e4m3:
+      run_chunks<Fp8E4M3>(spec, io, stream, out, size, scratch.as<double>());
+      break;
+    case DType::fp8_e5m2:
+      run_chunks<Fp8E5M2>(spec, io, stream, out, size, scratch.as<double>());
+      break;
   }
   // The scratch is freed on return: the work queued on `stream` must be done with it.
   ATTNPROF_CUDA(cudaStreamSynchronize(stream));

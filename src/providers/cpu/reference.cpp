@@ -113,6 +113,7 @@ class ReferenceProvider final : public Provider {
     t.backward = true;
     t.writes_lse = true;
     t.paged_kv = true;  // reads K and V through TensorView::offset, pages included
+    t.fp8 = true;       // host tensors hold the real values of fp8 inputs (inputs.hpp)
     return t;
   }
 

@@ -266,6 +266,7 @@ class MutantProvider final : public Provider {
     t.forward = true;
     t.backward = backward_ != nullptr;
     t.writes_lse = forward_ && forward_->traits().writes_lse;
+    t.fp8 = forward_ && forward_->traits().fp8;
     return t;
   }
   Availability availability() const override {

@@ -1,5 +1,6 @@
 // Device rows for the mutants (mutant.hpp RowAccess): strided copies between the point's device
-// tensors (fp32, fp16 or bf16 storage) and host doubles, synchronous on the point's stream.
+// tensors (fp32, fp16, bf16 or scaled fp8 storage) and host doubles, synchronous on the point's
+// stream.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -27,6 +28,9 @@ class DeviceRows final : public RowAccess {
     for (size_t e = 0; e < out.size(); ++e) {
       if (t.storage == DType::fp32) {
         out[e] = reinterpret_cast<const float*>(raw.data())[e];
+      } else if (is_fp8(t.storage)) {
+        const int f = fp8_format(t.storage);
+        out[e] = double(fp8_bits_to_float(raw[e], f)) / fp8_tensor_scale(f);
       } else {
         const uint16_t bits = reinterpret_cast<const uint16_t*>(raw.data())[e];
         out[e] = t.storage == DType::fp16 ? fp16_bits_to_float(bits) : bf16_bits_to_float(bits);
@@ -43,6 +47,9 @@ class DeviceRows final : public RowAccess {
       const float x = static_cast<float>(values[e]);
       if (t.storage == DType::fp32) {
         reinterpret_cast<float*>(raw.data())[e] = x;
+      } else if (is_fp8(t.storage)) {
+        const int f = fp8_format(t.storage);
+        raw[e] = float_to_fp8_bits(x * fp8_tensor_scale(f), f);
       } else {
         reinterpret_cast<uint16_t*>(raw.data())[e] =
             t.storage == DType::fp16 ? float_to_fp16_bits(x) : float_to_bf16_bits(x);
