@@ -286,7 +286,7 @@ TEST_F(CudnnSdpa, TraitsNameTheCudnnVersion) {
 TEST_F(CudnnSdpa, Fp32IsNotSupported) {
   Support s = provider_->supports(make_spec(1, 2, 2, 64, 64, 64, DType::fp32, kNone), device_);
   EXPECT_FALSE(s.ok);
-  EXPECT_EQ(s.reason, "cuDNN SDPA needs fp16 or bf16");
+  EXPECT_EQ(s.reason, "cuDNN SDPA needs fp16, bf16 or fp8");
 }
 
 TEST_F(CudnnSdpa, UnsupportedHeadDimIsNotSupportedWithAReason) {

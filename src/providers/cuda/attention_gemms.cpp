@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <stdexcept>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -18,6 +19,9 @@ cudaDataType_t cuda_type(DType t) {
       return CUDA_R_16BF;
     case DType::fp32:
       break;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      throw std::invalid_argument("the naive GEMMs take fp32, fp16 or bf16 operands, not fp8");
   }
   return CUDA_R_32F;
 }

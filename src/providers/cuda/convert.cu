@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "attnprof/inputs.hpp"
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/convert.cuh"
 
@@ -21,6 +22,9 @@ __device__ __forceinline__ float load(const void* p, int64_t i, DType t) {
       return __half2float(static_cast<const __half*>(p)[i]);
     case DType::bf16:
       return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:  // the code's value; the factor applies the tensor's scale
+      return fp8_bits_to_float(static_cast<const uint8_t*>(p)[i], int(t) - int(DType::fp8_e4m3));
     default:
       return static_cast<const float*>(p)[i];
   }
@@ -33,6 +37,10 @@ __device__ __forceinline__ void store(void* p, int64_t i, DType t, float x) {
       break;
     case DType::bf16:
       static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(x);
+      break;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:  // round to nearest even, saturating (inputs.hpp)
+      static_cast<uint8_t*>(p)[i] = float_to_fp8_bits(x, int(t) - int(DType::fp8_e4m3));
       break;
     default:
       static_cast<float*>(p)[i] = x;

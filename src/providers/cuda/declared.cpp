@@ -31,6 +31,7 @@ ProviderTraits cuda_naive_traits() {
       Family::naive);
   t.role = Role::baseline;
   t.paged_kv = true;  // gathers the pages first, inside the launch (naive.cpp)
+  t.fp8 = true;       // widens fp8 inputs to bf16 inside the launch (naive.cpp)
   return t;
 }
 
@@ -44,6 +45,7 @@ ProviderTraits cuda_naive_expand_traits() {
   t.role = Role::gqa_expansion;
   t.variant_of = "cuda.naive";
   t.paged_kv = true;
+  t.fp8 = true;
   return t;
 }
 

@@ -14,6 +14,10 @@
 //
 // A paged KV cache (Spec::page_size) is first gathered into contiguous K and V (gather_pages.cu)
 // inside the launch, as an unfused implementation over a paged cache must.
+//
+// fp8 inputs (no fp8 GEMM or softmax here) are what a framework without fp8 attention does with
+// them: Q, K and V are widened to bf16 with their scales applied (convert.cu), attention runs in
+// bf16, and O is rounded to fp8 with its scale, all inside the launch.
 #include <fmt/format.h>
 
 #include <span>
@@ -22,6 +26,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/library_versions.hpp"
 #include "providers/cuda/attention_gemms.hpp"
+#include "providers/cuda/convert.cuh"
 #include "providers/cuda/cublas_session.hpp"
 #include "providers/cuda/gather_pages.cuh"
 #include "providers/cuda/provider_common.hpp"
@@ -39,6 +44,7 @@ using cuda::DeviceBuffer;
 struct NaivePlan {
   int64_t k_gathered = 0;  // paged only: K and V gathered from their pages
   int64_t v_gathered = 0;
+  int64_t wide = 0;        // fp8 only: Q, K, V and O in bf16
   int64_t k_expanded = 0;  // expand only: K and V repeated to the query heads
   int64_t v_expanded = 0;
   int64_t scores = 0;  // S, and P again
@@ -46,7 +52,7 @@ struct NaivePlan {
   int64_t cublas = cuda::CublasSession::kWorkspaceBytes;
 
   int64_t total() const {
-    return k_gathered + v_gathered + k_expanded + v_expanded + 2 * scores + gemm + cublas;
+    return k_gathered + v_gathered + wide + k_expanded + v_expanded + 2 * scores + gemm + cublas;
   }
 };
 
@@ -54,12 +60,30 @@ int64_t kv_heads_seen(const Spec& spec, bool expand) {
   return expand ? spec.q_heads : spec.kv_heads;
 }
 
+// The dtype the GEMMs and the softmax run in: the spec's, bf16 for fp8 inputs.
+DType compute_dtype(const Spec& spec) {
+  return is_fp8(spec.dtype) ? DType::bf16 : spec.dtype;
+}
+
+// Contiguous (B, H, len, dim) in the spec's layout.
+cuda::Dims4 dims_of(const Spec& s, int64_t heads, int64_t len, int64_t dim) {
+  return {s.batch, heads, len, dim};
+}
+
 NaivePlan plan_for(const Spec& spec, bool expand) {
-  const auto esize = static_cast<int64_t>(dtype_bytes(spec.dtype));
+  const auto stored = static_cast<int64_t>(dtype_bytes(spec.dtype));
+  const auto esize = static_cast<int64_t>(dtype_bytes(compute_dtype(spec)));
   NaivePlan p;
   if (spec.paged()) {
-    p.k_gathered = spec.batch * spec.kv_heads * spec.kv_len * spec.head_dim * esize;
-    p.v_gathered = spec.batch * spec.kv_heads * spec.kv_len * spec.dv() * esize;
+    p.k_gathered = spec.batch * spec.kv_heads * spec.kv_len * spec.head_dim * stored;
+    p.v_gathered = spec.batch * spec.kv_heads * spec.kv_len * spec.dv() * stored;
+  }
+  if (is_fp8(spec.dtype)) {
+    p.wide = (dims_of(spec, spec.q_heads, spec.q_len, spec.head_dim).elems() +
+              dims_of(spec, spec.kv_heads, spec.kv_len, spec.head_dim).elems() +
+              dims_of(spec, spec.kv_heads, spec.kv_len, spec.dv()).elems() +
+              dims_of(spec, spec.q_heads, spec.q_len, spec.dv()).elems()) *
+             esize;
   }
   if (expand && spec.group_size() > 1) {
     p.k_expanded = spec.batch * spec.q_heads * spec.kv_len * spec.head_dim * esize;
@@ -67,7 +91,7 @@ NaivePlan plan_for(const Spec& spec, bool expand) {
   }
   p.scores = spec.batch * spec.q_heads * spec.q_len * spec.kv_len * esize;
   p.gemm = cuda::AttentionGemms::bytes_for(
-      cuda::gemm_shape(spec, spec.dtype, kv_heads_seen(spec, expand)));
+      cuda::gemm_shape(spec, compute_dtype(spec), kv_heads_seen(spec, expand)));
   return p;
 }
 
@@ -78,21 +102,36 @@ class NaiveRun final : public Run {
         plan_(plan_for(spec, expand)),
         k_gathered_(plan_.k_gathered, ctx.tracker),
         v_gathered_(plan_.v_gathered, ctx.tracker),
+        wide_(plan_.wide, ctx.tracker),
         k_expanded_(plan_.k_expanded, ctx.tracker),
         v_expanded_(plan_.v_expanded, ctx.tracker),
         s_(plan_.scores, ctx.tracker),
         p_(plan_.scores, ctx.tracker),
         cublas_(ctx.tracker),
-        gemms_(cuda::gemm_shape(spec, spec.dtype, kv_heads_seen(spec, expand)), ctx.tracker) {
+        gemms_(cuda::gemm_shape(spec, compute_dtype(spec), kv_heads_seen(spec, expand)),
+               ctx.tracker) {
     const auto kv = [&](int64_t dim) {
       return cuda::head_blocks(spec.layout, spec.batch, spec.kv_heads, spec.kv_len, dim,
-                               spec.dtype);
+                               compute_dtype(spec));
     };
+    if (widening()) {
+      // Q, K, V and O in bf16, one after the other in wide_.
+      auto* at = static_cast<unsigned char*>(wide_.data());
+      const int64_t esize = 2;
+      for (auto [slot, n] :
+           {std::pair{&q_wide_, dims_of(spec, spec.q_heads, spec.q_len, spec.head_dim)},
+            std::pair{&k_wide_, dims_of(spec, spec.kv_heads, spec.kv_len, spec.head_dim)},
+            std::pair{&v_wide_, dims_of(spec, spec.kv_heads, spec.kv_len, spec.dv())},
+            std::pair{&o_wide_, dims_of(spec, spec.q_heads, spec.q_len, spec.dv())}}) {
+        *slot = at;
+        at += n.elems() * esize;
+      }
+    }
     k_blocks_ = kv(spec.head_dim);
     v_blocks_ = kv(spec.dv());
     softmax_.s = s_.data();
     softmax_.p = p_.data();
-    softmax_.dtype = spec.dtype;
+    softmax_.dtype = compute_dtype(spec);
     softmax_.rows = spec.batch * spec.q_heads * spec.q_len;
     softmax_.q_len = spec.q_len;
     softmax_.kv_len = spec.kv_len;
@@ -111,6 +150,7 @@ class NaiveRun final : public Run {
       cuda::launch_gather_pages(io.k, k_gathered_.data(), st);
       cuda::launch_gather_pages(io.v, v_gathered_.data(), st);
     }
+    if (widening()) widen(io, st);
     if (expanding()) {
       cuda::launch_repeat_kv(k_in(io), k_expanded_.data(), k_blocks_, spec_.group_size(), st);
       cuda::launch_repeat_kv(v_in(io), v_expanded_.data(), v_blocks_, spec_.group_size(), st);
@@ -118,34 +158,61 @@ class NaiveRun final : public Run {
     gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()), set);
     cuda::launch_masked_softmax(softmax_, st);
     gemms_.output(handle, set);
+    if (widening()) {
+      const Spec& s = spec_;
+      cuda::launch_convert({o_wide_, DType::bf16, s.layout}, {io.o.data, s.dtype, s.layout},
+                           dims_of(s, s.q_heads, s.q_len, s.dv()), fp8_scale(), st);
+    }
   }
 
   int64_t workspace_bytes() const override {
-    return k_gathered_.bytes() + v_gathered_.bytes() + k_expanded_.bytes() + v_expanded_.bytes() +
-           s_.bytes() + p_.bytes() + cublas_.bytes() + gemms_.bytes();
+    return k_gathered_.bytes() + v_gathered_.bytes() + wide_.bytes() + k_expanded_.bytes() +
+           v_expanded_.bytes() + s_.bytes() + p_.bytes() + cublas_.bytes() + gemms_.bytes();
   }
 
  private:
   bool expanding() const { return k_expanded_.data() != nullptr; }
   bool gathering() const { return k_gathered_.data() != nullptr; }
-  // Contiguous K and V: the harness's, or gathered from their pages.
-  const void* k_in(const Io& io) const { return gathering() ? k_gathered_.data() : io.k.data; }
-  const void* v_in(const Io& io) const { return gathering() ? v_gathered_.data() : io.v.data; }
+  bool widening() const { return wide_.data() != nullptr; }
+  float fp8_scale() const { return fp8_tensor_scale(fp8_format(spec_.dtype)); }
+  // Contiguous K and V in the stored dtype: the harness's, or gathered from their pages.
+  const void* k_stored(const Io& io) const { return gathering() ? k_gathered_.data() : io.k.data; }
+  const void* v_stored(const Io& io) const { return gathering() ? v_gathered_.data() : io.v.data; }
+  // Contiguous K and V in the compute dtype: the stored ones, or their bf16 widening.
+  const void* k_in(const Io& io) const { return widening() ? k_wide_ : k_stored(io); }
+  const void* v_in(const Io& io) const { return widening() ? v_wide_ : v_stored(io); }
+
+  // fp8: Q, K, V to bf16 with their scales applied (exact: every fp8 value times a power of two
+  // is a bf16 value).
+  void widen(const Io& io, cudaStream_t st) {
+    const Spec& s = spec_;
+    const float descale = 1.0f / fp8_scale();
+    cuda::launch_convert({io.q.data, s.dtype, s.layout}, {q_wide_, DType::bf16, s.layout},
+                         dims_of(s, s.q_heads, s.q_len, s.head_dim), descale, st);
+    cuda::launch_convert({const_cast<void*>(k_stored(io)), s.dtype, s.layout},
+                         {k_wide_, DType::bf16, s.layout},
+                         dims_of(s, s.kv_heads, s.kv_len, s.head_dim), descale, st);
+    cuda::launch_convert({const_cast<void*>(v_stored(io)), s.dtype, s.layout},
+                         {v_wide_, DType::bf16, s.layout}, dims_of(s, s.kv_heads, s.kv_len, s.dv()),
+                         descale, st);
+  }
 
   cuda::GemmOperands operands(const Io& io) const {
     cuda::GemmOperands x;
-    x.q = io.q.data;
+    x.q = widening() ? q_wide_ : io.q.data;
     x.k = expanding() ? k_expanded_.data() : k_in(io);
     x.v = expanding() ? v_expanded_.data() : v_in(io);
     x.s = s_.data();
     x.p = p_.data();
-    x.o = io.o.data;
+    x.o = widening() ? o_wide_ : io.o.data;
     return x;
   }
 
   Spec spec_;
   NaivePlan plan_;
   DeviceBuffer k_gathered_, v_gathered_;  // empty unless the spec is paged
+  DeviceBuffer wide_;                     // empty unless the inputs are fp8
+  void *q_wide_ = nullptr, *k_wide_ = nullptr, *v_wide_ = nullptr, *o_wide_ = nullptr;
   DeviceBuffer k_expanded_, v_expanded_;  // empty unless expanding a GQA spec
   DeviceBuffer s_, p_;
   cuda::CublasSession cublas_;

@@ -438,6 +438,9 @@ void launch_masked_softmax(const SoftmaxArgs& a, cudaStream_t stream) {
     case DType::bf16:
       launch_typed<__nv_bfloat16>(a, plan, stream);
       break;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      throw std::invalid_argument("masked softmax: scores are fp32, fp16 or bf16, not fp8");
   }
   ATTNPROF_CUDA(cudaGetLastError());
 }

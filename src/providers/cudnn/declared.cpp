@@ -13,6 +13,7 @@ ProviderTraits cudnn_sdpa_traits(bool inference) {
   t.library = "cuDNN";
   t.in_default_set = true;
   t.paged_kv = true;  // page tables (sdpa.cpp)
+  t.fp8 = true;       // the fp8 forward graph (sdpa.cpp), Hopper and newer
   if (inference) {
     t.name = "cudnn.sdpa.infer";
     t.description =

@@ -35,7 +35,34 @@ namespace fe = cudnn_frontend;
 using cuda::DeviceBuffer;
 
 // Tensor uids shared by the forward and backward graphs' variant packs.
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kPageTable, kSeqQ, kSeqKV };
+enum Uid : int64_t {
+  kQ = 1,
+  kK,
+  kV,
+  kO,
+  kStats,
+  kDO,
+  kDQ,
+  kDK,
+  kDV,
+  kPageTable,
+  kSeqQ,
+  kSeqKV,
+  // fp8 only: the per-tensor scales (Scales below) and the amax cuDNN reports of P and O
+  kDescaleQ,
+  kDescaleK,
+  kDescaleV,
+  kDescaleS,
+  kScaleS,
+  kScaleO,
+  kAmaxS,
+  kAmaxO
+};
+
+// fp8: P (the softmax probabilities, in [0, 1]) goes to fp8 times this before P V, a power of two
+// below e4m3's largest value (448), so the largest probability keeps full precision; its descale
+// is exact.
+constexpr float kScaleP = 256.0f;
 
 constexpr int64_t kMaxHeadDim = 256;  // cuDNN 9's fp16/bf16 SDPA limit on sm_90 (and 9.10+ sm_80)
 
@@ -157,10 +184,25 @@ void apply_mask(Attributes& a, const Spec& s) {
   }
 }
 
+fe::DataType_t io_type(DType t) {
+  switch (t) {
+    case DType::bf16:
+      return fe::DataType_t::BFLOAT16;
+    case DType::fp8_e4m3:
+      return fe::DataType_t::FP8_E4M3;
+    case DType::fp8_e5m2:
+      return fe::DataType_t::FP8_E5M2;
+    case DType::fp16:
+    case DType::fp32:
+      break;
+  }
+  return fe::DataType_t::HALF;
+}
+
 std::shared_ptr<fe::graph::Graph> new_graph(const Spec& s, const char* name) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_name(name)
-      .set_io_data_type(s.dtype == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+      .set_io_data_type(io_type(s.dtype))
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   return g;
@@ -181,7 +223,37 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s, bool stats_out) {
           static_cast<float>(s.softmax_scale()));
   apply_mask(attrs, s);
   if (s.paged()) apply_paging(attrs, *g, s);
-  auto [o, stats] = g->sdpa(q, k, v, std::move(attrs));
+  std::shared_ptr<fe::graph::Tensor_attributes> o, stats;
+  if (is_fp8(s.dtype)) {
+    // The fp8 forward: Q, K, V dequantized by their descales, P quantized with kScaleP and O
+    // with O's scale (the harness's per-tensor scales, inputs.hpp); cuDNN also reports the amax
+    // of P and O (written, not read).
+    const auto scalar = [&](const char* name, Uid uid) {
+      return g->tensor(fe::graph::Tensor_attributes()
+                           .set_name(name)
+                           .set_uid(uid)
+                           .set_dim({1, 1, 1, 1})
+                           .set_stride({1, 1, 1, 1})
+                           .set_data_type(fe::DataType_t::FLOAT));
+    };
+    auto [o8, stats8, amax_s, amax_o] =
+        g->sdpa_fp8(q, k, v, scalar("descale_q", kDescaleQ), scalar("descale_k", kDescaleK),
+                    scalar("descale_v", kDescaleV), scalar("descale_s", kDescaleS),
+                    scalar("scale_s", kScaleS), scalar("scale_o", kScaleO), std::move(attrs));
+    for (auto [t, uid] : {std::pair{amax_s, kAmaxS}, std::pair{amax_o, kAmaxO}}) {
+      t->set_output(true)
+          .set_uid(uid)
+          .set_dim({1, 1, 1, 1})
+          .set_stride({1, 1, 1, 1})
+          .set_data_type(fe::DataType_t::FLOAT);
+    }
+    o = o8;
+    stats = stats8;
+  } else {
+    auto out = g->sdpa(q, k, v, std::move(attrs));
+    o = out[0];
+    stats = out[1];
+  }
   describe_output(*o, kO, s, s.q_heads, s.q_len, s.dv());
   if (stats_out) {
     stats->set_output(true);
@@ -210,9 +282,39 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const Spec& s) {
   return g;
 }
 
+// cuDNN's message in one line. A failed plan search lists every engine it tried, each as a JSON
+// line of knobs followed by its "Warning: ...; Reason: <why> at: <where>" trail: the first line
+// and each engine's first reason (once each) say it.
+std::string one_line(const std::string& message) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at <= message.size();) {
+    const size_t end = std::min(message.find('\n', at), message.size());
+    lines.push_back(message.substr(at, end - at));
+    at = end + 1;
+  }
+  std::string first = lines.front();
+  while (!first.empty() && (first.back() == '_' || first.back() == ' ')) first.pop_back();
+  std::vector<std::string> reasons;
+  bool engine_start = false;
+  for (const std::string& line : lines) {
+    if (!line.empty() && line.front() == '{') {
+      engine_start = true;
+      continue;
+    }
+    const size_t r = line.find("Reason: ");
+    if (!engine_start || r == std::string::npos) continue;
+    engine_start = false;
+    std::string why = line.substr(r + 8);
+    if (const size_t a = why.find(" at: "); a != std::string::npos) why.resize(a);
+    if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+  }
+  for (size_t i = 0; i < reasons.size(); ++i) first += (i ? "; " : " (engines: ") + reasons[i];
+  return reasons.empty() ? first : first + ")";
+}
+
 void require(fe::error_t status, const char* step) {
   if (status.is_good()) return;
-  std::string message = status.get_message();
+  std::string message = one_line(status.get_message());
   if (message.empty()) message = "failed without a message";
   throw NotSupported(std::string("cuDNN ") + step + ": " + message);
 }
@@ -228,7 +330,7 @@ void build(fe::graph::Graph& g, cudnnHandle_t handle) {
     require(g.check_support(handle), "check_support");
     require(g.build_plans(handle), "build_plans");
   } catch (const fe::cudnnException& e) {
-    throw NotSupported(std::string("cuDNN: ") + e.what());
+    throw NotSupported("cuDNN: " + one_line(e.what()));
   }
 }
 
@@ -283,6 +385,14 @@ class CudnnSdpaRun final : public Run {
       seq_q_ = lengths(spec.q_len);
       seq_kv_ = lengths(spec.kv_len);
     }
+    if (is_fp8(spec.dtype)) {
+      const float scale = fp8_tensor_scale(fp8_format(spec.dtype));
+      // descale Q, K, V and S (= P), scale S and O; then the two amax outputs.
+      const float host[kScalars] = {1 / scale, 1 / scale, 1 / scale, 1 / kScaleP,
+                                    kScaleP,   scale,     0,         0};
+      scalars_ = DeviceBuffer(sizeof host, ctx.tracker);
+      ATTNPROF_CUDA(cudaMemcpy(scalars_.data(), host, sizeof host, cudaMemcpyHostToDevice));
+    }
     if (spec.mode == Mode::bwd) {
       cudaStream_t prepare_stream = nullptr;
       std::unordered_map<int64_t, void*> pack = forward_pack(io);
@@ -304,7 +414,7 @@ class CudnnSdpaRun final : public Run {
   }
 
   int64_t workspace_bytes() const override {
-    return workspace_.bytes() + seq_q_.bytes() + seq_kv_.bytes();
+    return workspace_.bytes() + seq_q_.bytes() + seq_kv_.bytes() + scalars_.bytes();
   }
 
   std::string note() const override {
@@ -324,6 +434,12 @@ class CudnnSdpaRun final : public Run {
       pack.emplace(kPageTable, const_cast<int32_t*>(io.k.block_table));
       pack.emplace(kSeqQ, seq_q_.data());
       pack.emplace(kSeqKV, seq_kv_.data());
+    }
+    if (scalars_.data() != nullptr) {
+      float* f = scalars_.as<float>();
+      int i = 0;
+      for (Uid uid : {kDescaleQ, kDescaleK, kDescaleV, kDescaleS, kScaleS, kScaleO, kAmaxS, kAmaxO})
+        pack.emplace(uid, f + i++);
     }
     return pack;
   }
@@ -348,6 +464,8 @@ class CudnnSdpaRun final : public Run {
   std::shared_ptr<const Graphs> graphs_;
   DeviceBuffer workspace_;
   DeviceBuffer seq_q_, seq_kv_;  // paged only: every sequence's length, for cuDNN's padding mask
+  static constexpr int kScalars = 8;
+  DeviceBuffer scalars_;  // fp8 only: the scales and the amax outputs, one float each
 };
 
 // --- the provider --------------------------------------------------------------------------
@@ -378,7 +496,7 @@ class CudnnSdpaProvider final : public Provider {
 
   Support supports(const Spec& s, const Device& device) const override {
     if (device.kind != DeviceKind::cuda) return Support::no("cuDNN SDPA runs on CUDA devices");
-    if (s.dtype == DType::fp32) return Support::no("cuDNN SDPA needs fp16 or bf16");
+    if (s.dtype == DType::fp32) return Support::no("cuDNN SDPA needs fp16, bf16 or fp8");
     if (inference_ && s.mode != Mode::fwd) {
       return Support::no(
           "cudnn.sdpa.infer is the inference forward (no log-sum-exp for a backward); "
@@ -386,6 +504,10 @@ class CudnnSdpaProvider final : public Provider {
     }
     if (device.cc_major > 0 && device.cc_major < 8) {
       return Support::no("cuDNN SDPA needs sm_80 or newer (this device is sm_" +
+                         std::to_string(device.cc_major) + std::to_string(device.cc_minor) + ")");
+    }
+    if (is_fp8(s.dtype) && device.cc_major > 0 && device.cc_major < 9) {
+      return Support::no("cuDNN's fp8 SDPA needs sm_90 or newer (this device is sm_" +
                          std::to_string(device.cc_major) + std::to_string(device.cc_minor) + ")");
     }
     for (int64_t d : {s.head_dim, s.dv()}) {
