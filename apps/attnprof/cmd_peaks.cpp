@@ -45,6 +45,8 @@ void print_gpu_peaks(const Peaks& p, const Device& d) {
   print_row("bf16 GEMM 8192^3, fp32 accumulate", p.bf16_tflops, ds.bf16_tflops, "TFLOP/s", 1);
   print_row("fp16 GEMM 8192^3, fp32 accumulate", p.fp16_tflops, ds.fp16_tflops, "TFLOP/s", 1);
   print_row("tf32 GEMM 8192^3, fp32 accumulate", p.tf32_tflops, ds.tf32_tflops, "TFLOP/s", 1);
+  if (p.fp8_tflops > 0)
+    print_row("fp8 e4m3 GEMM 8192^3, bf16 out", p.fp8_tflops, ds.fp8_tflops, "TFLOP/s", 1);
   print_row("device copy 1 GiB (read + write)", p.copy_tbps, ds.hbm_tbps, "TB/s", 3);
   print_row("read-only stream 1 GiB", p.read_tbps, ds.hbm_tbps, "TB/s", 3);
   if (p.best_tbps() > 0) {

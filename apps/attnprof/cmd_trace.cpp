@@ -57,10 +57,8 @@ std::optional<Ceilings> ceilings_for(const Result& row) {
   if (row.traits.device != DeviceKind::cuda || gpu == row.env.end()) return std::nullopt;
   const Datasheet d = datasheet_for(gpu->second);
   if (!d.known) return std::nullopt;
-  const DType dtype = row.spec.dtype;
-  const double tf = dtype == DType::fp32   ? d.tf32_tflops
-                    : dtype == DType::bf16 ? d.bf16_tflops
-                                           : d.fp16_tflops;
+  const double tf = d.tflops_for(row.spec.dtype);
+  if (tf <= 0) return std::nullopt;
   return Ceilings{tf, d.hbm_tbps,
                   fmt::format("{}: not measured here (run attnprof peaks)", d.source)};
 #else

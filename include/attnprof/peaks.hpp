@@ -22,6 +22,9 @@ struct Peaks {
   DeviceKind kind = DeviceKind::cuda;
   // GPU: cuBLAS GEMM, M = N = K = 8192, random inputs, fp32 accumulation; 2*M*N*K / median time.
   double bf16_tflops = 0, fp16_tflops = 0, tf32_tflops = 0;
+  // GPU, sm_89 and newer: a cuBLASLt e4m3 x e4m3 GEMM of the same size (bf16 output), the rate
+  // both fp8 dtypes are held against; 0 where the device has no fp8 tensor cores.
+  double fp8_tflops = 0;
   // CPU: BLAS sgemm, M = N = K = 2048, on the engine's threads (every CPU provider computes in
   // fp32, whatever the dtype it stores).
   double fp32_tflops = 0;
@@ -30,8 +33,9 @@ struct Peaks {
   double copy_tbps = 0, read_tbps = 0;
   Fingerprint env;  // the fingerprint at measurement time
 
-  // The matrix rate a point of this dtype is held against: bf16 -> bf16, fp16 -> fp16,
-  // fp32 -> tf32 (the fastest way a GPU multiplies fp32 inputs); on the CPU fp32 for all. TFLOP/s.
+  // The matrix rate a point of this dtype is held against: bf16 -> bf16, fp16 -> fp16, fp8 ->
+  // fp8, fp32 -> tf32 (the fastest way a GPU multiplies fp32 inputs); on the CPU fp32 for all.
+  // TFLOP/s.
   double tflops_for(DType dtype) const;
   // The best measured bandwidth (a read-only stream beats a copy): TB/s.
   double best_tbps() const;
@@ -43,6 +47,9 @@ struct Datasheet {
   bool known = false;
   std::string source;  // "NVIDIA H200 SXM datasheet"
   double bf16_tflops = 0, fp16_tflops = 0, tf32_tflops = 0, hbm_tbps = 0;
+  double fp8_tflops = 0;  // 0: no fp8 tensor cores
+  // The rate a point of this dtype is held against (Peaks::tflops_for's choice).
+  double tflops_for(DType dtype) const;
 };
 Datasheet datasheet_for(const std::string& device_name);
 

@@ -13,7 +13,7 @@ namespace attnprof {
 
 namespace {
 
-constexpr int kPeaksSchema = 2;  // 2: kind and fp32_tflops (CPU)
+constexpr int kPeaksSchema = 3;  // 2: kind and fp32_tflops (CPU); 3: fp8_tflops
 
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
@@ -29,19 +29,31 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+// The rate of a dtype's matrix units among a device's figures (fp32 is held against tf32).
+double rate_for(DType dtype, double bf16, double fp16, double tf32, double fp8) {
+  switch (dtype) {
+    case DType::bf16:
+      return bf16;
+    case DType::fp16:
+      return fp16;
+    case DType::fp32:
+      return tf32;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      return fp8;
+  }
+  return 0;
+}
+
 }  // namespace
 
 double Peaks::tflops_for(DType dtype) const {
   if (kind == DeviceKind::cpu) return fp32_tflops;
-  switch (dtype) {
-    case DType::bf16:
-      return bf16_tflops;
-    case DType::fp16:
-      return fp16_tflops;
-    case DType::fp32:
-      return tf32_tflops;
-  }
-  return 0;
+  return rate_for(dtype, bf16_tflops, fp16_tflops, tf32_tflops, fp8_tflops);
+}
+
+double Datasheet::tflops_for(DType dtype) const {
+  return rate_for(dtype, bf16_tflops, fp16_tflops, tf32_tflops, fp8_tflops);
 }
 
 double Peaks::best_tbps() const {
@@ -55,9 +67,9 @@ Datasheet datasheet_for(const std::string& name) {
   Datasheet d;
   if (contains(name, "NVL") || contains(name, "PCIe")) return d;
   if (contains(name, "H200")) {
-    d = {true, "NVIDIA H200 SXM datasheet", 989.4, 989.4, 494.7, 4.8};
+    d = {true, "NVIDIA H200 SXM datasheet", 989.4, 989.4, 494.7, 4.8, 1978.9};
   } else if (contains(name, "H100") && (contains(name, "HBM3") || contains(name, "SXM"))) {
-    d = {true, "NVIDIA H100 SXM datasheet", 989.4, 989.4, 494.7, 3.35};
+    d = {true, "NVIDIA H100 SXM datasheet", 989.4, 989.4, 494.7, 3.35, 1978.9};
   } else if (contains(name, "A100")) {
     const bool big = contains(name, "80GB");
     d = {true, "NVIDIA A100 SXM datasheet", 312, 312, 156, big ? 2.039 : 1.555};
@@ -94,6 +106,7 @@ std::optional<Peaks> load_cached_peaks(const std::string& key) {
     p.bf16_tflops = j.at("bf16_tflops").get<double>();
     p.fp16_tflops = j.at("fp16_tflops").get<double>();
     p.tf32_tflops = j.at("tf32_tflops").get<double>();
+    p.fp8_tflops = j.at("fp8_tflops").get<double>();
     p.copy_tbps = j.at("copy_tbps").get<double>();
     p.read_tbps = j.at("read_tbps").get<double>();
     if (j.contains("env")) p.env = j.at("env").get<Fingerprint>();
@@ -104,13 +117,19 @@ std::optional<Peaks> load_cached_peaks(const std::string& key) {
 }
 
 std::string to_json(const Peaks& p) {
-  const nlohmann::json j = {
-      {"schema", kPeaksSchema},       {"key", p.key},
-      {"device", p.device},           {"kind", p.kind == DeviceKind::cpu ? "cpu" : "cuda"},
-      {"measured_at", p.measured_at}, {"bf16_tflops", p.bf16_tflops},
-      {"fp16_tflops", p.fp16_tflops}, {"tf32_tflops", p.tf32_tflops},
-      {"fp32_tflops", p.fp32_tflops}, {"copy_tbps", p.copy_tbps},
-      {"read_tbps", p.read_tbps},     {"env", p.env}};
+  const nlohmann::json j = {{"schema", kPeaksSchema},
+                            {"key", p.key},
+                            {"device", p.device},
+                            {"kind", p.kind == DeviceKind::cpu ? "cpu" : "cuda"},
+                            {"measured_at", p.measured_at},
+                            {"bf16_tflops", p.bf16_tflops},
+                            {"fp16_tflops", p.fp16_tflops},
+                            {"tf32_tflops", p.tf32_tflops},
+                            {"fp8_tflops", p.fp8_tflops},
+                            {"fp32_tflops", p.fp32_tflops},
+                            {"copy_tbps", p.copy_tbps},
+                            {"read_tbps", p.read_tbps},
+                            {"env", p.env}};
   return j.dump(2) + "\n";
 }
 

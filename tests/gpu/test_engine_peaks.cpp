@@ -18,6 +18,7 @@ TEST_F(CudaEngineTest, MeasuredPeaksArePlausible) {
   RecordProperty("bf16_tflops", std::to_string(p.bf16_tflops));
   RecordProperty("fp16_tflops", std::to_string(p.fp16_tflops));
   RecordProperty("tf32_tflops", std::to_string(p.tf32_tflops));
+  RecordProperty("fp8_tflops", std::to_string(p.fp8_tflops));
   RecordProperty("copy_tbps", std::to_string(p.copy_tbps));
   RecordProperty("read_tbps", std::to_string(p.read_tbps));
   EXPECT_EQ(p.key, engine().peaks_key());
@@ -32,6 +33,8 @@ TEST_F(CudaEngineTest, MeasuredPeaksArePlausible) {
   EXPECT_LE(p.bf16_tflops, ds.bf16_tflops);
   EXPECT_LE(p.fp16_tflops, ds.fp16_tflops);
   EXPECT_LE(p.tf32_tflops, ds.tf32_tflops);
+  EXPECT_LE(p.fp8_tflops, ds.fp8_tflops);
+  if (ds.fp8_tflops > 0) EXPECT_GE(p.fp8_tflops, 1.5 * p.bf16_tflops) << "fp8 runs at twice bf16";
   EXPECT_LE(p.copy_tbps, ds.hbm_tbps);
   EXPECT_LE(p.read_tbps, ds.hbm_tbps);
   EXPECT_GE(p.bf16_tflops, 0.5 * ds.bf16_tflops);
