@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "report/findings.hpp"
+#include "report/precision.hpp"
 #include "report/units.hpp"
 
 namespace attnprof {
@@ -410,12 +411,18 @@ void paged(const std::vector<Result>& rows, std::vector<Finding>& out) {
 // Which provider reads nearest the memory's ceiling at the memory-bound shapes (rows' `bound`
 // and `pct_peak_bw`, where `attnprof peaks` measured the device): decode's question.
 void bandwidth_leaders(const std::vector<Result>& rows, std::vector<Finding>& out) {
-  std::map<std::string, const Result*> best;  // per shape
+  // Per shape the row nearest the ceiling, among shapes that two providers or more ran (a shape
+  // only one provider ran, such as fp8 decode where only cuda.naive runs, has no leader).
+  std::map<std::string, const Result*> best;
+  std::map<std::string, int64_t> ran;
   for (const Result& r : rows) {
     if (!passed_and_timed(r) || r.bound != "memory" || !r.pct_peak_bw) continue;
-    const Result*& b = best[r.timing.mode + "|" + r.spec.key()];
+    const std::string key = r.timing.mode + "|" + r.spec.key();
+    ++ran[key];
+    const Result*& b = best[key];
     if (!b || *r.pct_peak_bw > *b->pct_peak_bw) b = &r;
   }
+  std::erase_if(best, [&](const auto& kv) { return ran[kv.first] < 2; });
   if (best.size() < 2) return;
   std::map<std::string, std::pair<int64_t, const Result*>> wins;  // count, the best row
   for (const auto& [key, r] : best) {
@@ -428,7 +435,8 @@ void bandwidth_leaders(const std::vector<Result>& rows, std::vector<Finding>& ou
   std::sort(order.begin(), order.end(),
             [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   std::string text = fmt::format(
-      "Nearest the bandwidth limit: of the providers that ran each of the {} memory-bound shapes, ",
+      "Nearest the bandwidth limit: of the providers that ran each of the {} memory-bound shapes "
+      "that two or more ran, ",
       best.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const auto& [p, w] = order[i];
@@ -546,6 +554,7 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
   gqa_expansion(results, out);
   variants(results, out);
   paged(results, out);
+  add_precision_findings(results, out);
   memory(results, out);
   boundness(results, out);
   bandwidth_leaders(results, out);

@@ -1,5 +1,5 @@
-// The report's tables: fastest provider per shape, memory growth, what was not supported, what
-// did not pass, and every row.
+// The report's tables: fastest provider per shape, precision against speed, memory growth, what was
+// not supported, what did not pass, and every row.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include "attnprof/model.hpp"
 #include "report/measured.hpp"
+#include "report/precision.hpp"
 #include "report/report_model.hpp"
 #include "report/units.hpp"
 
@@ -145,8 +146,8 @@ TableSection all_rows_table(const std::vector<Result>& rows) {
 std::vector<TableSection> report_tables(const std::vector<Result>& rows,
                                         const std::string& baseline) {
   std::vector<TableSection> out;
-  for (TableSection s : {fastest_table(rows, baseline), memory_table(rows), unsupported_table(rows),
-                         broken_table(rows), all_rows_table(rows)}) {
+  for (TableSection s : {fastest_table(rows, baseline), precision_table(rows), memory_table(rows),
+                         unsupported_table(rows), broken_table(rows), all_rows_table(rows)}) {
     if (!s.table.rows.empty()) out.push_back(std::move(s));
   }
   return out;

@@ -5,8 +5,10 @@
 
 #include <cmath>
 
+#include "attnprof/verify.hpp"
 #include "report/findings.hpp"
 #include "report/fixtures.hpp"
+#include "report/precision.hpp"
 #include "report/series.hpp"
 
 namespace attnprof {
@@ -357,11 +359,17 @@ TEST(Findings, NearestTheBandwidthLimit) {
     rows.push_back(a);
     rows.push_back(b);
   }
+  // A shape only one provider ran has no leader, however near the ceiling it reads.
+  Result alone = row("cuda.naive", 1, 32, 8, 8192, 100, 0);
+  alone.bound = "memory";
+  alone.pct_peak_bw = 90.0;
+  rows.push_back(alone);
   const auto f = compute_findings(rows, "cuda.naive");
   EXPECT_TRUE(
       has_finding(f,
                   "Nearest the bandwidth limit: of the providers that ran each of the 3 "
-                  "memory-bound shapes, `cuda.naive` reads closest to the measured ceiling "
+                  "memory-bound shapes that two or more ran, `cuda.naive` reads closest to the "
+                  "measured ceiling "
                   "at 2 (up to 58.0% of it, at B1 H32/8 N1024 D64 fp16 causal fwd) and "
                   "`torch.naive` at 1 (up to 49.0% of it, at B1 H32/8 N4096 D64 fp16 causal "
                   "fwd)."))
@@ -483,6 +491,45 @@ TEST(Findings, ClassificationOfKernelsAndProviders) {
   EXPECT_EQ(choose_baseline(mha_rows(), ""), "cuda.naive");
   EXPECT_EQ(choose_baseline(mha_rows(), "cudnn.sdpa"), "cudnn.sdpa");
   EXPECT_EQ(choose_baseline({mha_rows()[1]}, ""), "");
+}
+
+// fp8 against bf16 at one shape per provider: the table lists each dtype with its speed against
+// bf16 and its error; the finding names the largest shape's e4m3 row.
+TEST(Findings, PrecisionAgainstSpeed) {
+  std::vector<Result> rows;
+  for (int64_t n : {4096, 8192}) {
+    for (DType t : {DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
+      const double us = (t == DType::bf16       ? 160.0
+                         : t == DType::fp8_e4m3 ? 100.0
+                                                : 200.0) *
+                        double(n / 4096);
+      Result r = row("cudnn.sdpa", 1, 64, 8, n, us, 0);
+      r.spec.dtype = t;
+      r.tflops = 1000 / us;
+      r.verify = test::make_verify(t == DType::bf16 ? 3e-3 : 5e-2, tolerance_for(t).output);
+      rows.push_back(r);
+    }
+  }
+  rows.push_back(row("cuda.naive", 1, 64, 8, 4096, 900, 0));  // one dtype: no group
+  const std::vector<PrecisionGroup> groups = precision_groups(rows);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[1].shape, "B1 H64/8 N8192 D64 causal fwd");
+  ASSERT_EQ(groups[1].rows.size(), 3u);
+  EXPECT_EQ(groups[1].reference->spec.dtype, DType::bf16);
+  EXPECT_EQ(groups[1].rows[1]->spec.dtype, DType::fp8_e4m3);
+  const TableSection t = precision_table(rows);
+  ASSERT_EQ(t.table.rows.size(), 6u);
+  EXPECT_EQ(t.table.rows[4][2], "fp8_e4m3");
+  EXPECT_EQ(t.table.rows[4][5], "1.60× bf16");
+  EXPECT_EQ(t.table.rows[5][5], "0.800× bf16");
+  EXPECT_EQ(t.table.rows[3][5], "reference");
+  const auto f = compute_findings(rows, "cuda.naive");
+  const std::string text = all_text(f);
+  EXPECT_NE(text.find("precision: Precision against speed: `cudnn.sdpa` in fp8_e4m3 runs B1 H64/8 "
+                      "N8192 D64 causal fwd in 200 µs, 1.60× faster than in bf16 (5.00 against "
+                      "3.12 TFLOP/s)"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
