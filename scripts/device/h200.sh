@@ -33,8 +33,8 @@
 #             at B 2 H 16 D 128 bf16, N ATTNPROF_PY_SEQ (1024,4096,8192), no mask and causal:
 #             $OUT/python.jsonl;
 #             then attnprof trace of py.torch.compile.naive and py.flex (kernel names, stream)
-#   report    attnprof report of this call's seed-000 and seed-003 journals (bench) with --tune:
-#             $OUT/report.html and $OUT/report.md
+#   report    attnprof report of this call's journals of ATTNPROF_REPORT_PRESETS (default
+#             seed-000 seed-003; bench) with --tune: $OUT/report.html and $OUT/report.md
 #   stage     unpacks what scripts/device/stage.sh staged in earlier calls (ATTNPROF_STAGED,
 #             default "ort-gpu") and puts it ahead on PYTHONPATH for the steps after it
 #   pystream  tests/python_gpu/test_timed_stream.py: every available CUDA Python provider's
@@ -181,7 +181,7 @@ for s in $steps; do
       ;;
     report)
       journals=()
-      for preset in seed-000 seed-003; do
+      for preset in ${ATTNPROF_REPORT_PRESETS:-seed-000 seed-003}; do
         [[ -f $out/$preset.jsonl ]] && journals+=("$out/$preset.jsonl")
       done
       tune=()
