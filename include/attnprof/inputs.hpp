@@ -3,7 +3,8 @@
 // Every element of Q, K, V and dO is a pure function of (seed, tensor, flat index), so a GPU
 // provider fills its buffers in a kernel, the verifier regenerates exactly the slices it needs
 // on the host, and no multi-gigabyte host copy is ever made. Values are approximately standard
-// normal (Irwin-Hall sum of four 21-bit uniforms, so bounded by +-3.46 sigma), never zeros, and
+// normal (Irwin-Hall sum of four 21-bit uniforms, so bounded by +-3.46 sigma), never zeros (in
+// fp8, about 1 in 80,000 e4m3 values rounds to zero), and
 // already rounded to the point's dtype, so what the reference sees is what the provider saw (for
 // fp8, the real value the scaled fp8 element holds).
 // Bit-exactness across host and device: only integer arithmetic, one int->float conversion of an
@@ -22,7 +23,8 @@
 
 namespace attnprof {
 
-enum class TensorId : uint32_t { q = 0, k = 1, v = 2, d_o = 3 };
+// sink: the per-query-head sink logits (Spec::sinks), fp32 whatever the dtype.
+enum class TensorId : uint32_t { q = 0, k = 1, v = 2, d_o = 3, sink = 4 };
 
 // Input patterns: random for measurement and verification; mask_coverage for the mask test
 // (Q = 0 so every visible key gets equal weight; V encodes the key index, so each output is
@@ -219,6 +221,11 @@ ATTNPROF_HD float input_value(InputPattern pattern, uint64_t seed, TensorId tens
     }
   }
   return round_to_dtype(random_normal(seed, uint32_t(tensor), index), dtype_code);
+}
+
+// The sink logit of query head h (Spec::sinks): approximately N(0, 1), fp32.
+ATTNPROF_HD float sink_logit(InputPattern pattern, uint64_t seed, int64_t h) {
+  return input_value(pattern, seed, TensorId::sink, uint64_t(h), 0, 0, 0);
 }
 
 }  // namespace attnprof

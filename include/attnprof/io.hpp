@@ -20,11 +20,12 @@
 namespace attnprof {
 
 // Every tensor a point can have. q, k, v and d_o are generated (their generator ids are
-// TensorId's); o and lse are the forward's outputs (inputs of mode bwd); dq, dk, dv the gradients.
-enum class TensorRole { q, k, v, d_o, o, lse, dq, dk, dv };
-inline constexpr std::array<TensorRole, 9> kTensorRoles = {
+// TensorId's); o and lse are the forward's outputs (inputs of mode bwd); dq, dk, dv the gradients;
+// sink the sink logits (Spec::sinks: q_heads fp32 values, generated as TensorId::sink).
+enum class TensorRole { q, k, v, d_o, o, lse, dq, dk, dv, sink };
+inline constexpr std::array<TensorRole, 10> kTensorRoles = {
     TensorRole::q,   TensorRole::k,  TensorRole::v,  TensorRole::d_o, TensorRole::o,
-    TensorRole::lse, TensorRole::dq, TensorRole::dk, TensorRole::dv};
+    TensorRole::lse, TensorRole::dq, TensorRole::dk, TensorRole::dv,  TensorRole::sink};
 std::string_view to_string(TensorRole r);
 
 // Where the rows of a paged K or V lie (TensorView below): row (b, h, pos), `dim` consecutive
@@ -93,6 +94,7 @@ struct Io {
   TensorView q, k, v, d_o;  // inputs; d_o only in backward modes
   TensorView o, lse;        // the forward's outputs (in mode bwd: what prepare() computed)
   TensorView dq, dk, dv;    // gradients, backward modes only
+  TensorView sink;          // the sink logits (Spec::sinks): batch 1, q_heads, len 1, dim 1, fp32
 
   TensorView& operator[](TensorRole r);
   const TensorView& operator[](TensorRole r) const;
@@ -107,7 +109,8 @@ Io io_layout(const Spec& spec, DType storage, bool lse);
 // The tensors the timed launch writes (what the poison covers and the verifier reads): O and the
 // LSE for fwd, the gradients for bwd, all of them for fwd_bwd; only those present in `io`.
 std::vector<TensorRole> launch_outputs(const Spec& spec, const Io& io);
-// What the launch reads: the generated inputs, plus O and the LSE in mode bwd.
+// What the launch reads: the generated inputs (the sink logits included), plus O and the LSE in
+// mode bwd.
 std::vector<TensorRole> launch_inputs(const Spec& spec, const Io& io);
 
 // Bytes of every present tensor of `io`.

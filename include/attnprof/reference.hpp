@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "attnprof/inputs.hpp"
@@ -22,15 +23,23 @@ std::vector<double> input_slice(const Spec& spec, uint64_t seed, InputPattern pa
                                 TensorId tensor, int64_t b, int64_t h);
 
 // Forward reference for one query row: out (Dv values) and lse (natural log).
-// k and v are the (kv_len x D) and (kv_len x Dv) slices of the row's KV head.
+// k and v are the (kv_len x D) and (kv_len x Dv) slices of the row's KV head. The spec's softcap
+// caps each scaled score; `sink` is the row's head's sink logit (Spec::sinks; -inf: none), which
+// joins the denominator and the LSE.
 // A query that sees no key (bottom-right or window masks with q_len > kv_len) has o = 0 and
-// lse = -inf (log of an empty sum); the verifier accepts an infinite lse of either sign there.
+// lse = -inf (log of an empty sum; the sink's logit with sinks); the verifier accepts an
+// infinite lse of either sign there.
 struct RowRef {
   std::vector<double> o;
   double lse = 0;
 };
+inline constexpr double kNoSink = -std::numeric_limits<double>::infinity();
 RowRef reference_row(const Spec& spec, const double* q_row, const std::vector<double>& k,
-                     const std::vector<double>& v, int64_t i);
+                     const std::vector<double>& v, int64_t i, double sink);
+// The sink logit of query head h under `fill` (kNoSink when the spec has no sinks).
+double sink_of(const Spec& spec, const InputFill& fill, int64_t h);
+// A scaled score after the spec's softcap (unchanged without one).
+double capped(const Spec& spec, double s);
 
 // dQ of one query row (D values): the backward of reference_row for the loss sum(dO * O), from
 // the row's q and dO (Dv values). Cost O(kv_len * (D + Dv)); the verifier checks dQ rows of

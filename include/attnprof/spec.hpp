@@ -57,6 +57,14 @@ struct Spec {
   // positions (a power of two), each sequence finding its pages through a block table that the
   // harness scatters by the seed (io.hpp TensorView). 0: K and V are contiguous.
   int64_t page_size = 0;
+  // Logit soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap) before
+  // the mask and the softmax. 0: none.
+  double softcap = 0;
+  // Attention sinks (GPT-OSS): one learned logit per query head joins the softmax denominator of
+  // every row of that head, without a value row, so row i gives key j the weight
+  // exp(s_ij) / (exp(sink_h) + sum_j' exp(s_ij')) and the rest to nothing. The logits are an input
+  // the harness generates (io.hpp TensorRole::sink); the LSE includes the sink's term.
+  bool sinks = false;
 
   int64_t dv() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   double softmax_scale() const;
@@ -82,9 +90,10 @@ struct Spec {
   std::vector<std::string> validate() const;
 
   // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd" (".p16"
-  // follows for a paged cache)
+  // follows for a paged cache, ".cap50" for a softcap, ".sinks" for sinks)
   std::string key() const;
-  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" paged16" for a paged cache)
+  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" paged16" for a paged cache,
+  // " softcap50", " sinks")
   std::string label() const;
 
   bool operator==(const Spec&) const = default;

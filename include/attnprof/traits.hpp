@@ -57,6 +57,10 @@ struct ProviderTraits {
   // per-tensor scale, inputs.hpp fp8_tensor_scale) and writes O in the same format. The runner
   // refuses an fp8 point to a provider without it, saying so.
   bool fp8 = false;
+  // Applies logit soft-capping (Spec::softcap) and attention sinks (Spec::sinks); the runner
+  // refuses such points to a provider without them, saying so.
+  bool softcap = false;
+  bool sinks = false;
   // A kernel whose arithmetic is deliberately lossier than its dtype (SageAttention's INT8
   // Q K^T) says how ("int8 Q K^T per block, fp16 P V"; "" for none) and the per-row relative L2
   // bound it promises for O, which then replaces the dtype's when that is tighter (verify.hpp
@@ -69,7 +73,8 @@ struct ProviderTraits {
 // for, whatever the arithmetic.
 inline constexpr double kMaxDeclaredTolerance = 0.1;
 
-// Why a provider with these traits cannot take the spec's variant (a paged cache, fp8), in words;
+// Why a provider with these traits cannot take the spec's variant (a paged cache, fp8, softcap,
+// sinks), in words;
 // "" when nothing in the traits stands in the way.
 std::string variant_refusal(const ProviderTraits& traits, const Spec& spec);
 

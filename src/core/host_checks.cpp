@@ -230,10 +230,11 @@ void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& o
     const std::vector<double> v = input_slice(spec, fill.seed, fill.pattern, TensorId::v, b, h / g);
     std::vector<int64_t> idx(e - a);
     for (size_t t = a; t < e; ++t) idx[t - a] = rows[t].i;
+    const double sink = sink_of(spec, fill, h);
     RowChecks& mine = part[u];
     for (size_t t0 = 0; t0 < idx.size(); t0 += kReferenceBlockRows) {
       const int64_t n = std::min<int64_t>(kReferenceBlockRows, int64_t(idx.size() - t0));
-      const BlockRef ref = reference_block(spec, q, k, v, idx.data() + t0, n);
+      const BlockRef ref = reference_block(spec, q, k, v, idx.data() + t0, n, sink);
       for (int64_t t = 0; t < n; ++t) {
         const int64_t i = idx[t0 + size_t(t)];
         if (!out.o.empty()) {
@@ -260,8 +261,8 @@ void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& o
 // row's forward reference.
 double dq_floor(const Spec& spec, const double* q, const double* d_o, const std::vector<double>& k,
                 const std::vector<double>& v, int64_t i) {
-  const RowRef ref = reference_row(spec, q, k, v, i);
-  if (!std::isfinite(ref.lse)) return 0;  // a row that sees no key
+  const RowRef ref = reference_row(spec, q, k, v, i, kNoSink);  // backward: no sinks
+  if (!std::isfinite(ref.lse)) return 0;                        // a row that sees no key
   const int64_t d = spec.head_dim, nq = spec.q_len, nk = spec.kv_len;
   const int64_t lo = std::max<int64_t>(0, spec.mask.first_visible(i, nq, nk));
   const int64_t hi = std::min<int64_t>(nk - 1, spec.mask.last_visible(i, nq, nk));

@@ -24,6 +24,8 @@ std::string_view to_string(TensorRole r) {
       return "dk";
     case TensorRole::dv:
       return "dv";
+    case TensorRole::sink:
+      return "sink";
   }
   return "?";
 }
@@ -52,6 +54,8 @@ const TensorView& Io::operator[](TensorRole r) const {
       return dk;
     case TensorRole::dv:
       return dv;
+    case TensorRole::sink:
+      return sink;
   }
   throw std::logic_error("Io: unknown tensor role");
 }
@@ -81,6 +85,11 @@ Io io_layout(const Spec& s, DType storage, bool lse) {
   if (lse) {
     io.lse = view(s, DType::fp32, s.q_heads, s.q_len, 1);
     io.lse.layout = Layout::bhsd;
+  }
+  if (s.sinks) {
+    io.sink = view(s, DType::fp32, s.q_heads, 1, 1);
+    io.sink.batch = 1;
+    io.sink.layout = Layout::bhsd;
   }
   if (s.mode != Mode::fwd) {
     io.d_o = view(s, storage, s.q_heads, s.q_len, s.dv());
@@ -116,6 +125,7 @@ std::vector<TensorRole> launch_outputs(const Spec& spec, const Io& io) {
 
 std::vector<TensorRole> launch_inputs(const Spec& spec, const Io& io) {
   std::vector<TensorRole> in = {TensorRole::q, TensorRole::k, TensorRole::v};
+  if (has(io.sink)) in.push_back(TensorRole::sink);
   if (spec.mode != Mode::fwd && has(io.d_o)) in.push_back(TensorRole::d_o);
   if (spec.mode == Mode::bwd) {
     in.push_back(TensorRole::o);

@@ -25,6 +25,8 @@ TensorShape shape_of(const Spec& spec, TensorId tensor) {
       return {spec.kv_heads, spec.kv_len, spec.dv()};
     case TensorId::d_o:
       return {spec.q_heads, spec.q_len, spec.dv()};
+    case TensorId::sink:
+      return {spec.q_heads, 1, 1};
   }
   return {};
 }
@@ -56,24 +58,30 @@ struct RowSoftmax {
   double lse = -std::numeric_limits<double>::infinity();
 };
 
+// A sink (finite `sink`) joins the denominator and the LSE and takes no key: a row that sees no
+// key gives it all its weight (o = 0, lse = sink).
 RowSoftmax row_softmax(const Spec& spec, const double* q_row, const std::vector<double>& k,
-                       int64_t i) {
+                       int64_t i, double sink) {
   RowSoftmax sm;
   sm.keys = visible_keys(spec, i);
-  if (sm.keys.empty()) return sm;
+  if (sm.keys.empty()) {
+    sm.lse = sink;
+    return sm;
+  }
   const int64_t d = spec.head_dim;
   const double scale = spec.softmax_scale();
   const int64_t n = sm.keys.last - sm.keys.first + 1;
   sm.p.resize(static_cast<size_t>(n));
-  double m = -std::numeric_limits<double>::infinity();
+  double m = sink;
   for (int64_t t = 0; t < n; ++t) {
-    const double s = scale * dot(q_row, &k[static_cast<size_t>((sm.keys.first + t) * d)], d);
+    const double s =
+        capped(spec, scale * dot(q_row, &k[static_cast<size_t>((sm.keys.first + t) * d)], d));
     sm.p[static_cast<size_t>(t)] = s;
     m = std::max(m, s);
   }
   // Subtracting the row maximum keeps every exp in (0, 1]: no overflow, and the largest term
   // is exactly 1, so the sum is at least 1 and its log is well conditioned.
-  double sum = 0;
+  double sum = std::exp(sink - m);  // 0 without a sink
   for (double& x : sm.p) {
     x = std::exp(x - m);
     sum += x;
@@ -106,7 +114,7 @@ void row_backward(const Spec& spec, const double* q_row, const double* do_row,
   const int64_t dvd = spec.dv();
   const double scale = spec.softmax_scale();
   std::fill(dq_row, dq_row + d, 0.0);
-  const RowSoftmax sm = row_softmax(spec, q_row, k, i);
+  const RowSoftmax sm = row_softmax(spec, q_row, k, i, kNoSink);  // backward: no sinks (validate)
   if (sm.keys.empty()) return;  // o = 0 does not depend on any input: every gradient is 0
   const std::vector<double> o = weighted_values(spec, sm, v);
   const double d_i = dot(do_row, o.data(), dvd);
@@ -127,6 +135,14 @@ void row_backward(const Spec& spec, const double* q_row, const double* do_row,
 }
 
 }  // namespace
+
+double capped(const Spec& spec, double s) {
+  return spec.softcap > 0 ? spec.softcap * std::tanh(s / spec.softcap) : s;
+}
+
+double sink_of(const Spec& spec, const InputFill& fill, int64_t h) {
+  return spec.sinks ? double(sink_logit(fill.pattern, fill.seed, h)) : kNoSink;
+}
 
 int64_t flat_index(const Spec& spec, int64_t b, int64_t h, int64_t pos, int64_t dim_index,
                    int64_t heads, int64_t len, int64_t dim) {
@@ -155,8 +171,8 @@ std::vector<double> input_slice(const Spec& spec, uint64_t seed, InputPattern pa
 }
 
 RowRef reference_row(const Spec& spec, const double* q_row, const std::vector<double>& k,
-                     const std::vector<double>& v, int64_t i) {
-  const RowSoftmax sm = row_softmax(spec, q_row, k, i);
+                     const std::vector<double>& v, int64_t i, double sink) {
+  const RowSoftmax sm = row_softmax(spec, q_row, k, i, sink);
   RowRef r;
   r.o = weighted_values(spec, sm, v);  // all zeros for an empty row
   r.lse = sm.lse;

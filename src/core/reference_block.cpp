@@ -1,5 +1,7 @@
 #include "core/reference_block.hpp"
 
+#include "attnprof/reference.hpp"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -10,11 +12,11 @@ namespace attnprof {
 
 BlockRef reference_block(const Spec& spec, const std::vector<double>& q,
                          const std::vector<double>& k, const std::vector<double>& v,
-                         const int64_t* rows, int64_t n) {
+                         const int64_t* rows, int64_t n, double sink) {
   const int64_t d = spec.head_dim, dv = spec.dv(), nq = spec.q_len, nk = spec.kv_len;
   BlockRef r;
   r.o.assign(static_cast<size_t>(n * dv), 0.0);
-  r.lse.assign(static_cast<size_t>(n), -std::numeric_limits<double>::infinity());
+  r.lse.assign(static_cast<size_t>(n), sink);  // a row that sees no key: the sink's, or -inf
   r.floor.assign(static_cast<size_t>(n), 0.0);
   if (n <= 0) return r;
   // The keys any of the rows sees: one interval, since both ends never decrease with i.
@@ -42,8 +44,10 @@ BlockRef reference_block(const Spec& spec, const std::vector<double>& q,
       std::fill(row, row + cols, 0.0);
       continue;
     }
-    const double m = *std::max_element(row + lo, row + hi + 1);
-    double sum = 0, w2 = 0;
+    for (int64_t j = lo; j <= hi; ++j) row[j] = capped(spec, row[j]);
+    // A sink joins the maximum and the sum (exp(-inf - m) = 0 without one).
+    const double m = std::max(sink, *std::max_element(row + lo, row + hi + 1));
+    double sum = std::exp(sink - m), w2 = 0;
     for (int64_t j = 0; j < cols; ++j) {
       row[j] = (j < lo || j > hi) ? 0.0 : std::exp(row[j] - m);
       sum += row[j];

@@ -21,9 +21,10 @@ struct BlockRef {
 };
 
 // The n query rows rows[0..n) (ascending) of one (batch, head): q is its (q_len x D) slice, k and
-// v the (kv_len x D) and (kv_len x Dv) slices of its KV head, all row-major doubles.
+// v the (kv_len x D) and (kv_len x Dv) slices of its KV head, all row-major doubles; `sink` the
+// head's sink logit (kNoSink: none). The spec's softcap caps the scores.
 BlockRef reference_block(const Spec& spec, const std::vector<double>& q,
                          const std::vector<double>& k, const std::vector<double>& v,
-                         const int64_t* rows, int64_t n);
+                         const int64_t* rows, int64_t n, double sink);
 
 }  // namespace attnprof

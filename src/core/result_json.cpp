@@ -48,8 +48,11 @@ OrderedJson spec_json(const Spec& s) {
                    {"mode", to_string(s.mode)},
                    {"layout", to_string(s.layout)},
                    {"scale", number(s.scale)}};
-  // Only a paged point's spec carries it (docs/results.md).
+  // Only a paged point's spec carries it, only a capped one softcap, only one with sinks sinks
+  // (docs/results.md).
   if (s.page_size > 0) j["page_size"] = s.page_size;
+  if (s.softcap > 0) j["softcap"] = number(s.softcap);
+  if (s.sinks) j["sinks"] = true;
   return j;
 }
 
@@ -91,6 +94,8 @@ OrderedJson traits_json(const ProviderTraits& t) {
                    {"writes_lse", t.writes_lse}};
   if (t.paged_kv) j["paged_kv"] = true;  // only where it reads a paged cache
   if (t.fp8) j["fp8"] = true;            // only where it takes fp8 inputs
+  if (t.softcap) j["softcap"] = true;    // only where it caps logits
+  if (t.sinks) j["sinks"] = true;        // only where it takes sink logits
   // Only a quantized provider's rows carry these (docs/results.md).
   if (!t.quantization.empty() || t.output_tolerance > 0) {
     j["quantization"] = t.quantization;
@@ -266,6 +271,8 @@ Spec read_spec(const Reader& in) {
   s.layout = in.choice("layout", parse_layout, kLayoutChoices);
   s.scale = in.number("scale");
   if (in.has("page_size")) s.page_size = in.integer("page_size");
+  if (in.has("softcap")) s.softcap = in.number("softcap");
+  if (in.has("sinks")) s.sinks = in.boolean("sinks");
   return s;
 }
 
@@ -365,6 +372,8 @@ ProviderTraits read_traits(const Reader& in) {
   t.writes_lse = in.boolean("writes_lse");
   if (in.has("paged_kv")) t.paged_kv = in.boolean("paged_kv");
   if (in.has("fp8")) t.fp8 = in.boolean("fp8");
+  if (in.has("softcap")) t.softcap = in.boolean("softcap");
+  if (in.has("sinks")) t.sinks = in.boolean("sinks");
   // Rows written before quantized providers existed have neither.
   if (in.has("quantization")) t.quantization = in.string("quantization");
   if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");

@@ -146,6 +146,16 @@ std::vector<std::string> Spec::validate() const {
     errors.push_back(
         fmt::format("{} pages do not fit the block table's 32-bit page ids", block_table_elems()));
   }
+  if (!(softcap >= 0) || std::isinf(softcap)) {
+    errors.push_back(
+        fmt::format("softcap must be finite and >= 0, 0 meaning none (got {})", softcap));
+  } else if ((softcap > 0 || sinks) && mode != Mode::fwd) {
+    errors.push_back(fmt::format("{} {} forward only here (mode {} needs neither)",
+                                 softcap > 0 && sinks ? "softcap and sinks"
+                                 : softcap > 0        ? "softcap"
+                                                      : "sinks",
+                                 softcap > 0 && sinks ? "are" : "is", to_string(mode)));
+  }
   if (errors.empty()) {
     // Element counts and byte sizes must fit in 64-bit signed integers.
     const int64_t max = std::numeric_limits<int64_t>::max();
@@ -167,11 +177,12 @@ std::vector<std::string> Spec::validate() const {
 }
 
 std::string Spec::key() const {
-  return fmt::format("b{}.hq{}.hkv{}.q{}.k{}.d{}.dv{}.{}.{}.{}.{}{}", batch, q_heads, kv_heads,
-                     q_len, kv_len, head_dim, dv(), to_string(dtype), to_string(mask),
-                     to_string(mode), to_string(layout),
-                     (page_size > 0 ? fmt::format(".p{}", page_size) : std::string()) +
-                         (scale > 0 ? fmt::format(".s{}", scale) : std::string()));
+  return fmt::format(
+      "b{}.hq{}.hkv{}.q{}.k{}.d{}.dv{}.{}.{}.{}.{}{}", batch, q_heads, kv_heads, q_len, kv_len,
+      head_dim, dv(), to_string(dtype), to_string(mask), to_string(mode), to_string(layout),
+      (page_size > 0 ? fmt::format(".p{}", page_size) : std::string()) +
+          (scale > 0 ? fmt::format(".s{}", scale) : std::string()) +
+          (softcap > 0 ? fmt::format(".cap{}", softcap) : std::string()) + (sinks ? ".sinks" : ""));
 }
 
 std::string Spec::label() const {
@@ -181,9 +192,10 @@ std::string Spec::label() const {
       q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
   std::string dim =
       dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
-  return fmt::format("B{} {} {} {} {} {} {}{}", batch, heads, len, dim, to_string(dtype),
-                     to_string(mask), to_string(mode),
-                     page_size > 0 ? fmt::format(" paged{}", page_size) : std::string());
+  return fmt::format(
+      "B{} {} {} {} {} {} {}{}{}{}", batch, heads, len, dim, to_string(dtype), to_string(mask),
+      to_string(mode), page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
+      softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(), sinks ? " sinks" : "");
 }
 
 std::size_t dtype_bytes(DType t) {

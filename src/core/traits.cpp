@@ -1,5 +1,7 @@
 #include "attnprof/traits.hpp"
 
+#include <fmt/format.h>
+
 namespace attnprof {
 
 std::string_view to_string(Family f) {
@@ -52,6 +54,10 @@ std::string variant_refusal(const ProviderTraits& traits, const Spec& spec) {
     return traits.name + " reads contiguous K and V only: it has no paged KV cache (page_size " +
            std::to_string(spec.page_size) + ")";
   }
+  if (spec.softcap > 0 && !traits.softcap) {
+    return traits.name + " has no logit softcap (softcap " + fmt::format("{}", spec.softcap) + ")";
+  }
+  if (spec.sinks && !traits.sinks) return traits.name + " has no attention sinks";
   if (is_fp8(spec.dtype) && !traits.fp8) {
     return traits.name + " computes in fp32, fp16 or bf16 only: it takes no " +
            std::string(to_string(spec.dtype)) + " inputs";

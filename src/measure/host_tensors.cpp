@@ -77,6 +77,10 @@ class HostTensors final : public PointTensors {
     for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
       if (io_[r].present()) fill_input(io_[r], r, fill, static_cast<int>(spec.dtype), threads);
     }
+    if (io_.sink.present()) {  // the sink logits: fp32 whatever the dtype
+      for (int64_t h = 0; h < spec.q_heads; ++h)
+        io_.sink.as<float>()[h] = sink_logit(fill.pattern, fill.seed, h);
+    }
     poison_outputs();
   }
   ~HostTensors() override {

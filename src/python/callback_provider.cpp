@@ -25,9 +25,13 @@ attnprof_tensor to_c(const TensorView& t) {
           t.dim};
 }
 
+// The ABI's nine tensors, the first nine roles. The sink logits (TensorRole::sink) are not in it:
+// no Python provider declares sinks, so the runner gives none of them such a point.
 attnprof_io to_c(const Io& io) {
   attnprof_io out{};
-  for (size_t r = 0; r < kTensorRoles.size(); ++r) out.t[r] = to_c(io[kTensorRoles[r]]);
+  constexpr size_t kAbiRoles = sizeof(out.t) / sizeof(out.t[0]);
+  static_assert(kAbiRoles <= kTensorRoles.size() && kTensorRoles[kAbiRoles - 1] == TensorRole::dv);
+  for (size_t r = 0; r < kAbiRoles; ++r) out.t[r] = to_c(io[kTensorRoles[r]]);
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace attnprof {
@@ -32,19 +33,21 @@ struct Dense {
   std::vector<double> o, lse;
 };
 Dense brute_forward(const Spec& s, const std::vector<double>& q, const std::vector<double>& k,
-                    const std::vector<double>& v) {
+                    const std::vector<double>& v, double sink = kNoSink) {
   const int64_t nq = s.q_len, nk = s.kv_len, d = s.head_dim, dv = s.dv();
   Dense r;
   r.p.assign(size_t(nq * nk), 0.0);
   r.o.assign(size_t(nq * dv), 0.0);
   r.lse.assign(size_t(nq), -std::numeric_limits<double>::infinity());
   for (int64_t i = 0; i < nq; ++i) {
-    double sum = 0;
+    double sum = std::exp(sink);  // the sink's term (0 without one)
     for (int64_t j = 0; j < nk; ++j) {
       if (!s.mask.visible(i, j, nq, nk)) continue;
       double dot = 0;
       for (int64_t c = 0; c < d; ++c) dot += q[size_t(i * d + c)] * k[size_t(j * d + c)];
-      r.p[size_t(i * nk + j)] = std::exp(s.softmax_scale() * dot);  // small inputs: no overflow
+      double score = s.softmax_scale() * dot;
+      if (s.softcap > 0) score = s.softcap * std::tanh(score / s.softcap);
+      r.p[size_t(i * nk + j)] = std::exp(score);  // small inputs: no overflow
       sum += r.p[size_t(i * nk + j)];
     }
     if (sum == 0) continue;
@@ -58,31 +61,6 @@ Dense brute_forward(const Spec& s, const std::vector<double>& q, const std::vect
   return r;
 }
 
-TEST(Reference, FlatIndexFollowsLayout) {
-  Spec s = tiny_spec(MaskKind::none, 0, 7, 9, 4, 2);
-  // Element (b=1, h=2, pos=3, d=4) of Q (heads 4, len 7, dim 8).
-  s.layout = Layout::bhsd;
-  EXPECT_EQ(flat_index(s, 1, 2, 3, 4, 4, 7, 8), ((1 * 4 + 2) * 7 + 3) * 8 + 4);
-  s.layout = Layout::bshd;
-  EXPECT_EQ(flat_index(s, 1, 2, 3, 4, 4, 7, 8), ((1 * 7 + 3) * 4 + 2) * 8 + 4);
-}
-
-TEST(Reference, InputSliceMatchesInputValue) {
-  for (Layout layout : {Layout::bhsd, Layout::bshd}) {
-    Spec s = tiny_spec(MaskKind::none, 0, 7, 9, 4, 2);
-    s.layout = layout;
-    s.dtype = DType::bf16;
-    const std::vector<double> v = input_slice(s, 42, InputPattern::random, TensorId::v, 1, 1);
-    ASSERT_EQ(v.size(), size_t(9 * 5));
-    for (int64_t pos = 0; pos < 9; ++pos)
-      for (int64_t c = 0; c < 5; ++c) {
-        const int64_t idx = flat_index(s, 1, 1, pos, c, 2, 9, 5);
-        EXPECT_EQ(v[size_t(pos * 5 + c)],
-                  input_value(InputPattern::random, 42, TensorId::v, uint64_t(idx), 2, pos, c));
-      }
-  }
-}
-
 TEST(Reference, RowMatchesBruteForceForEveryMask) {
   const Mask masks[] = {{MaskKind::none, 0},
                         {MaskKind::causal_tl, 0},
@@ -91,23 +69,31 @@ TEST(Reference, RowMatchesBruteForceForEveryMask) {
   const int64_t lens[][2] = {{1, 1}, {5, 5}, {4, 11}, {11, 4}, {13, 13}};
   for (const Mask& mask : masks) {
     for (const auto& len : lens) {
-      Spec s = tiny_spec(mask.kind, mask.window, len[0], len[1], 4, 2);
-      for (int64_t h : {0, 3}) {
-        const int64_t kvh = h / s.group_size();
-        const auto q = input_slice(s, 7, InputPattern::random, TensorId::q, 1, h);
-        const auto k = input_slice(s, 7, InputPattern::random, TensorId::k, 1, kvh);
-        const auto v = input_slice(s, 7, InputPattern::random, TensorId::v, 1, kvh);
-        const Dense want = brute_forward(s, q, k, v);
-        for (int64_t i = 0; i < s.q_len; ++i) {
-          const RowRef got = reference_row(s, &q[size_t(i * s.head_dim)], k, v, i);
-          ASSERT_EQ(got.o.size(), size_t(s.dv()));
-          for (int64_t c = 0; c < s.dv(); ++c)
-            EXPECT_NEAR(got.o[size_t(c)], want.o[size_t(i * s.dv() + c)], 1e-12)
-                << to_string(mask) << " nq=" << len[0] << " nk=" << len[1] << " i=" << i;
-          if (std::isinf(want.lse[size_t(i)]))
-            EXPECT_EQ(got.lse, want.lse[size_t(i)]);
-          else
-            EXPECT_NEAR(got.lse, want.lse[size_t(i)], 1e-12);
+      // Plain, with a softcap small enough to bend the scores (|s| reaches ~3 here), with sinks.
+      for (const auto& [cap, sinks] : {std::pair{0.0, false}, std::pair{1.5, false},
+                                       std::pair{0.0, true}, std::pair{1.5, true}}) {
+        Spec s = tiny_spec(mask.kind, mask.window, len[0], len[1], 4, 2);
+        s.softcap = cap;
+        s.sinks = sinks;
+        for (int64_t h : {0, 3}) {
+          const int64_t kvh = h / s.group_size();
+          const auto q = input_slice(s, 7, InputPattern::random, TensorId::q, 1, h);
+          const auto k = input_slice(s, 7, InputPattern::random, TensorId::k, 1, kvh);
+          const auto v = input_slice(s, 7, InputPattern::random, TensorId::v, 1, kvh);
+          const double sink = sink_of(s, {.seed = 7}, h);
+          EXPECT_EQ(std::isinf(sink), !sinks);
+          const Dense want = brute_forward(s, q, k, v, sink);
+          for (int64_t i = 0; i < s.q_len; ++i) {
+            const RowRef got = reference_row(s, &q[size_t(i * s.head_dim)], k, v, i, sink);
+            ASSERT_EQ(got.o.size(), size_t(s.dv()));
+            for (int64_t c = 0; c < s.dv(); ++c)
+              EXPECT_NEAR(got.o[size_t(c)], want.o[size_t(i * s.dv() + c)], 1e-12)
+                  << to_string(mask) << " nq=" << len[0] << " nk=" << len[1] << " i=" << i;
+            if (std::isinf(want.lse[size_t(i)]))
+              EXPECT_EQ(got.lse, want.lse[size_t(i)]);
+            else
+              EXPECT_NEAR(got.lse, want.lse[size_t(i)], 1e-12);
+          }
         }
       }
     }
@@ -122,7 +108,7 @@ TEST(Reference, EmptyRowsGiveZeroOutputAndMinusInfinityLse) {
   const auto v = input_slice(s, 3, InputPattern::random, TensorId::v, 0, 0);
   const auto d_o = input_slice(s, 3, InputPattern::random, TensorId::d_o, 0, 0);
   for (int64_t i = 0; i < 6; ++i) {
-    const RowRef r = reference_row(s, &q[size_t(i * s.head_dim)], k, v, i);
+    const RowRef r = reference_row(s, &q[size_t(i * s.head_dim)], k, v, i, kNoSink);
     const auto dq =
         reference_row_dq(s, &q[size_t(i * s.head_dim)], &d_o[size_t(i * s.dv())], k, v, i);
     if (i < 4) {
@@ -141,7 +127,7 @@ TEST(Reference, EmptyRowsGiveZeroOutputAndMinusInfinityLse) {
   const auto qw = input_slice(w, 3, InputPattern::random, TensorId::q, 0, 0);
   const auto kw = input_slice(w, 3, InputPattern::random, TensorId::k, 0, 0);
   const auto vw = input_slice(w, 3, InputPattern::random, TensorId::v, 0, 0);
-  const RowRef r = reference_row(w, &qw[2 * 8], kw, vw, 2);
+  const RowRef r = reference_row(w, &qw[2 * 8], kw, vw, 2, kNoSink);
   for (int64_t c = 0; c < w.dv(); ++c) EXPECT_DOUBLE_EQ(r.o[size_t(c)], vw[size_t(2 * 5 + c)]);
 }
 

@@ -76,6 +76,19 @@ TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
          s.mode = Mode::bwd;
        },
        "dtype fp8_e4m3 is forward only (mode bwd needs fp16, bf16 or fp32)"},
+      {"negative softcap", [](Spec& s) { s.softcap = -1; }, "softcap must be finite and >= 0"},
+      {"softcap backward",
+       [](Spec& s) {
+         s.softcap = 50;
+         s.mode = Mode::fwd_bwd;
+       },
+       "softcap is forward only here (mode fwd_bwd needs neither)"},
+      {"sinks backward",
+       [](Spec& s) {
+         s.sinks = true;
+         s.mode = Mode::bwd;
+       },
+       "sinks is forward only here"},
       {"more pages than int32 ids",
        [](Spec& s) {
          s.page_size = 1;
@@ -210,6 +223,12 @@ TEST(Spec, KeyAndLabelNameEveryAxis) {
   EXPECT_FALSE(is_fp8(DType::bf16));
   EXPECT_EQ(fp8_format(DType::fp8_e5m2), 1);
   EXPECT_EQ(fp8_format(DType::fp16), -1);
+  s.dtype = DType::bf16;
+  s.softcap = 50;
+  s.sinks = true;
+  EXPECT_TRUE(s.validate().empty());
+  EXPECT_EQ(s.key(), "b2.hq8.hkv2.q128.k256.d64.dv64.bf16.window:64.fwd.bhsd.cap50.sinks");
+  EXPECT_EQ(s.label(), "B2 H8/2 Nq128 Nk256 D64 bf16 window:64 fwd softcap50 sinks");
 }
 
 }  // namespace

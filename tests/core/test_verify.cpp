@@ -33,7 +33,7 @@ HostOutputs reference_outputs(const Spec& s, const InputFill& ctx,
       const auto q = input_slice(s, ctx.seed, ctx.pattern, TensorId::q, r.b, r.h);
       const auto k = input_slice(s, ctx.seed, ctx.pattern, TensorId::k, r.b, r.h / g);
       const auto v = input_slice(s, ctx.seed, ctx.pattern, TensorId::v, r.b, r.h / g);
-      const RowRef ref = reference_row(s, &q[size_t(r.i * d)], k, v, r.i);
+      const RowRef ref = reference_row(s, &q[size_t(r.i * d)], k, v, r.i, kNoSink);
       for (int64_t c = 0; c < dv; ++c)
         out.o[size_t(flat_index(s, r.b, r.h, r.i, c, s.q_heads, s.q_len, dv))] =
             float(ref.o[size_t(c)]);

@@ -115,6 +115,23 @@ void expect_agreement(const Agreement& c) {
   EXPECT_TRUE(verify_passed(v)) << c.provider << " " << label << ": " << v.detail;
 }
 
+// `s` with a logit softcap and sinks.
+Spec mods(Spec s, double softcap, bool sinks) {
+  s.softcap = softcap;
+  s.sinks = sinks;
+  return s;
+}
+
+// The device's fp64 check of softcapped scores and sinks agrees with the host's on every row.
+TEST(DeviceVerify, SoftcapAndSinksAgreeWithTheHost) {
+  REQUIRE_ENGINE();
+  expect_agreement({"cuda.naive", mods(make_spec(1, 4, 2, 300, 300, 64, fp32, kCausal), 2, true)});
+  expect_agreement(
+      {"cuda.naive", mods(make_spec(2, 4, 4, 129, 257, 64, bf16, window(33)), 30, false)});
+  expect_agreement(
+      {"cuda.naive", mods(make_spec(1, 8, 2, 1, 4097, 128, bf16, kCausalBr), 0, true)});
+}
+
 // Tiny points of every mode and a tile of each kind of edge: what compute-sanitizer runs.
 TEST(DeviceVerify, TinyPointsOfEveryModeAgree) {
   REQUIRE_ENGINE();
@@ -152,6 +169,9 @@ TEST(DeviceVerify, GemmPathMatchesTheKernelOnEveryRowInAnyChunking) {
       {"cudnn.sdpa", make_spec(2, 4, 1, 513, 513, 128, bf16, kCausal)},  // with an LSE
       {"cuda.naive", testing_specs::paged(
                          make_spec(2, 4, 2, 1000, 777, 64, fp16, kCausalBr, Mode::fwd, bshd), 32)},
+      // A softcap and sinks, with rows that see no key (the sink takes them whole).
+      {"cuda.naive", mods(make_spec(1, 4, 4, 700, 300, 32, fp32, window(77)), 2, true)},
+      {"cuda.naive", mods(make_spec(2, 4, 2, 1000, 777, 64, bf16, kCausalBr), 30, true)},
   };
   for (const Agreement& c : cases) {
     auto p = make(c.provider);

@@ -53,7 +53,7 @@ double loss(const Spec& s, const Group& g) {
   double l = 0;
   for (size_t t = 0; t < g.q.size(); ++t)
     for (int64_t i = 0; i < s.q_len; ++i) {
-      const RowRef r = reference_row(s, &g.q[t][size_t(i * s.head_dim)], g.k, g.v, i);
+      const RowRef r = reference_row(s, &g.q[t][size_t(i * s.head_dim)], g.k, g.v, i, kNoSink);
       for (int64_t c = 0; c < s.dv(); ++c) l += g.d_o[t][size_t(i * s.dv() + c)] * r.o[size_t(c)];
     }
   return l;

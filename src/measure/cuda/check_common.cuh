@@ -99,6 +99,18 @@ __device__ __forceinline__ double lse_error(double got, double ref) {
   return err <= INFINITY ? err : INFINITY;
 }
 
+// The score modifiers on the device: the softcap (0: none) of each scaled score and the sink
+// logits (one per query head; null: none), Spec::softcap and Spec::sinks.
+struct ScoreMods {
+  double softcap = 0;
+  const float* sink = nullptr;
+  __device__ double cap(double s) const { return softcap > 0 ? softcap * tanh(s / softcap) : s; }
+  __device__ double sink_of(int64_t h) const { return sink ? double(sink[h]) : -INFINITY; }
+};
+inline ScoreMods score_mods(const Spec& s, const Io& io) {
+  return {s.softcap, s.sinks ? static_cast<const float*>(io.sink.data) : nullptr};
+}
+
 inline DevMask dev_mask(const Spec& s) {
   return {s.mask.kind, s.mask.diagonal_offset(s.q_len, s.kv_len), s.mask.window, s.kv_len};
 }

@@ -52,7 +52,8 @@ struct Shape {
   int64_t batch, q_heads, kv_heads, q_len, kv_len, d, dv;
   double scale;
   DevMask mask;
-  int tile;  // rows of the other side per shared-memory tile: 32 (one per lane), 16 or 8
+  ScoreMods mods;  // forward only (the spec allows neither in backward modes)
+  int tile;        // rows of the other side per shared-memory tile: 32 (one per lane), 16 or 8
 };
 
 // A row's sums from this lane's partial ones, written by lane 0. A NaN anywhere is the worst
@@ -187,7 +188,7 @@ __global__ void __launch_bounds__(kThreads)
     if (!active) continue;  // the warp's row is past the end: only loads
     const int64_t j = j0 + lane;
     const bool vis = lane < tile && j >= lo && j <= hi;
-    const double sc = vis ? dot_row(my_q, ks, lane, D) * s.scale : -INFINITY;
+    const double sc = vis ? s.mods.cap(dot_row(my_q, ks, lane, D) * s.scale) : -INFINITY;
     const double tile_max = warp_max(sc);
     if (tile_max == -INFINITY) continue;  // no visible key in this tile
     const double m_new = fmax(m, tile_max);
@@ -203,6 +204,16 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();
   }
   if (!active) return;
+  // A sink joins the maximum and the sum with no value row: the accumulator rescales.
+  if (const double sk = s.mods.sink_of(h); sk > -INFINITY) {
+    const double m_new = fmax(m, sk);
+    const double corr = exp(m - m_new);
+    for (int64_t d = lane; d < Dv; d += kLanes) my_acc[d] *= corr;
+    l = l * corr + exp(sk - m_new);
+    w2 *= corr * corr;
+    m = m_new;
+    __syncwarp();
+  }
   const double inv = l > 0 ? 1.0 / l : 0.0;
   const double lse_ref = l > 0 ? m + log(l) : -INFINITY;
   double e2 = 0, r2 = 0, mx = 0, dl = 0, da = 0;
@@ -447,10 +458,12 @@ void allow_smem(Kernel kernel, size_t bytes) {
                                      static_cast<int>(bytes)));
 }
 
-Shape shape_of(const Spec& spec, int tile) {
+Shape shape_of(const Spec& spec, const Io& io, int tile) {
   Shape s{spec.batch,    spec.q_heads, spec.kv_heads,        spec.q_len, spec.kv_len,
-          spec.head_dim, spec.dv(),    spec.softmax_scale(), {},         tile};
+          spec.head_dim, spec.dv(),    spec.softmax_scale(), {},         {},
+          tile};
   s.mask = dev_mask(spec);
+  s.mods = score_mods(spec, io);
   return s;
 }
 
@@ -505,7 +518,7 @@ std::vector<int64_t> with_picks(std::vector<int64_t> keep, std::initializer_list
 template <class T>
 DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int tile,
                         DeviceCheckPath path, int64_t gemm_budget, const DeviceRows& rows) {
-  const Shape s = shape_of(spec, tile);
+  const Shape s = shape_of(spec, io, tile);
   const int64_t q_rows = spec.batch * spec.q_heads * spec.q_len;
   const int64_t k_rows = spec.batch * spec.kv_heads * spec.kv_len;
   const bool fwd_out = spec.mode != Mode::bwd, grads = spec.mode != Mode::fwd;

@@ -3,8 +3,9 @@
 // heads on one latent head make one GEMM, and K and V are widened once per group):
 //   widen   the query rows, and the groups' K and V into doubles, |v_j|^2 per key;
 //   DGEMM   S = scale Q K^T (every key; the mask is applied by the softmax);
-//   softmax per row: m = max over visible keys, S_ij <- exp(S_ij - m) on visible keys, 0 elsewhere;
-//           l = sum, w2 = sum P^2 |v_j|^2;
+//   softmax per row: S_ij capped (Spec::softcap), m = max over visible keys and the head's sink,
+//           S_ij <- exp(S_ij - m) on visible keys, 0 elsewhere; l = sum (+ exp(sink - m)),
+//           w2 = sum P^2 |v_j|^2;
 //   DGEMM   A = P V;
 //   compare per row: O_ref = A / l against the provider's O (squared error, squared reference,
 //           largest error, floor sqrt(w2) / l) and, where written, the LSE against m + log(l).
@@ -83,6 +84,9 @@ struct Chunk {
   int64_t rows, row0, nk;  // stacked rows per group in the chunk, the first one, keys
   int64_t nq;              // query rows per head: stacked row R is query R % nq
   DevMask mask;
+  ScoreMods mods;  // the softcap and the sinks
+  Groups g;        // whose query head a stacked row is
+  int64_t unit0;   // the chunk's first group
 };
 
 // A warp per chunk row (p, r): the softmax of S's row in place, its max, sum and w2.
@@ -91,13 +95,19 @@ __global__ void softmax_kernel(double* s, const double* vn, double* row_m, doubl
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (row >= n_rows) return;
-  const int64_t i = (c.row0 + row % c.rows) % c.nq, p = row / c.rows;
+  const int64_t stacked = c.row0 + row % c.rows, p = row / c.rows;
+  const int64_t i = stacked % c.nq;
   const int64_t lo = c.mask.first(i), hi = c.mask.last(i);
   double* x = s + row * c.nk;
   const double* norms = vn + p * c.nk;
   double m = -INFINITY;
-  for (int64_t j = lo + lane; j <= hi; j += 32) m = fmax(m, x[j]);
-  m = warp_max(m);
+  for (int64_t j = lo + lane; j <= hi; j += 32) {
+    x[j] = c.mods.cap(x[j]);
+    m = fmax(m, x[j]);
+  }
+  // A sink joins the maximum and the sum, with no value row.
+  const double sink = c.mods.sink_of(c.g.q_head(c.unit0 + p, stacked));
+  m = fmax(warp_max(m), sink);
   double l = 0, w2 = 0;
   for (int64_t j = lane; j < c.nk; j += 32) {
     const double e = (j >= lo && j <= hi) ? exp(x[j] - m) : 0.0;
@@ -107,6 +117,7 @@ __global__ void softmax_kernel(double* s, const double* vn, double* row_m, doubl
   }
   l = warp_sum(l);
   w2 = warp_sum(w2);
+  if (sink > -INFINITY) l += exp(sink - m);
   if (lane == 0) {
     row_m[row] = m;
     row_l[row] = l;
@@ -205,7 +216,7 @@ void run_chunks(const Spec& spec, const Io& io, cudaStream_t stream, const Forwa
     ATTNPROF_CUDA(cudaGetLastError());
     for (int64_t row0 = 0; row0 < stacked; row0 += size.rows) {
       const int64_t nr = std::min(size.rows, stacked - row0);
-      const Chunk c{nr, row0, nk, g.nq, dev_mask(spec)};
+      const Chunk c{nr, row0, nk, g.nq, dev_mask(spec), score_mods(spec, io), g, unit0};
       const int64_t n_rows = nu * nr;
       widen_q_kernel<T>
           <<<grid_for(n_rows * d), kThreads, 0, stream>>>(q, qd, g, unit0, row0, nr, d, n_rows * d);

@@ -75,6 +75,13 @@ class DeviceTensors final : public PointTensors {
       fill_input(first_.io[r].data, spec, static_cast<TensorId>(r), fill.seed, fill.pattern,
                  nullptr, first_.io[r].block_table);
     }
+    if (first_.io.sink.present()) {  // the sink logits: a few fp32 values, from the host
+      std::vector<float> sinks(static_cast<size_t>(spec.q_heads));
+      for (int64_t h = 0; h < spec.q_heads; ++h)
+        sinks[size_t(h)] = sink_logit(fill.pattern, fill.seed, h);
+      ATTNPROF_CUDA(cudaMemcpy(first_.io.sink.data, sinks.data(), sinks.size() * sizeof(float),
+                               cudaMemcpyHostToDevice));
+    }
     poison_outputs();
   }
 

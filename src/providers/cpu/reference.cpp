@@ -80,9 +80,11 @@ class ReferenceRun final : public cpu::CpuRun {
       float* lse = io.lse.as<float>();
       for (int64_t t = 0; t < g; ++t) {
         const int64_t h = kvh * g + t;
+        // The harness's sink logits (io.sink), as a provider must take them.
+        const double sink = io.sink.present() ? double(io.sink.as<const float>()[h]) : kNoSink;
         for (int64_t i = 0; i < s.q_len; ++i) {
           const RowRef r =
-              reference_row(s, &q[static_cast<size_t>((t * s.q_len + i) * d)], k, v, i);
+              reference_row(s, &q[static_cast<size_t>((t * s.q_len + i) * d)], k, v, i, sink);
           for (int64_t c = 0; c < dv; ++c)
             o[io.o.offset(b, h, i, c)] = static_cast<float>(r.o[static_cast<size_t>(c)]);
           lse[io.lse.offset(b, h, i)] = static_cast<float>(r.lse);
@@ -114,6 +116,8 @@ class ReferenceProvider final : public Provider {
     t.writes_lse = true;
     t.paged_kv = true;  // reads K and V through TensorView::offset, pages included
     t.fp8 = true;       // host tensors hold the real values of fp8 inputs (inputs.hpp)
+    t.softcap = true;   // reference_row caps the scores
+    t.sinks = true;     // and takes the sink logits of io.sink
     return t;
   }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attnprof/inputs.hpp"
+#include "attnprof/reference.hpp"
 #include "attnprof/verify.hpp"
 #include "core/reference_block.hpp"
 #include "providers/factories.hpp"
@@ -226,7 +227,8 @@ void add_reference_patches(std::vector<Patch>& out, RowAccess& rows, const Spec&
     const int64_t n = std::min(kReferenceBlockRows, first + count - i0);
     std::vector<int64_t> idx(static_cast<size_t>(n));
     for (int64_t t = 0; t < n; ++t) idx[size_t(t)] = i0 + t;
-    const BlockRef ref = reference_block(bug, q, k, v, idx.data(), n);
+    // Mutants take neither sinks nor softcap (their traits): no sink.
+    const BlockRef ref = reference_block(bug, q, k, v, idx.data(), n, kNoSink);
     o.values.insert(o.values.end(), ref.o.begin(), ref.o.end());
     lse.values.insert(lse.values.end(), ref.lse.begin(), ref.lse.end());
   }
