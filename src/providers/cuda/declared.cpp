@@ -32,6 +32,8 @@ ProviderTraits cuda_naive_traits() {
   t.role = Role::baseline;
   t.paged_kv = true;  // gathers the pages first, inside the launch (naive.cpp)
   t.fp8 = true;       // widens fp8 inputs to bf16 inside the launch (naive.cpp)
+  t.softcap = true;   // the softmax kernel caps the scores and takes the sinks
+  t.sinks = true;
   return t;
 }
 
@@ -46,6 +48,8 @@ ProviderTraits cuda_naive_expand_traits() {
   t.variant_of = "cuda.naive";
   t.paged_kv = true;
   t.fp8 = true;
+  t.softcap = true;
+  t.sinks = true;
   return t;
 }
 

@@ -12,6 +12,9 @@
 // heads (repeat_kv.cu, torch.repeat_interleave) and then runs attention as MHA, so the cost of
 // GQA expansion (time and memory) is the difference between the two rows.
 //
+// Logit softcap and attention sinks (Spec::softcap, Spec::sinks) are applied by the softmax kernel
+// (the scores capped as they are read, the head's sink logit joining the row's max and sum).
+//
 // A paged KV cache (Spec::page_size) is first gathered into contiguous K and V (gather_pages.cu)
 // inside the launch, as an unfused implementation over a paged cache must.
 //
@@ -136,6 +139,8 @@ class NaiveRun final : public Run {
     softmax_.q_len = spec.q_len;
     softmax_.kv_len = spec.kv_len;
     softmax_.mask = cuda::row_mask(spec.mask, spec.q_len, spec.kv_len);
+    softmax_.softcap = static_cast<float>(spec.softcap);
+    softmax_.q_heads = spec.q_heads;
   }
 
   void bind(std::span<const Io> sets) override {
@@ -156,6 +161,7 @@ class NaiveRun final : public Run {
       cuda::launch_repeat_kv(v_in(io), v_expanded_.data(), v_blocks_, spec_.group_size(), st);
     }
     gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()), set);
+    softmax_.sink = io.sink.present() ? io.sink.as<const float>() : nullptr;  // this set's copy
     cuda::launch_masked_softmax(softmax_, st);
     gemms_.output(handle, set);
     if (widening()) {

@@ -15,7 +15,9 @@
 //     for fp32 rows, fp16 pairs for 16-bit rows) and scaled by expf(thread max - row max) / sum:
 //     one exponential per key (re-read keys take one more for their probability).
 // Every written probability is exp(s - max) * (1 / sum) rounded to the dtype, 0 outside the
-// visible keys and on rows with no visible finite score.
+// visible keys and on rows with no visible finite score. With a softcap each score is capped as
+// it is read (cap * tanh(s / cap)); with sinks the row's head's sink logit joins the max and the
+// sum (no probability is written for it).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -83,6 +85,22 @@ __device__ __forceinline__ __nv_bfloat16 neg_inf<__nv_bfloat16>() {
   return __ushort_as_bfloat16(static_cast<unsigned short>(0xff80u));
 }
 
+// A score after the softcap (cap 0: none); -inf (a hidden key) stays -inf.
+__device__ __forceinline__ float capped(float x, float cap) {
+  return cap > 0.f && x != -INFINITY ? cap * tanhf(x / cap) : x;
+}
+
+// The score modifiers a kernel applies (SoftmaxArgs): the softcap and the sink logits.
+struct Mods {
+  float cap;
+  const float* sink;
+  int64_t q_heads;
+  // The sink logit of `row` (of q_len rows per head), -inf when there is none.
+  __device__ __forceinline__ float sink_of(int64_t row, int64_t q_len) const {
+    return sink ? sink[(row / q_len) % q_heads] : -INFINITY;
+  }
+};
+
 // N consecutive elements moved as one load or store (16 bytes when N * sizeof(T) == 16).
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
@@ -136,26 +154,27 @@ __device__ __forceinline__ Pack<T, N> load_masked(const Pack<T, N>* src, int k,
 }
 
 template <class T, int N>
-__device__ __forceinline__ float pack_max(float m, const Pack<T, N>& x) {
+__device__ __forceinline__ float pack_max(float m, const Pack<T, N>& x, float cap) {
 #pragma unroll
-  for (int e = 0; e < N; ++e) m = fmaxf(m, to_float(x.v[e]));
+  for (int e = 0; e < N; ++e) m = fmaxf(m, capped(to_float(x.v[e]), cap));
   return m;
 }
 
 // Sum of exp(x - m) over the pack; m finite. -inf keys add 0.
 template <class T, int N>
-__device__ __forceinline__ float pack_sum(float l, const Pack<T, N>& x, float m) {
+__device__ __forceinline__ float pack_sum(float l, const Pack<T, N>& x, float m, float cap) {
 #pragma unroll
-  for (int e = 0; e < N; ++e) l += __expf(to_float(x.v[e]) - m);
+  for (int e = 0; e < N; ++e) l += __expf(capped(to_float(x.v[e]), cap) - m);
   return l;
 }
 
 // exp(x - m) * inv_sum in the dtype; m finite (0 for a row with no finite key, inv_sum 0 then).
 template <class T, int N>
-__device__ __forceinline__ Pack<T, N> normalize(const Pack<T, N>& x, float m, float inv_sum) {
+__device__ __forceinline__ Pack<T, N> normalize(const Pack<T, N>& x, float m, float inv_sum,
+                                                float cap) {
   Pack<T, N> out;
 #pragma unroll
-  for (int e = 0; e < N; ++e) store(out.v[e], expf(to_float(x.v[e]) - m) * inv_sum);
+  for (int e = 0; e < N; ++e) store(out.v[e], expf(capped(to_float(x.v[e]), cap) - m) * inv_sum);
   return out;
 }
 
@@ -204,7 +223,7 @@ __device__ MaxSum block_reduce(MaxSum v, MaxSum* smem) {
 template <class T, int N, int VPT>
 __global__ void __launch_bounds__(kWarpBlockThreads)
     softmax_warp_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
-                        int kv_len, RowMask mask, int group_log2) {
+                        int kv_len, RowMask mask, int group_log2, Mods mods) {
   using P = Pack<T, N>;
   const int group = 1 << group_log2;
   const int lane = static_cast<int>(threadIdx.x) & (group - 1);
@@ -225,7 +244,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
     for (int c = 0; c < VPT; ++c) {
       const P v = load_masked(src, lane + c * group, vis);
 #pragma unroll
-      for (int e = 0; e < N; ++e) x[c][e] = to_float(v.v[e]);
+      for (int e = 0; e < N; ++e) x[c][e] = capped(to_float(v.v[e]), mods.cap);
     }
     float m = -INFINITY;
 #pragma unroll
@@ -233,6 +252,8 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
 #pragma unroll
       for (int e = 0; e < N; ++e) m = fmaxf(m, x[c][e]);
     for (int o = group >> 1; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float sink = valid ? mods.sink_of(row, q_len) : -INFINITY;
+    m = fmaxf(m, sink);
     if (m == -INFINITY) m = 0.f;  // no finite visible score: every x is -inf, every exp 0
     float l = 0.f;
 #pragma unroll
@@ -243,6 +264,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
         l += x[c][e];
       }
     for (int o = group >> 1; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
+    if (sink != -INFINITY) l += __expf(sink - m);  // the sink's share: no probability written
     const float inv_sum = l > 0.f ? 1.f / l : 0.f;
     if (!valid) continue;
 #pragma unroll
@@ -268,7 +290,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads)
 template <class T, int N, int K, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     softmax_block_kernel(const T* __restrict__ s, T* __restrict__ p, int64_t rows, int64_t q_len,
-                         int kv_len, RowMask mask) {
+                         int kv_len, RowMask mask, Mods mods) {
   using P = Pack<T, N>;
   __shared__ MaxSum smem[32];
   const int packs = kv_len / N;
@@ -285,8 +307,9 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     for (int c = 0; c < K; ++c) cache[c] = load_masked(src, t + c * stride, vis);
     float m = -INFINITY;
 #pragma unroll
-    for (int c = 0; c < K; ++c) m = pack_max(m, cache[c]);
-    for (int k = uncached; k < vis.pe; k += stride) m = pack_max(m, load_masked(src, k, vis));
+    for (int c = 0; c < K; ++c) m = pack_max(m, cache[c], mods.cap);
+    for (int k = uncached; k < vis.pe; k += stride)
+      m = pack_max(m, load_masked(src, k, vis), mods.cap);
     // A thread with no finite key (all -inf: masked or outside the row) exponentiates against
     // 0: every exp is 0 and so is its sum; exp(-inf - m) would be NaN.
     const float mt = m == -INFINITY ? 0.f : m;
@@ -304,21 +327,24 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 #pragma unroll
       for (int i = 0; i < kSlots; ++i) {
         if constexpr (kHalf) {
-          const float e0 = __expf(to_float(cache[c].v[2 * i]) - mt);
-          const float e1 = __expf(to_float(cache[c].v[2 * i + 1]) - mt);
+          const float e0 = __expf(capped(to_float(cache[c].v[2 * i]), mods.cap) - mt);
+          const float e1 = __expf(capped(to_float(cache[c].v[2 * i + 1]), mods.cap) - mt);
           l += e0 + e1;
           kept[c][i] = __floats2half2_rn(e0, e1);
         } else {
-          const float e0 = __expf(to_float(cache[c].v[i]) - mt);
+          const float e0 = __expf(capped(to_float(cache[c].v[i]), mods.cap) - mt);
           l += e0;
           kept[c][i] = e0;
         }
       }
     if (m != -INFINITY) {
-      for (int k = uncached; k < vis.pe; k += stride) l = pack_sum(l, load_masked(src, k, vis), m);
+      for (int k = uncached; k < vis.pe; k += stride)
+        l = pack_sum(l, load_masked(src, k, vis), m, mods.cap);
     }
 
-    const MaxSum r = block_reduce({m, l}, smem);
+    MaxSum r = block_reduce({m, l}, smem);
+    // The sink joins the row's maximum and sum, with no probability written for it.
+    if (const float sink = mods.sink_of(row, q_len); sink != -INFINITY) r = merge(r, {sink, 1.f});
     const float inv_sum = r.l > 0.f ? 1.f / r.l : 0.f;  // 0: no visible finite score
     const float mr = r.m == -INFINITY ? 0.f : r.m;      // then every key is -inf: exp 0
     // exp(x - mr) / sum = exp(x - m) * (exp(m - mr) / sum); 0 for a thread with no finite key.
@@ -343,8 +369,12 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
       }
     }
     for (int k = uncached; k < packs; k += stride)
-      dst[k] = normalize(load_masked(src, k, vis), mr, inv_sum);
+      dst[k] = normalize(load_masked(src, k, vis), mr, inv_sum, mods.cap);
   }
+}
+
+Mods mods_of(const SoftmaxArgs& a) {
+  return {a.softcap, a.sink, a.q_heads};
 }
 
 // Rows beyond the grid limit are covered by the kernels' grid-stride loops.
@@ -359,7 +389,7 @@ void launch_warp(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t str
   softmax_warp_kernel<T, N, VPT>
       <<<grid_for((a.rows + plan.rows_per_block - 1) / plan.rows_per_block), plan.block_threads, 0,
          stream>>>(static_cast<const T*>(a.s), static_cast<T*>(a.p), a.rows, a.q_len,
-                   static_cast<int>(a.kv_len), a.mask, group_log2);
+                   static_cast<int>(a.kv_len), a.mask, group_log2, mods_of(a));
 }
 
 template <class T, int N, int K>
@@ -371,12 +401,13 @@ void launch_block(const SoftmaxArgs& a, const SoftmaxPlan& plan, cudaStream_t st
     if (plan.block_threads <= kSmallBlock) {
       softmax_block_kernel<T, N, K, kSmallBlock, kSmallBlocksPerSm>
           <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len,
-                                                                a.mask);
+                                                                a.mask, mods_of(a));
       return;
     }
   }
   softmax_block_kernel<T, N, K, kMaxThreads, 1>
-      <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len, a.mask);
+      <<<grid_for(a.rows), plan.block_threads, 0, stream>>>(s, p, a.rows, a.q_len, kv_len, a.mask,
+                                                            mods_of(a));
 }
 
 template <class T>

@@ -48,6 +48,12 @@ struct SoftmaxArgs {
   int64_t q_len = 1;
   int64_t kv_len = 1;
   RowMask mask{};
+  // Score modifiers (Spec::softcap, Spec::sinks): each visible score s becomes
+  // softcap * tanh(s / softcap) (0: none), and the sink logit of the row's query head (row / q_len
+  // % q_heads; null: none) joins the row's maximum and sum with no probability written for it.
+  float softcap = 0;
+  const float* sink = nullptr;
+  int64_t q_heads = 1;
 };
 
 // How launch_masked_softmax covers a row (host only; exposed for

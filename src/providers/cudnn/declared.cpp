@@ -14,6 +14,8 @@ ProviderTraits cudnn_sdpa_traits(bool inference) {
   t.in_default_set = true;
   t.paged_kv = true;  // page tables (sdpa.cpp)
   t.fp8 = true;       // the fp8 forward graph (sdpa.cpp), Hopper and newer
+  t.softcap = true;   // a score modifier (sdpa.cpp): with no mask or top-left causal only
+  t.sinks = true;     // set_sink_token (cuDNN 9.13 and newer)
   if (inference) {
     t.name = "cudnn.sdpa.infer";
     t.description =

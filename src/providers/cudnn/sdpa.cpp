@@ -56,7 +56,8 @@ enum Uid : int64_t {
   kScaleS,
   kScaleO,
   kAmaxS,
-  kAmaxO
+  kAmaxO,
+  kSink  // Spec::sinks: the sink logits, (1, Hq, 1, 1) fp32
 };
 
 // fp8: P (the softmax probabilities, in [0, 1]) goes to fp8 times this before P V, a power of two
@@ -199,6 +200,29 @@ fe::DataType_t io_type(DType t) {
   return fe::DataType_t::HALF;
 }
 
+// Logit softcap (Spec::softcap) through cuDNN's score modifier, the frontend's Softcap helper on
+// the scaled scores. A graph with a score modifier takes no mask of its own, so a top-left causal
+// mask is applied inside the modifier after the cap (the frontend's causal_mask helper); other
+// masks have no such helper that needs no sequence-length tensors: not supported.
+void apply_softcap(fe::graph::SDPA_attributes& a, const Spec& s) {
+  namespace mods = fe::graph::attn::score_modifiers;
+  const Mask m = s.mask.simplest(s.q_len, s.kv_len);
+  if (m.kind != MaskKind::none && m.kind != MaskKind::causal_tl) {
+    throw NotSupported(
+        "cuDNN applies a softcap through its score modifier, which combines here "
+        "with no mask or top-left causal only (this point's: " +
+        to_string(m) + ")");
+  }
+  const bool causal = m.kind == MaskKind::causal_tl;
+  const float cap = static_cast<float>(s.softcap);
+  a.set_score_mod([cap, causal](std::shared_ptr<fe::graph::Graph> g,
+                                std::shared_ptr<fe::graph::Tensor_attributes> score) {
+    auto capped =
+        mods::Softcap().forward(g, score, std::make_shared<fe::graph::Tensor_attributes>(cap));
+    return causal ? mods::causal_mask(g, capped) : capped;
+  });
+}
+
 std::shared_ptr<fe::graph::Graph> new_graph(const Spec& s, const char* name) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_name(name)
@@ -221,7 +245,19 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s, bool stats_out) {
   auto attrs =
       fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats_out).set_attn_scale(
           static_cast<float>(s.softmax_scale()));
-  apply_mask(attrs, s);
+  if (s.softcap > 0) {
+    apply_softcap(attrs, s);  // the mask goes inside the score modifier
+  } else {
+    apply_mask(attrs, s);
+  }
+  if (s.sinks) {
+    attrs.set_sink_token(g->tensor(fe::graph::Tensor_attributes()
+                                       .set_name("sink")
+                                       .set_uid(kSink)
+                                       .set_dim({1, s.q_heads, 1, 1})
+                                       .set_stride({s.q_heads, 1, 1, 1})
+                                       .set_data_type(fe::DataType_t::FLOAT)));
+  }
   if (s.paged()) apply_paging(attrs, *g, s);
   std::shared_ptr<fe::graph::Tensor_attributes> o, stats;
   if (is_fp8(s.dtype)) {
@@ -419,9 +455,15 @@ class CudnnSdpaRun final : public Run {
 
   std::string note() const override {
     const Mask m = spec_.mask.simplest(spec_.q_len, spec_.kv_len);
-    if (m == spec_.mask) return {};
-    return "graph built with mask " + to_string(m) + ", which keeps the same keys as " +
-           to_string(spec_.mask) + " at this shape";
+    std::string note;
+    if (m != spec_.mask) {
+      note = "graph built with mask " + to_string(m) + ", which keeps the same keys as " +
+             to_string(spec_.mask) + " at this shape";
+    }
+    if (spec_.softcap > 0 && m.kind == MaskKind::causal_tl)
+      note += std::string(note.empty() ? "" : "; ") +
+              "the causal mask applied inside the softcap's score modifier";
+    return note;
   }
 
  private:
@@ -435,6 +477,7 @@ class CudnnSdpaRun final : public Run {
       pack.emplace(kSeqQ, seq_q_.data());
       pack.emplace(kSeqKV, seq_kv_.data());
     }
+    if (io.sink.present()) pack.emplace(kSink, io.sink.data);
     if (scalars_.data() != nullptr) {
       float* f = scalars_.as<float>();
       int i = 0;
