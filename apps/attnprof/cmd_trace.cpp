@@ -88,6 +88,8 @@ std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s
           "--mask",       to_string(s.mask),
           "--mode",       std::string(to_string(s.mode)),
           "--page-size",  std::to_string(s.page_size),
+          "--softcap",    fmt::format("{}", s.softcap),
+          "--sinks",      s.sinks ? "on" : "off",
           "--providers",  provider,
           "--seed",       std::to_string(o.seed),
           "--warmup",     std::to_string(o.warmup),

@@ -64,6 +64,12 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--page-size", o.page_size,
                   "Paged KV cache: keys per page, a power of two (0: contiguous; '0,16,64' "
                   "compares them)");
+  sub->add_option("--softcap", o.softcap,
+                  "Logit softcap C: scores become C*tanh(s/C) (Gemma 2: 50; 0: none; '0,50' "
+                  "compares them; forward only)");
+  sub->add_option("--sinks", o.sinks,
+                  "Attention sinks, a learned logit per head (GPT-OSS): on, off ('off,on' "
+                  "compares them; forward only)");
 }
 
 void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
@@ -73,6 +79,8 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
     ax.kv_heads = {m.kv_heads};
     ax.head_dim = {m.head_dim};
     ax.v_head_dim = {m.v_head_dim};
+    ax.softcap = {m.softcap};
+    ax.sinks = {m.sinks};
     ax.model_dim.reset();
   }
   if (!o.batch.empty()) {
@@ -95,13 +103,15 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
   if (!o.mask.empty()) ax.mask = parse_list<Mask>(o.mask, "--mask", parse_mask, kMaskChoices);
   if (!o.mode.empty()) ax.mode = parse_list<Mode>(o.mode, "--mode", parse_mode, kModeChoices);
   if (!o.page_size.empty()) ax.page_size = int_option(o.page_size, "--page-size");
+  if (!o.softcap.empty()) ax.softcap = int_option(o.softcap, "--softcap");
+  if (!o.sinks.empty()) ax.sinks = parse_list<bool>(o.sinks, "--sinks", parse_on_off, "on, off");
 }
 
 bool any_grid_option(const GridCliOptions& o) {
   return !(o.model.empty() && o.batch.empty() && o.heads.empty() && o.kv_heads.empty() &&
            o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.v_head_dim.empty() &&
            o.tokens.empty() && o.model_dim.empty() && o.dtype.empty() && o.mask.empty() &&
-           o.mode.empty() && o.page_size.empty());
+           o.mode.empty() && o.page_size.empty() && o.softcap.empty() && o.sinks.empty());
 }
 
 std::vector<Spec> grid_points(const GridCliOptions& o) {

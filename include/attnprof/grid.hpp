@@ -30,6 +30,8 @@ struct GridAxes {
   std::vector<Mask> mask{Mask{}};
   std::vector<Mode> mode{Mode::fwd};
   std::vector<int64_t> page_size{0};  // keys per page of a paged KV cache; 0: contiguous
+  std::vector<int64_t> softcap{0};    // logit softcap (whole numbers here); 0: none
+  std::vector<bool> sinks{false};     // attention sinks off, on
   // Tokens per batch: when set, batch = tokens / seq for each seq (fa-bench style), and the
   // batch list is ignored. Model dim: when set, heads = model_dim / head_dim.
   std::optional<int64_t> tokens;
@@ -37,7 +39,7 @@ struct GridAxes {
 };
 
 // Cartesian product in a stable order (mode, dtype, mask, head_dim, v_head_dim, heads, batch,
-// seq, kv_seq, page_size).
+// seq, kv_seq, page_size, softcap, sinks).
 std::vector<Spec> expand(const GridAxes& axes);
 
 // A preset: one or more series (e.g. seed-000 has the MHA sweep and a GQA point).
@@ -76,7 +78,11 @@ struct ModelShape {
   std::string name;
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
   int64_t v_head_dim = 0;  // 0: same as head_dim
+  int64_t softcap = 0;     // the model's attention logit softcap (Gemma 2: 50); 0: none
+  bool sinks = false;      // the model's attention sinks (GPT-OSS)
 };
+// "on"/"true" and "off"/"false"; nullopt otherwise.
+std::optional<bool> parse_on_off(std::string_view s);
 std::vector<ModelShape> model_shapes();
 ModelShape find_model(std::string_view name);  // throws with the known names
 

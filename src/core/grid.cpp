@@ -117,21 +117,25 @@ std::vector<Spec> expand(const GridAxes& ax) {
                   if (ax.tokens) batches = {n > 0 ? std::max<int64_t>(*ax.tokens / n, 1) : 0};
                   for (int64_t b : batches)
                     for (int64_t nk : kvs)
-                      for (int64_t page : ax.page_size) {
-                        Spec s;
-                        s.batch = b;
-                        s.q_heads = h;
-                        s.kv_heads = hk;
-                        s.q_len = n;
-                        s.kv_len = nk;
-                        s.head_dim = d;
-                        s.v_head_dim = dv == d ? 0 : dv;
-                        s.dtype = dtype;
-                        s.mask = mask;
-                        s.mode = mode;
-                        s.page_size = page;
-                        specs.push_back(s);
-                      }
+                      for (int64_t page : ax.page_size)
+                        for (int64_t cap : ax.softcap)
+                          for (bool sinks : ax.sinks) {
+                            Spec s;
+                            s.batch = b;
+                            s.q_heads = h;
+                            s.kv_heads = hk;
+                            s.q_len = n;
+                            s.kv_len = nk;
+                            s.head_dim = d;
+                            s.v_head_dim = dv == d ? 0 : dv;
+                            s.dtype = dtype;
+                            s.mask = mask;
+                            s.mode = mode;
+                            s.page_size = page;
+                            s.softcap = static_cast<double>(cap);
+                            s.sinks = sinks;
+                            specs.push_back(s);
+                          }
                 }
             }
           }
@@ -263,8 +267,27 @@ T one_value(const std::vector<T>& values, std::string_view key) {
   return values.front();
 }
 
+// A TOML value that is a boolean, "on"/"off", or a list of them.
+std::vector<bool> bool_axis(const toml::node& node, std::string_view key) {
+  const auto one = [&](const toml::node& n) {
+    if (auto b = n.value<bool>()) return *b;
+    if (auto s = n.value<std::string>()) {
+      if (auto b = parse_on_off(*s)) return *b;
+    }
+    throw std::invalid_argument(fmt::format("'{}' must hold true/false or \"on\"/\"off\"", key));
+  };
+  if (const auto* arr = node.as_array()) {
+    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
+    std::vector<bool> v;
+    for (const auto& el : *arr) v.push_back(one(el));
+    return v;
+  }
+  return {one(node)};
+}
+
 GridAxes parse_series(const toml::table& t) {
   GridAxes ax;
+  std::optional<std::string> model;
   for (const auto& [k, node] : t) {
     const std::string_view key = k.str();
     if (key == "batch")
@@ -293,18 +316,29 @@ GridAxes parse_series(const toml::table& t) {
       ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
     else if (key == "page_size")
       ax.page_size = int_axis(node, key);
+    else if (key == "softcap")
+      ax.softcap = int_axis(node, key);
+    else if (key == "sinks")
+      ax.sinks = bool_axis(node, key);
     else if (key == "model") {
-      ModelShape m = find_model(one_value(string_axis(node, key), key));
-      ax.heads = {m.heads};
-      ax.kv_heads = {m.kv_heads};
-      ax.head_dim = {m.head_dim};
-      ax.v_head_dim = {m.v_head_dim};
+      model = one_value(string_axis(node, key), key);
     } else {
       throw std::invalid_argument(
           fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
-                      "v_head_dim, tokens, model_dim, dtype, mask, mode, page_size, model)",
+                      "v_head_dim, tokens, model_dim, dtype, mask, mode, page_size, softcap, "
+                      "sinks, model)",
                       key));
     }
+  }
+  // A model sets its shape and its score modifiers; keys of the series still override those.
+  if (model) {
+    const ModelShape m = find_model(*model);
+    if (!t.contains("heads")) ax.heads = {m.heads};
+    if (!t.contains("kv_heads")) ax.kv_heads = {m.kv_heads};
+    if (!t.contains("head_dim")) ax.head_dim = {m.head_dim};
+    if (!t.contains("v_head_dim")) ax.v_head_dim = {m.v_head_dim};
+    if (!t.contains("softcap")) ax.softcap = {m.softcap};
+    if (!t.contains("sinks")) ax.sinks = {m.sinks};
   }
   return ax;
 }
@@ -395,9 +429,17 @@ std::vector<ModelShape> model_shapes() {
     m.kv_heads = (*t)["kv_heads"].value_or(m.heads);
     m.head_dim = (*t)["head_dim"].value_or(int64_t{0});
     m.v_head_dim = (*t)["v_head_dim"].value_or(int64_t{0});
+    m.softcap = (*t)["softcap"].value_or(int64_t{0});
+    m.sinks = (*t)["sinks"].value_or(false);
     models.push_back(m);
   }
   return models;
+}
+
+std::optional<bool> parse_on_off(std::string_view s) {
+  if (s == "on" || s == "true") return true;
+  if (s == "off" || s == "false") return false;
+  return std::nullopt;
 }
 
 ModelShape find_model(std::string_view name) {

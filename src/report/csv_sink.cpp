@@ -83,7 +83,8 @@ class CsvSink final : public Sink {
 
 std::string csv_header() {
   return "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,dtype,"
-         "mask,mode,page_size,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,"
+         "mask,mode,page_size,softcap,sinks,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,"
+         "tflops,gbps,"
          "tokens_per_s,"
          "pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,rel_l2_err,"
          "max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,power_w,"
@@ -106,6 +107,8 @@ std::string to_csv_row(const Result& r) {
   row.integer(s.head_dim).integer(s.dv());  // the effective V head dim, never the 0 default
   row.text(to_string(s.dtype)).text(to_string(s.mask)).text(to_string(s.mode));
   row.integer(s.page_size);  // 0: contiguous K and V
+  row.number(s.softcap);     // 0: none
+  row.integer(s.sinks ? 1 : 0);
   row.text(r.timing.mode);
   row.number_if(timed, r.timing.median_us)
       .number_if(timed, r.timing.p5_us)

@@ -145,6 +145,18 @@ TEST(Grid, PresetsLoadAndExpand) {
   EXPECT_EQ(paged[1].page_size, 16);
   EXPECT_EQ(paged[2].page_size, 64);
   EXPECT_EQ(paged[2].kv_len, 1024);
+  // Gemma 2 with and without its softcap; GPT-OSS with and without its sinks (the model sets
+  // them, the series' axis lists both).
+  const auto gemma = expand(load_preset("gemma-2").series.at(0));
+  ASSERT_EQ(gemma.size(), 8u);
+  EXPECT_EQ(gemma[0].softcap, 0.0);
+  EXPECT_EQ(gemma[1].softcap, 50.0);
+  EXPECT_EQ(gemma[1].head_dim, 256);
+  const auto oss = expand(load_preset("gpt-oss").series.at(0));
+  ASSERT_EQ(oss.size(), 16u);
+  EXPECT_FALSE(oss[0].sinks);
+  EXPECT_TRUE(oss[1].sinks);
+  EXPECT_EQ(oss[1].q_heads, 64);
   const Preset s0 = load_preset("seed-000");
   ASSERT_EQ(s0.series.size(), 2u);
   EXPECT_EQ(expand(s0.series[1]).front().kv_heads, 3);
@@ -184,7 +196,7 @@ TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
   EXPECT_EQ(preset_error(series + "[[series]]\nhead_dims = 64\n"),
             "preset presets/x.toml: series 2: unknown key 'head_dims' (known: batch, heads, "
             "kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim, dtype, mask, mode, "
-            "page_size, model)");
+            "page_size, softcap, sinks, model)");
   for (const char* key : {"seq", "batch", "tokens", "model_dim", "dtype", "mask", "model"}) {
     EXPECT_EQ(preset_error(fmt::format("[[series]]\n{} = []\n", key)),
               fmt::format("preset presets/x.toml: series 1: '{}' is empty", key));
@@ -212,6 +224,15 @@ TEST(Grid, ModelShapesAreKnown) {
   EXPECT_EQ(find_model("deepseek-v3-mla-decode").v_head_dim, 512);
   EXPECT_EQ(find_model("deepseek-v3-mla-decode").kv_heads, 1);
   EXPECT_EQ(m.v_head_dim, 0);
+  EXPECT_EQ(m.softcap, 0);
+  EXPECT_FALSE(m.sinks);
+  EXPECT_EQ(find_model("gemma-2-9b").softcap, 50);
+  EXPECT_EQ(find_model("gemma-2-9b").head_dim, 256);
+  EXPECT_TRUE(find_model("gpt-oss-120b").sinks);
+  EXPECT_EQ(find_model("gpt-oss-120b").heads, 64);
+  EXPECT_EQ(parse_on_off("on"), true);
+  EXPECT_EQ(parse_on_off("false"), false);
+  EXPECT_FALSE(parse_on_off("yes"));
   EXPECT_THROW(find_model("gpt-5"), std::invalid_argument);
 }
 

@@ -23,7 +23,8 @@ TEST(Csv, HeaderListsTheDocumentedColumns) {
   EXPECT_EQ(
       csv_header(),
       "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,"
-      "dtype,mask,mode,page_size,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,"
+      "dtype,mask,mode,page_size,softcap,sinks,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,"
+      "tflops,gbps,"
       "tokens_per_s,pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,"
       "rel_l2_err,max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,"
       "power_w,rows_checked,rows_total,verify_s");
@@ -65,25 +66,27 @@ TEST(Csv, QuotesCommasQuotesAndLineBreaksPerRfc4180) {
   r.reason = "";
   const auto fields = parse_record(to_csv_row(r));
   ASSERT_EQ(fields.size(), parse_record(csv_header()).size());
-  EXPECT_EQ(fields[33],
+  EXPECT_EQ(fields[35],
             "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, true>;fill_poison");
-  EXPECT_EQ(fields[34], "plain");
+  EXPECT_EQ(fields[36], "plain");
 }
 
 TEST(Csv, UnmeasuredFieldsAreEmptyNotZero) {
   const auto fields = parse_record(to_csv_row(test::sample_results()[2]));  // not_supported
-  ASSERT_EQ(fields.size(), 43u);
+  ASSERT_EQ(fields.size(), 45u);
   for (int i :
-       {15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 27, 28, 30, 31, 32, 37, 38, 39, 40, 41, 42}) {
+       {17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 29, 30, 32, 33, 34, 39, 40, 41, 42, 43, 44}) {
     EXPECT_EQ(fields[static_cast<std::size_t>(i)], "") << "column " << i;
   }
   EXPECT_EQ(fields[13], "0");         // page_size: contiguous K and V
-  EXPECT_EQ(fields[29], "50331648");  // analytic bytes are known without running
+  EXPECT_EQ(fields[14], "0");         // softcap: none
+  EXPECT_EQ(fields[15], "0");         // sinks: off
+  EXPECT_EQ(fields[31], "50331648");  // analytic bytes are known without running
   EXPECT_EQ(fields[9], "96");         // v_head_dim is the effective one, never 0
-  EXPECT_EQ(fields[35], "20261129");  // the seed, the whole unsigned range
-  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[1]))[35], "18446744073709551615");
-  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[7]))[35], "");  // skipped: never tried
-  EXPECT_EQ(fields[36], to_string(test::sample_results()[2].fault));       // the fault, always
+  EXPECT_EQ(fields[37], "20261129");  // the seed, the whole unsigned range
+  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[1]))[37], "18446744073709551615");
+  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[7]))[37], "");  // skipped: never tried
+  EXPECT_EQ(fields[38], to_string(test::sample_results()[2].fault));       // the fault, always
 }
 
 TEST(Csv, SinkWritesHeaderThenRowsFlushedAsTheyCome) {
