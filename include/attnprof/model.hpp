@@ -22,9 +22,19 @@ double backward_flops(const Spec& s);
 // FLOPs of the spec's mode: fwd, bwd, or fwd + bwd (3.5x forward).
 double flops(const Spec& s);
 
+// The keys some query of the spec sees, [first, first + keys): rows' visible intervals never move
+// back and consecutive ones overlap, so their union is one interval (a sliding window's decode
+// step: its W keys; causal prefill: all of them). `pages`: the pages of a paged cache that hold
+// them (0 when contiguous).
+struct KeysRead {
+  int64_t first = 0, keys = 0, pages = 0;
+};
+KeysRead keys_read(const Spec& s);
+
 // Minimum bytes moved through device memory by the spec's mode: each tensor read or written
-// exactly once; K and V once per KV head (GQA-aware), not once per query head. A paged cache
-// counts the whole pages its sequences hold and its int32 block table.
+// exactly once; K and V once per KV head (GQA-aware), not once per query head, and only the keys
+// some query sees (keys_read: a windowed decode step reads its window, not the cache). A paged
+// cache counts the whole pages that hold those keys and their int32 block table entries.
 double min_bytes(const Spec& s);
 
 // Bytes of the tensors a provider must hold: inputs and outputs of the mode (Q, K, V, O,
@@ -33,6 +43,7 @@ int64_t io_bytes(const Spec& s);
 
 inline constexpr std::string_view kFlopConvention =
     "fwd=2*(D+Dv)*visible_pairs*B*Hq (exact mask count); bwd=2.5*fwd; fwd_bwd=3.5*fwd";
-inline constexpr std::string_view kByteConvention = "each tensor once; K,V once per KV head";
+inline constexpr std::string_view kByteConvention =
+    "each tensor once; K,V once per KV head, visible keys only";
 
 }  // namespace attnprof

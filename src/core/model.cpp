@@ -61,18 +61,37 @@ double flops(const Spec& s) {
   return 0;
 }
 
+KeysRead keys_read(const Spec& s) {
+  KeysRead r;
+  if (s.q_len < 1 || s.kv_len < 1) return r;
+  const int64_t lo = std::max<int64_t>(0, s.mask.first_visible(0, s.q_len, s.kv_len));
+  const int64_t hi =
+      std::min<int64_t>(s.kv_len - 1, s.mask.last_visible(s.q_len - 1, s.q_len, s.kv_len));
+  if (lo > hi) return r;
+  r.first = lo;
+  r.keys = hi - lo + 1;
+  r.pages = s.page_size > 0 ? hi / s.page_size - lo / s.page_size + 1 : 0;
+  return r;
+}
+
 double min_bytes(const Spec& s) {
   const double w = static_cast<double>(dtype_bytes(s.dtype));
   const double q = static_cast<double>(s.q_elems()) * w;
+  const double o = static_cast<double>(s.o_elems()) * w;
+  // The forward reads only the keys some query sees (a sliding window's decode reads W keys of a
+  // long cache); a paged cache's, in whole pages, and their block table entries.
+  const KeysRead kr = keys_read(s);
+  const double rows = static_cast<double>(s.paged() ? kr.pages * s.page_size : kr.keys);
+  const double per_row = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * w;
+  const double k_read = rows * per_row * static_cast<double>(s.head_dim);
+  const double v_read = rows * per_row * static_cast<double>(s.dv());
+  const double table = static_cast<double>(s.batch) * static_cast<double>(kr.pages) * 4.0;
+  const double fwd = q + k_read + v_read + o + table;
+  // Backward reads Q, K, V, O, dO and writes dQ, dK, dV, all of dK and dV (the LSE row statistics
+  // are negligible: one float per query row, left out).
   const double k = static_cast<double>(s.k_elems()) * w;
   const double v = static_cast<double>(s.v_elems()) * w;
-  const double o = static_cast<double>(s.o_elems()) * w;
-  // A paged cache's K and V count their whole pages (k_elems), and its block table is read too.
-  const double table = static_cast<double>(s.block_table_elems()) * 4.0;
-  const double fwd = q + k + v + o + table;
-  // Backward reads Q, K, V, O, dO and writes dQ, dK, dV (the LSE row statistics are
-  // negligible: one float per query row, left out).
-  const double bwd = q + k + v + o + o + q + k + v;
+  const double bwd = q + k_read + v_read + o + o + q + k + v;
   switch (s.mode) {
     case Mode::fwd:
       return fwd;

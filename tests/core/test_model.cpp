@@ -2,6 +2,9 @@
 
 #include "attnprof/model.hpp"
 
+#include <utility>
+#include <vector>
+
 namespace attnprof {
 namespace {
 
@@ -83,6 +86,45 @@ TEST(Model, PagedBytesCountWholePagesAndTheTable) {
       EXPECT_EQ(io_bytes(s), static_cast<int64_t>(kv_bytes + qo + table));
       s.page_size = 0;  // contiguous: exactly kv keys, no table
       EXPECT_DOUBLE_EQ(min_bytes(s), 3.0 * 2 * kv * (64 + 32) * 2 + qo);
+    }
+  }
+}
+
+// Only the keys some query sees are read: counted here key by key over every query row.
+TEST(Model, BytesCountTheKeysSomeQuerySees) {
+  for (const Mask& mask : {Mask{}, Mask{MaskKind::causal_tl, 0}, Mask{MaskKind::causal_br, 0},
+                           Mask{MaskKind::window, 1}, Mask{MaskKind::window, 128}}) {
+    for (const auto& [nq, nk] : {std::pair<int64_t, int64_t>{1, 8192}, {7, 300}, {300, 300}}) {
+      for (int64_t page : {0, 16}) {
+        Spec s{.batch = 2,
+               .q_heads = 4,
+               .kv_heads = 2,
+               .q_len = nq,
+               .kv_len = nk,
+               .head_dim = 64,
+               .dtype = DType::bf16,
+               .mask = mask,
+               .page_size = page};
+        std::vector<bool> seen(size_t(nk), false);
+        for (int64_t i = 0; i < nq; ++i)
+          for (int64_t j = 0; j < nk; ++j)
+            seen[size_t(j)] = seen[size_t(j)] || mask.visible(i, j, nq, nk);
+        int64_t keys = 0;
+        std::vector<bool> page_seen(size_t(page > 0 ? (nk + page - 1) / page : 0), false);
+        for (int64_t j = 0; j < nk; ++j) {
+          keys += seen[size_t(j)];
+          if (page > 0 && seen[size_t(j)]) page_seen[size_t(j / page)] = true;
+        }
+        int64_t pages = 0;
+        for (bool p : page_seen) pages += p;
+        const double rows = page > 0 ? double(pages * page) : double(keys);
+        const double want = 2.0 * 4 * nq * 64 * 2 * 2      // Q and O
+                            + 2.0 * 2 * rows * 64 * 2 * 2  // K and V read
+                            + 2.0 * pages * 4;             // block table entries
+        EXPECT_DOUBLE_EQ(min_bytes(s), want)
+            << to_string(mask) << " " << nq << " " << nk << " " << page;
+        EXPECT_EQ(keys_read(s).keys, keys);
+      }
     }
   }
 }
