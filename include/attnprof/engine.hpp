@@ -46,6 +46,9 @@ struct MeasureOptions {
   bool rotate = true;
   // CUDA: 0 lets the timer batch launches under ~100 us; N > 0 forces N launches per sample.
   int64_t launches_per_sample = 0;
+  // CUDA: keep samples taken below 75% of the rated SM clock (dropped as throttled otherwise).
+  // For a ceiling whose steady state is power-capped below that (the H200's fp8 GEMM).
+  bool keep_throttled = false;
 };
 
 // A point's tensors on an engine's device (io.hpp), allocated through the engine's tracker, the

@@ -23,6 +23,9 @@ uint32_t storage_bits(float v, DType dtype) {
       return float_to_fp16_bits(v);
     case DType::bf16:
       return float_to_bf16_bits(v);
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      return float_to_fp8_bits(v * fp8_tensor_scale(fp8_format(dtype)), fp8_format(dtype));
   }
   return 0;
 }

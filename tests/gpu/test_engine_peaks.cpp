@@ -34,7 +34,9 @@ TEST_F(CudaEngineTest, MeasuredPeaksArePlausible) {
   EXPECT_LE(p.fp16_tflops, ds.fp16_tflops);
   EXPECT_LE(p.tf32_tflops, ds.tf32_tflops);
   EXPECT_LE(p.fp8_tflops, ds.fp8_tflops);
-  if (ds.fp8_tflops > 0) EXPECT_GE(p.fp8_tflops, 1.5 * p.bf16_tflops) << "fp8 runs at twice bf16";
+  if (ds.fp8_tflops > 0) {
+    EXPECT_GE(p.fp8_tflops, 1.5 * p.bf16_tflops) << "fp8 runs at twice bf16";
+  }
   EXPECT_LE(p.copy_tbps, ds.hbm_tbps);
   EXPECT_LE(p.read_tbps, ds.hbm_tbps);
   EXPECT_GE(p.bf16_tflops, 0.5 * ds.bf16_tflops);

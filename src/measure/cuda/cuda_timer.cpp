@@ -263,7 +263,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
       // The probe was one plain launch: a sample only when it is what every later sample is.
       keep = n == 1 && mode != TimingMode::graph;
     }
-    if (keep && x.mhz > 0 && x.mhz < kThrottleFraction * rated_mhz) {
+    if (keep && !options.keep_throttled && x.mhz > 0 && x.mhz < kThrottleFraction * rated_mhz) {
       ++dropped;
     } else if (keep) {
       samples.push_back(x.seconds / static_cast<double>(n));

@@ -188,8 +188,9 @@ class ReadRun final : public TimedOnly {
 };
 
 // Warm-up (at least 100 ms of launches, so clocks have ramped and libraries have loaded),
-// then the engine's timer. Returns the median seconds per launch.
-TimingResult time_run(Engine& engine, Run& run, ClockPolicy clock = ClockPolicy::sustained) {
+// then the engine's timer, keeping samples whatever the clock (below). Returns the median seconds
+// per launch.
+TimingResult time_run(Engine& engine, Run& run) {
   using Clock = std::chrono::steady_clock;
   const auto stream = static_cast<cudaStream_t>(engine.stream().native);
   const auto t0 = Clock::now();
@@ -199,7 +200,7 @@ TimingResult time_run(Engine& engine, Run& run, ClockPolicy clock = ClockPolicy:
   } while (Clock::now() - t0 < std::chrono::milliseconds(100));
   MeasureOptions m;
   m.mode = "cold";
-  m.clock = clock;
+  m.keep_throttled = true;
   m.rule.timeout_s = 3.0;
   NoTensors none;
   return engine.measure(run, none, m);
@@ -234,41 +235,40 @@ Peaks cuda::CudaEngine::measure_peaks(const std::function<void(const std::string
   const std::pair<DType, double Peaks::*> gemms[] = {{DType::bf16, &Peaks::bf16_tflops},
                                                      {DType::fp16, &Peaks::fp16_tflops},
                                                      {DType::fp32, &Peaks::tf32_tflops}};
+  // A ceiling is the device's steady state, clock and power caps included: its samples are kept
+  // whatever the SM clock (the timer drops those under 75% of the rated clock as throttled).
+  // The H200's fp8 GEMM runs there under the 700 W cap (1296-1549 MHz on three machines), and on
+  // one machine every bf16 sample did too, which left no sample and an infinite rate. A ceiling
+  // with no sample is 0 (unknown), never inf; the note gives the clock.
+  const auto rate = [&](double flops, const TimingResult& t) {
+    return t.samples > 0 && t.median_us > 0 ? flops / (t.median_us * 1e-6) / 1e12 : 0.0;
+  };
   for (const auto& [dtype, field] : gemms) {
     GemmRun run(dtype, kGemmN, kSeed, stream);
     const TimingResult t = time_run(engine, run);
-    p.*field = gemm_flops / (t.median_us * 1e-6) / 1e12;
+    p.*field = rate(gemm_flops, t);
     progress(fmt::format("{} GEMM {}^3: {:.1f} TFLOP/s ({})",
                          dtype == DType::fp32 ? "tf32" : to_string(dtype), kGemmN, p.*field,
                          timing_note(t)));
   }
   if (engine.device().cc_major * 10 + engine.device().cc_minor >= 89) {
-    // Back to back, this GEMM draws enough power on the H200 that every sample ran below the
-    // timer's throttle floor (75% of the rated SM clock) and was dropped: it is timed with the
-    // device idling between samples (ClockPolicy::recover), as Nsight Compute times a launch.
     Fp8GemmRun run(kGemmN, kSeed, stream);
-    const TimingResult t = time_run(engine, run, ClockPolicy::recover);
-    if (t.samples > 0 && t.median_us > 0) {
-      p.fp8_tflops = gemm_flops / (t.median_us * 1e-6) / 1e12;
-      progress(
-          fmt::format("fp8 e4m3 GEMM {}^3: {:.1f} TFLOP/s ({}, clock recovered between "
-                      "samples)",
-                      kGemmN, p.fp8_tflops, timing_note(t)));
-    } else {
-      progress(fmt::format("fp8 e4m3 GEMM {}^3: not measured ({})", kGemmN, t.stop_reason));
-    }
+    const TimingResult t = time_run(engine, run);
+    p.fp8_tflops = rate(gemm_flops, t);
+    progress(fmt::format("fp8 e4m3 GEMM {}^3: {:.1f} TFLOP/s ({})", kGemmN, p.fp8_tflops,
+                         timing_note(t)));
   }
   {
     CopyRun run(kStreamBytes, kSeed, stream);
     const TimingResult t = time_run(engine, run);
-    p.copy_tbps = 2.0 * static_cast<double>(run.bytes()) / (t.median_us * 1e-6) / 1e12;
+    p.copy_tbps = rate(2.0 * static_cast<double>(run.bytes()), t);
     progress(fmt::format("device copy {} MiB: {:.3f} TB/s read + write ({})", run.bytes() >> 20,
                          p.copy_tbps, timing_note(t)));
   }
   {
     ReadRun run(kStreamBytes, kSeed, stream);
     const TimingResult t = time_run(engine, run);
-    p.read_tbps = static_cast<double>(run.bytes()) / (t.median_us * 1e-6) / 1e12;
+    p.read_tbps = rate(static_cast<double>(run.bytes()), t);
     progress(fmt::format("read-only stream {} MiB: {:.3f} TB/s ({})", run.bytes() >> 20,
                          p.read_tbps, timing_note(t)));
   }
