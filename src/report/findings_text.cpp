@@ -408,6 +408,40 @@ void paged(const std::vector<Result>& rows, std::vector<Finding>& out) {
   }
 }
 
+// What a logit softcap and attention sinks cost each provider: its time with the modifier against
+// its time at the same shape without (the gemma-2 and gpt-oss presets run both).
+void score_modifiers(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  for (const std::string& p : passed_providers(rows)) {
+    const auto mine = by_shape(rows, p);
+    for (const bool cap : {true, false}) {
+      std::vector<double> ratios;
+      std::pair<const Result*, const Result*> largest{nullptr, nullptr};
+      for (const auto& [key, r] : mine) {
+        if (cap ? r->spec.softcap <= 0 || r->spec.sinks : !r->spec.sinks || r->spec.softcap > 0)
+          continue;
+        Spec plain = r->spec;
+        plain.softcap = 0;
+        plain.sinks = false;
+        const auto it = mine.find(r->timing.mode + "|" + plain.key());
+        if (it == mine.end()) continue;
+        ratios.push_back(r->timing.median_us / it->second->timing.median_us);
+        if (!largest.first || r->flops > largest.first->flops) largest = {r, it->second};
+      }
+      if (ratios.empty()) continue;
+      const Spread sp = spread(ratios);
+      const auto [mr, pr] = largest;
+      out.push_back(
+          {"modifiers",
+           fmt::format("{}: {} takes {} its time without (geomean over {} shape{}{}; {} against {} "
+                       "at {}).",
+                       cap ? "Logit softcap" : "Attention sinks", code(p), times(sp.geomean), sp.n,
+                       sp.n == 1 ? "" : "s", spans(sp) ? fmt::format(", {}", range_of(sp)) : "",
+                       format_duration_us(mr->timing.median_us),
+                       format_duration_us(pr->timing.median_us), mr->spec.label())});
+    }
+  }
+}
+
 // Which provider reads nearest the memory's ceiling at the memory-bound shapes (rows' `bound`
 // and `pct_peak_bw`, where `attnprof peaks` measured the device): decode's question.
 void bandwidth_leaders(const std::vector<Result>& rows, std::vector<Finding>& out) {
@@ -554,6 +588,7 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
   gqa_expansion(results, out);
   variants(results, out);
   paged(results, out);
+  score_modifiers(results, out);
   add_precision_findings(results, out);
   memory(results, out);
   boundness(results, out);

@@ -347,6 +347,31 @@ TEST(Findings, PagedAgainstContiguousPerPageSize) {
       << all_text(f);
 }
 
+// A softcap's and sinks' cost against the same shape without them, per provider.
+TEST(Findings, ScoreModifiersAgainstThePlainShape) {
+  std::vector<Result> rows;
+  for (int64_t n : {1024, 2048}) {
+    rows.push_back(row("cudnn.sdpa", 1, 16, 8, n, 100, 0));
+    Result cap = row("cudnn.sdpa", 1, 16, 8, n, 120, 0);
+    cap.spec.softcap = 50;
+    rows.push_back(cap);
+    Result sinks = row("cudnn.sdpa", 1, 16, 8, n, 101, 0);
+    sinks.spec.sinks = true;
+    rows.push_back(sinks);
+  }
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "Logit softcap: `cudnn.sdpa` takes 1.20× its time without (geomean over "
+                          "2 shapes; 120 µs against 100 µs at B1 H16/8 N2048 D64 fp16 causal fwd "
+                          "softcap50)."))
+      << all_text(f);
+  EXPECT_TRUE(has_finding(f,
+                          "Attention sinks: `cudnn.sdpa` takes 1.01× its time without (geomean "
+                          "over 2 shapes; 101 µs against 100 µs at B1 H16/8 N2048 D64 fp16 causal "
+                          "fwd sinks)."))
+      << all_text(f);
+}
+
 // At memory-bound shapes, who reads nearest the measured ceiling, and how often.
 TEST(Findings, NearestTheBandwidthLimit) {
   std::vector<Result> rows;
