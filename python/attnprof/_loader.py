@@ -138,6 +138,7 @@ def describe(p: Provider) -> dict:
             "forward": bool(p.forward),
             "backward": bool(p.backward),
             "writes_lse": bool(p.writes_lse),
+            "softcap": bool(p.softcap),
             "quantization": str(p.quantization),
             "output_tolerance": float(p.output_tolerance),
         },

@@ -55,6 +55,9 @@ class Provider:
     forward: bool = True
     backward: bool = False
     writes_lse: bool = False
+    # Applies the spec's logit softcap (spec.softcap: scaled scores s become C * tanh(s / C)).
+    # Without it the runner refuses capped points. No Python provider takes sinks.
+    softcap: bool = False
     # A kernel deliberately lossier than its dtype (INT8 Q K^T) says how, and the per-row relative
     # L2 bound it promises for O (replaces the dtype's when looser; at most 0.1). Rows say so.
     quantization: str = ""

@@ -20,6 +20,7 @@ class Spec:
     layout: str  # bhsd, bshd
     scale: float  # 0: 1/sqrt(head_dim)
     page_size: int = 0  # paged K/V (keys per page); 0: contiguous. No Python provider reads pages.
+    softcap: float = 0.0  # logit softcap C: scaled scores become C * tanh(s / C); 0: none
 
     @staticmethod
     def from_json(j: dict) -> "Spec":
@@ -37,6 +38,7 @@ class Spec:
             layout=str(j["layout"]),
             scale=float(j["scale"]),
             page_size=int(j.get("page_size", 0)),
+            softcap=float(j.get("softcap", 0.0)),
         )
 
     @property

@@ -110,6 +110,27 @@ TEST_F(PythonCli, NumpyProviderIsVerifiedAndTimedByTheInstrument) {
   }
 }
 
+// A Python provider that declares the softcap gets capped points and passes the fp64 check with the
+// cap applied (a cap of 2 bends the scores at D 16); sinks, which no Python provider takes,
+// are refused in words.
+TEST_F(PythonCli, ASoftcapReachesPythonAndSinksAreRefused) {
+  REQUIRE_PYTHON();
+  for (const char* mask : {"none", "causal-br"}) {
+    auto rows =
+        run(fmt::format("--providers py.numpy.naive,cpu.naive --mask {} --softcap 2", mask));
+    ASSERT_TRUE(rows.count("py.numpy.naive")) << mask;
+    const Result& r = rows["py.numpy.naive"];
+    EXPECT_EQ(r.status, Status::passed) << mask << ": " << r.reason << " " << r.verify.detail;
+    EXPECT_EQ(r.spec.softcap, 2.0);
+    EXPECT_TRUE(r.traits.softcap);
+    EXPECT_LT(r.verify.rel_l2_err, 1e-5) << mask;
+    EXPECT_EQ(rows["cpu.naive"].status, Status::not_supported);
+  }
+  auto rows = run("--providers py.numpy.naive --sinks on");
+  EXPECT_EQ(rows["py.numpy.naive"].status, Status::not_supported);
+  EXPECT_EQ(rows["py.numpy.naive"].reason, "py.numpy.naive has no attention sinks");
+}
+
 // ONNX Runtime's three graph forms on the CPU EP, every mask, GQA where the form takes it: the
 // same inputs as the C++ providers, verified against fp64, O written through IOBinding.
 TEST_F(PythonCli, OnnxRuntimeGraphFormsPassOnTheCpu) {

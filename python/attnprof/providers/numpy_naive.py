@@ -20,6 +20,9 @@ class _Run(Run):
             k = np.repeat(k, s.group_size, axis=1)
             v = np.repeat(v, s.group_size, axis=1)
         scores = np.matmul(io.q, k.transpose(0, 1, 3, 2)) * np.float32(s.softmax_scale)
+        if s.softcap > 0:
+            cap = np.float32(s.softcap)
+            scores = cap * np.tanh(scores / cap)
         if self.mask is not None:
             scores = np.where(self.mask, scores, np.float32(-np.inf))
         top = scores.max(axis=-1, keepdims=True)
@@ -38,6 +41,7 @@ class NumpyNaive(Provider):
     library = "numpy"
     framework = "numpy"
     requires = ("numpy",)
+    softcap = True
 
     def workspace_estimate(self, spec):
         return 3 * 4 * spec.batch * spec.q_heads * spec.q_len * spec.kv_len
