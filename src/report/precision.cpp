@@ -153,4 +153,49 @@ void add_precision_findings(const std::vector<Result>& rows, std::vector<Finding
   }
 }
 
+FigureGroup precision_figures(const std::vector<Result>& rows,
+                              const std::vector<std::string>& providers, int& next_id) {
+  FigureGroup group;
+  group.title = "Precision against speed";
+  // The groups by shape (their label and timing mode), largest first.
+  std::map<std::string, std::vector<const PrecisionGroup*>> by_shape;
+  std::vector<std::pair<double, std::string>> order;
+  const std::vector<PrecisionGroup> groups = precision_groups(rows);
+  for (const PrecisionGroup& g : groups) {
+    const std::string key = g.reference->timing.mode + "|" + g.shape;
+    if (!by_shape.contains(key)) order.emplace_back(g.reference->flops, key);
+    by_shape[key].push_back(&g);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (order.size() > kPrecisionFigures) order.resize(kPrecisionFigures);
+  for (const auto& [flops, key] : order) {
+    const std::string shape = by_shape[key].front()->shape;
+    PlotSpec plot;
+    plot.title = "Precision against speed: " + shape;
+    plot.x_label = "worst row's relative L2 error against fp64";
+    plot.y_label = "TFLOP/s";
+    plot.width = 960;
+    plot.height = 520;
+    plot.key_right = true;
+    for (const PrecisionGroup* g : by_shape[key]) {
+      const auto at = std::find(providers.begin(), providers.end(), g->provider);
+      const int color = static_cast<int>(at - providers.begin());
+      for (const Result* r : g->rows) {
+        PlotSeries s;
+        s.name = fmt::format("{} {}", g->provider, to_string(r->spec.dtype));
+        s.style = PlotStyle::points;
+        s.color = color * 5 + dtype_rank(r->spec.dtype);
+        s.points = {{r->verify.rel_l2_err, r->tflops}};
+        plot.series.push_back(std::move(s));
+      }
+    }
+    group.figures.push_back(
+        {fmt::format("fig{:02}-precision", next_id++),
+         fmt::format("TFLOP/s against the worst row's error per provider and dtype, {}", shape),
+         std::move(plot)});
+  }
+  return group;
+}
+
 }  // namespace attnprof

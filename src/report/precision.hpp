@@ -28,4 +28,10 @@ TableSection precision_table(const std::vector<Result>& rows);
 // Per provider with fp8 rows and a reference: the largest such shape, in one sentence.
 void add_precision_findings(const std::vector<Result>& rows, std::vector<Finding>& out);
 
+// The figures: per shape that some provider ran in two dtypes or more (the kPrecisionFigures
+// largest by FLOPs), TFLOP/s against the worst row's error, a point per provider and dtype.
+inline constexpr std::size_t kPrecisionFigures = 6;
+FigureGroup precision_figures(const std::vector<Result>& rows,
+                              const std::vector<std::string>& providers, int& next_id);
+
 }  // namespace attnprof

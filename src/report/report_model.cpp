@@ -1,6 +1,8 @@
 // Building the report model: summary lines, findings, figures per series, tables.
 #include "report/report_model.hpp"
 
+#include "report/precision.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -144,6 +146,8 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
   }
   if (FigureGroup roof = roofline_figures(rows, providers, next_id); !roof.figures.empty())
     m.groups.push_back(std::move(roof));
+  if (FigureGroup prec = precision_figures(rows, providers, next_id); !prec.figures.empty())
+    m.groups.push_back(std::move(prec));
   m.tables = report_tables(rows, m.baseline);
   if (options.tune) m.tables.insert(m.tables.begin(), tune_table(*options.tune));
   return m;

@@ -548,6 +548,15 @@ TEST(Findings, PrecisionAgainstSpeed) {
   EXPECT_EQ(t.table.rows[4][5], "1.60× bf16");
   EXPECT_EQ(t.table.rows[5][5], "0.800× bf16");
   EXPECT_EQ(t.table.rows[3][5], "reference");
+  // A figure per shape, the largest first: a point per dtype at its error and TFLOP/s.
+  int id = 1;
+  const FigureGroup figs = precision_figures(rows, {"cudnn.sdpa", "cuda.naive"}, id);
+  ASSERT_EQ(figs.figures.size(), 2u);
+  EXPECT_EQ(figs.figures[0].plot.title, "Precision against speed: B1 H64/8 N8192 D64 causal fwd");
+  ASSERT_EQ(figs.figures[0].plot.series.size(), 3u);
+  EXPECT_EQ(figs.figures[0].plot.series[1].name, "cudnn.sdpa fp8_e4m3");
+  EXPECT_EQ(figs.figures[0].plot.series[1].points.at(0), std::make_pair(5e-2, 5.0));
+  EXPECT_EQ(id, 3);
   const auto f = compute_findings(rows, "cuda.naive");
   const std::string text = all_text(f);
   EXPECT_NE(text.find("precision: Precision against speed: `cudnn.sdpa` in fp8_e4m3 runs B1 H64/8 "
