@@ -81,6 +81,31 @@ __global__ void convert_kernel(TensorRef src, TensorRef dst, Dims4 n, float fact
   }
 }
 
+// fp8 to bf16 in one layout, 8 elements a thread: an 8-byte load, 16-byte store (what a
+// framework's vectorized cast does). The per-element kernel above moved ~0.9 TB/s on the H200
+// here, a byte load and a runtime dtype switch per element.
+__global__ void widen_fp8_kernel(const uint2* src, uint4* dst, int64_t packs, int format,
+                                 float factor) {
+  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < packs;
+       k += int64_t{gridDim.x} * blockDim.x) {
+    const uint2 in = src[k];
+    uint32_t out[4];
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const uint32_t word = e < 4 ? in.x : in.y;
+      const int shift = (e % 4) * 8;
+      const float a = fp8_bits_to_float(uint8_t(word >> shift), format) * factor;
+      const float b = fp8_bits_to_float(uint8_t(word >> (shift + 8)), format) * factor;
+      out[e / 2] = uint32_t(float_to_bf16_bits(a)) | (uint32_t(float_to_bf16_bits(b)) << 16);
+    }
+    dst[k] = make_uint4(out[0], out[1], out[2], out[3]);
+  }
+}
+
+bool aligned(const void* p, uintptr_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
 }  // namespace
 
 void launch_convert(const TensorRef& src, const TensorRef& dst, const Dims4& dims, float factor,
@@ -88,6 +113,16 @@ void launch_convert(const TensorRef& src, const TensorRef& dst, const Dims4& dim
   const int64_t total = dims.elems();
   if (total <= 0) return;
   constexpr int kThreads = 256;
+  if ((src.dtype == DType::fp8_e4m3 || src.dtype == DType::fp8_e5m2) && dst.dtype == DType::bf16 &&
+      src.layout == dst.layout && total % 8 == 0 && aligned(src.data, 8) && aligned(dst.data, 16)) {
+    const int64_t packs = total / 8;
+    const int64_t blocks = std::min<int64_t>((packs + kThreads - 1) / kThreads, int64_t{1} << 20);
+    widen_fp8_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<const uint2*>(src.data), static_cast<uint4*>(dst.data), packs,
+        src.dtype == DType::fp8_e4m3 ? 0 : 1, factor);
+    ATTNPROF_CUDA(cudaGetLastError());
+    return;
+  }
   const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, int64_t{1} << 20);
   convert_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(src, dst, dims, factor);
   ATTNPROF_CUDA(cudaGetLastError());
