@@ -179,6 +179,15 @@ ATTNPROF_HD float fp8_tensor_scale(int format) {
   return format == 0 ? 64.0f : 8192.0f;
 }
 
+// An fp8 tensor's code for the real value x (x times the tensor's scale, rounded), and the real
+// value a code holds (the code's value over the scale; both scalings exact).
+ATTNPROF_HD uint8_t scaled_fp8_code(float x, int format) {
+  return float_to_fp8_bits(x * fp8_tensor_scale(format), format);
+}
+ATTNPROF_HD float scaled_fp8_value(uint8_t code, int format) {
+  return fp8_bits_to_float(code, format) * (1.0f / fp8_tensor_scale(format));
+}
+
 // dtype code: 0 = fp32, 1 = fp16, 2 = bf16, 3 = fp8 e4m3, 4 = fp8 e5m2 (matches DType's order).
 // For fp8 the result is the real value an fp8 tensor holds: x scaled, rounded to the format,
 // scaled back (both scalings exact).
@@ -187,8 +196,7 @@ ATTNPROF_HD float round_to_dtype(float x, int dtype_code) {
   if (dtype_code == 2) return bf16_bits_to_float(float_to_bf16_bits(x));
   if (dtype_code == 3 || dtype_code == 4) {
     const int format = dtype_code - 3;
-    const float s = fp8_tensor_scale(format);
-    return fp8_bits_to_float(float_to_fp8_bits(x * s, format), format) * (1.0f / s);
+    return scaled_fp8_value(scaled_fp8_code(x, format), format);
   }
   return x;
 }

@@ -43,7 +43,7 @@ __global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern
     } else if (dtype_code >= 3) {
       // v is the real value of a scaled fp8 element: scaling back and converting are exact.
       const int format = dtype_code - 3;
-      static_cast<uint8_t*>(dst)[at] = float_to_fp8_bits(v * fp8_tensor_scale(format), format);
+      static_cast<uint8_t*>(dst)[at] = scaled_fp8_code(v, format);
     } else {
       // v is already rounded to the dtype, so these conversions are exact.
       static_cast<uint16_t*>(dst)[at] =
@@ -103,9 +103,8 @@ void fill_constant(void* dst, int64_t elems, DType dtype, float value, cudaStrea
         <<<blocks, kThreads, 0, stream>>>(static_cast<uint32_t*>(dst), elems, float_to_bits(value));
   } else if (is_fp8(dtype)) {
     const int format = fp8_format(dtype);
-    constant_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(
-        static_cast<uint8_t*>(dst), elems,
-        float_to_fp8_bits(value * fp8_tensor_scale(format), format));
+    constant_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(static_cast<uint8_t*>(dst), elems,
+                                                              scaled_fp8_code(value, format));
   } else {
     const uint16_t bits =
         dtype == DType::fp16 ? float_to_fp16_bits(value) : float_to_bf16_bits(value);
@@ -135,9 +134,7 @@ std::vector<float> to_host_float(const void* src, int64_t elems, DType dtype, cu
     ATTNPROF_CUDA(cudaMemcpyAsync(bytes.data(), src, bytes.size(), cudaMemcpyDeviceToHost, stream));
     ATTNPROF_CUDA(cudaStreamSynchronize(stream));
     const int format = fp8_format(dtype);
-    const float descale = 1.0f / fp8_tensor_scale(format);  // a power of two: exact
-    for (size_t i = 0; i < bytes.size(); ++i)
-      out[i] = fp8_bits_to_float(bytes[i], format) * descale;
+    for (size_t i = 0; i < bytes.size(); ++i) out[i] = scaled_fp8_value(bytes[i], format);
     return out;
   }
   std::vector<uint16_t> bits(static_cast<size_t>(elems));

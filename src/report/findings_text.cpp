@@ -14,10 +14,6 @@ namespace attnprof {
 
 namespace {
 
-std::string times(double x) {
-  return format_sig3(x) + "×";
-}
-
 // Geometric mean, minimum and maximum of positive ratios.
 struct Spread {
   double geomean = 0, lo = 0, hi = 0;
@@ -42,7 +38,8 @@ bool spans(const Spread& s) {
 
 // "1.50–3.20×", or the one value when the ratios print the same.
 std::string range_of(const Spread& s) {
-  return spans(s) ? fmt::format("{}–{}", format_sig3(s.lo), times(s.hi)) : times(s.geomean);
+  return spans(s) ? fmt::format("{}–{}", format_sig3(s.lo), format_times(s.hi))
+                  : format_times(s.geomean);
 }
 
 // Passed rows of one provider by shape key ("<mode>|<spec key>").
@@ -146,7 +143,7 @@ void fastest(const std::vector<Result>& rows, const std::string& baseline,
     } else if (!speedups.empty()) {
       const Spread s = spread(speedups);
       text += fmt::format("; there it is {} faster than {} (geomean {}{})", range_of(s),
-                          code(baseline), times(s.geomean),
+                          code(baseline), format_times(s.geomean),
                           speedups.size() < wins[p].size()
                               ? fmt::format(", at the {} shapes where both ran", speedups.size())
                               : "");
@@ -193,10 +190,10 @@ void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out
     const Spread s = spread(best_ratios);
     std::string text = fmt::format(
         "Fused against unfused: {} is {} faster than {} (geomean over {} shared shapes{})",
-        code(best), times(s.geomean), code(u), s.n, spans(s) ? ", " + range_of(s) : "");
+        code(best), format_times(s.geomean), code(u), s.n, spans(s) ? ", " + range_of(s) : "");
     const auto [ur, fr] = largest;
     text += fmt::format("; at the largest shared shape, {}, it is {} faster", ur->spec.label(),
-                        times(ur->timing.median_us / fr->timing.median_us));
+                        format_times(ur->timing.median_us / fr->timing.median_us));
     if (ur->memory.peak_bytes > 0 && fr->memory.peak_bytes > 0) {
       text += fmt::format(" and holds {} of extra memory against {}",
                           format_bytes(double(fr->memory.extra_bytes)),
@@ -238,7 +235,7 @@ void math_vs_naive(const std::vector<Result>& rows, std::vector<Finding>& out) {
     std::string text = fmt::format(
         "Math against naive: {} takes {} the time of {} (geomean over {} "
         "shared shapes{})",
-        code(m), times(s.geomean), code(naive), s.n, spans(s) ? ", " + range_of(s) : "");
+        code(m), format_times(s.geomean), code(naive), s.n, spans(s) ? ", " + range_of(s) : "");
     const auto [mr, nr] = largest;
     if (mr->memory.peak_bytes > 0 && nr->memory.peak_bytes > 0) {
       text += fmt::format("; at the largest, {}, {} of extra memory against {}", mr->spec.label(),
@@ -354,7 +351,7 @@ void variants(const std::vector<Result>& rows, std::vector<Finding>& out) {
     const Spread s = spread(ratios);
     std::string text = fmt::format(
         "Forms of one library: {} takes {} the time of {} (geomean over {} shared shape{}{})",
-        code(v), times(s.geomean), code(t->variant_of), s.n, s.n == 1 ? "" : "s",
+        code(v), format_times(s.geomean), code(t->variant_of), s.n, s.n == 1 ? "" : "s",
         spans(s) ? fmt::format(", {}", range_of(s)) : "");
     const auto [vr, br] = largest;
     text += fmt::format("; at the largest, {}, {} against {}", vr->spec.label(),
@@ -398,7 +395,7 @@ void paged(const std::vector<Result>& rows, std::vector<Finding>& out) {
       text += fmt::format(
           "{} pages of {} keys takes {} its contiguous time (geomean over {} shape{}{}; {} against "
           "{} at {})",
-          first ? "" : ";", page, times(sp.geomean), sp.n, sp.n == 1 ? "" : "s",
+          first ? "" : ";", page, format_times(sp.geomean), sp.n, sp.n == 1 ? "" : "s",
           spans(sp) ? fmt::format(", {}", range_of(sp)) : "",
           format_duration_us(pr->timing.median_us), format_duration_us(cr->timing.median_us),
           cr->spec.label());
@@ -434,8 +431,9 @@ void score_modifiers(const std::vector<Result>& rows, std::vector<Finding>& out)
           {"modifiers",
            fmt::format("{}: {} takes {} its time without (geomean over {} shape{}{}; {} against {} "
                        "at {}).",
-                       cap ? "Logit softcap" : "Attention sinks", code(p), times(sp.geomean), sp.n,
-                       sp.n == 1 ? "" : "s", spans(sp) ? fmt::format(", {}", range_of(sp)) : "",
+                       cap ? "Logit softcap" : "Attention sinks", code(p), format_times(sp.geomean),
+                       sp.n, sp.n == 1 ? "" : "s",
+                       spans(sp) ? fmt::format(", {}", range_of(sp)) : "",
                        format_duration_us(mr->timing.median_us),
                        format_duration_us(pr->timing.median_us), mr->spec.label())});
     }

@@ -49,10 +49,6 @@ const Result* reference_of(const std::vector<const Result*>& rows) {
   return rows.front();
 }
 
-std::string times(double x) {
-  return format_sig3(x) + "×";
-}
-
 }  // namespace
 
 std::vector<PrecisionGroup> precision_groups(const std::vector<Result>& rows) {
@@ -105,7 +101,8 @@ TableSection precision_table(const std::vector<Result>& rows) {
       const std::string speed =
           r == g.reference
               ? "reference"
-              : fmt::format("{} {}", times(g.reference->timing.median_us / r->timing.median_us),
+              : fmt::format("{} {}",
+                            format_times(g.reference->timing.median_us / r->timing.median_us),
                             to_string(g.reference->spec.dtype));
       s.table.add({g.provider, g.shape, std::string(to_string(r->spec.dtype)),
                    format_duration_us(r->timing.median_us), format_sig3(r->tflops), speed,
@@ -145,7 +142,8 @@ void add_precision_findings(const std::vector<Result>& rows, std::vector<Finding
                      "TFLOP/s); its worst row is {} off fp64 against {} in {} (bounds {} and {}).",
                      code(p), to_string(r->spec.dtype), g->shape,
                      format_duration_us(r->timing.median_us),
-                     speed >= 1 ? times(speed) + " faster than" : times(1 / speed) + " slower than",
+                     speed >= 1 ? format_times(speed) + " faster than"
+                                : format_times(1 / speed) + " slower than",
                      to_string(ref->spec.dtype), format_sig3(r->tflops), format_sig3(ref->tflops),
                      format_error(r->verify.rel_l2_err), format_error(ref->verify.rel_l2_err),
                      to_string(ref->spec.dtype), format_error(r->verify.tolerance),

@@ -15,10 +15,6 @@ namespace attnprof {
 
 namespace {
 
-std::string times(double x) {
-  return format_sig3(x) + "×";
-}
-
 TableSection fastest_table(const std::vector<Result>& rows, const std::string& baseline) {
   TableSection s;
   s.heading = "Fastest provider per shape";
@@ -33,14 +29,14 @@ TableSection fastest_table(const std::vector<Result>& rows, const std::string& b
     if (f.best->provider == baseline) {
       vs = "baseline";
     } else if (f.baseline) {
-      vs = times(f.baseline->timing.median_us / b.timing.median_us);
+      vs = format_times(f.baseline->timing.median_us / b.timing.median_us);
     }
     std::string runner = "-";
     if (f.runner_up) {
       const bool tie = !f.tied.empty() && f.tied.front() == f.runner_up;
       runner =
           fmt::format("{} ({} slower{})", f.runner_up->provider,
-                      times(f.runner_up->timing.median_us / b.timing.median_us),
+                      format_times(f.runner_up->timing.median_us / b.timing.median_us),
                       tie ? fmt::format("; a {}-way tie within noise", f.tied.size() + 1) : "");
     }
     s.table.add({b.spec.label(), b.timing.mode, b.provider, format_duration_us(b.timing.median_us),

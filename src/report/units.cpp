@@ -38,6 +38,10 @@ std::string format_power(double exponent) {
   return fmt::format("N^{:.2f}", e);
 }
 
+std::string format_times(double x) {
+  return format_sig3(x) + "×";
+}
+
 std::string format_duration_us(double us) {
   if (!std::isfinite(us)) return non_finite(us);
   if (us == 0) return "0 µs";

@@ -15,6 +15,8 @@ std::string format_sig3(double x);
 // A duration given in microseconds, scaled to ns, µs, ms or s with three significant digits:
 // "850 ns", "12.3 µs", "1.23 ms", "2.45 s".
 std::string format_duration_us(double us);
+// A ratio to three significant digits with a multiplication sign: "1.54×".
+std::string format_times(double x);
 
 // A growth exponent to two decimals, "N^2.00"; a fit of flat data that comes out at -1e-6 is
 // "N^0.00", not "N^-0.00".

@@ -25,7 +25,7 @@ uint32_t storage_bits(float v, DType dtype) {
       return float_to_bf16_bits(v);
     case DType::fp8_e4m3:
     case DType::fp8_e5m2:
-      return float_to_fp8_bits(v * fp8_tensor_scale(fp8_format(dtype)), fp8_format(dtype));
+      return scaled_fp8_code(v, fp8_format(dtype));
   }
   return 0;
 }

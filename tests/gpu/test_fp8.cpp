@@ -62,7 +62,7 @@ TEST(Fp8, DeviceFillHoldsTheScaledBitsOfTheHostsValues) {
         for (int64_t e = 0; e < n; ++e) {
           // The random pattern does not depend on the position: the flat index is the key.
           const float want = input_value(InputPattern::random, 77, id, uint64_t(e), int(t), 0, 0);
-          const uint8_t bits = float_to_fp8_bits(want * fp8_tensor_scale(format), format);
+          const uint8_t bits = scaled_fp8_code(want, format);
           if ((float_to_bits(got[size_t(e)]) != float_to_bits(want) || raw[size_t(e)] != bits) &&
               bad++ < 3) {
             ADD_FAILURE() << s.key() << " tensor " << int(id) << " element " << e << ": device "

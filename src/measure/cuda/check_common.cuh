@@ -32,7 +32,7 @@ using Fp8E4M3 = Fp8<0>;
 using Fp8E5M2 = Fp8<1>;
 template <int Format>
 __host__ __device__ __forceinline__ double widen(Fp8<Format> x) {
-  return double(fp8_bits_to_float(x.bits, Format)) / double(fp8_tensor_scale(Format));
+  return scaled_fp8_value(x.bits, Format);
 }
 
 // A paged K or V (io.hpp) is read through its block table (PageMap).

@@ -30,7 +30,7 @@ class DeviceRows final : public RowAccess {
         out[e] = reinterpret_cast<const float*>(raw.data())[e];
       } else if (is_fp8(t.storage)) {
         const int f = fp8_format(t.storage);
-        out[e] = double(fp8_bits_to_float(raw[e], f)) / fp8_tensor_scale(f);
+        out[e] = scaled_fp8_value(raw[e], f);
       } else {
         const uint16_t bits = reinterpret_cast<const uint16_t*>(raw.data())[e];
         out[e] = t.storage == DType::fp16 ? fp16_bits_to_float(bits) : bf16_bits_to_float(bits);
@@ -49,7 +49,7 @@ class DeviceRows final : public RowAccess {
         reinterpret_cast<float*>(raw.data())[e] = x;
       } else if (is_fp8(t.storage)) {
         const int f = fp8_format(t.storage);
-        raw[e] = float_to_fp8_bits(x * fp8_tensor_scale(f), f);
+        raw[e] = scaled_fp8_code(x, f);
       } else {
         reinterpret_cast<uint16_t*>(raw.data())[e] =
             t.storage == DType::fp16 ? float_to_fp16_bits(x) : float_to_bf16_bits(x);
