@@ -47,7 +47,7 @@ struct MeasureOptions {
   // CUDA: 0 lets the timer batch launches under ~100 us; N > 0 forces N launches per sample.
   int64_t launches_per_sample = 0;
   // CUDA: keep samples taken below 75% of the rated SM clock (dropped as throttled otherwise).
-  // For a ceiling whose steady state is power-capped below that (the H200's fp8 GEMM).
+  // For the ceilings (peaks.cpp), whose steady state may be power-capped below that.
   bool keep_throttled = false;
 };
 
