@@ -90,6 +90,7 @@ std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s
           "--page-size",  std::to_string(s.page_size),
           "--softcap",    fmt::format("{}", s.softcap),
           "--sinks",      s.sinks ? "on" : "off",
+          "--seqlens",    s.ragged() ? s.seqlens : "off",
           "--providers",  provider,
           "--seed",       std::to_string(o.seed),
           "--warmup",     std::to_string(o.warmup),

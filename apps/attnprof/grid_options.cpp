@@ -70,6 +70,10 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--sinks", o.sinks,
                   "Attention sinks, a learned logit per head (GPT-OSS): on, off ('off,on' "
                   "compares them; forward only)");
+  sub->add_option("--seqlens", o.seqlens,
+                  "Ragged batch: each sequence's keys drawn from uniform:A:B, zipf:A:B[:S] or "
+                  "a list L1/L2/... (at most the KV length; off: uniform lengths; 'off,"
+                  "uniform:512:8192' compares them; forward only)");
 }
 
 void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
@@ -105,13 +109,15 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
   if (!o.page_size.empty()) ax.page_size = int_option(o.page_size, "--page-size");
   if (!o.softcap.empty()) ax.softcap = int_option(o.softcap, "--softcap");
   if (!o.sinks.empty()) ax.sinks = parse_list<bool>(o.sinks, "--sinks", parse_on_off, "on, off");
+  if (!o.seqlens.empty()) ax.seqlens = parse_seqlens_list(o.seqlens);
 }
 
 bool any_grid_option(const GridCliOptions& o) {
   return !(o.model.empty() && o.batch.empty() && o.heads.empty() && o.kv_heads.empty() &&
            o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.v_head_dim.empty() &&
            o.tokens.empty() && o.model_dim.empty() && o.dtype.empty() && o.mask.empty() &&
-           o.mode.empty() && o.page_size.empty() && o.softcap.empty() && o.sinks.empty());
+           o.mode.empty() && o.page_size.empty() && o.softcap.empty() && o.sinks.empty() &&
+           o.seqlens.empty());
 }
 
 std::vector<Spec> grid_points(const GridCliOptions& o) {

@@ -32,6 +32,8 @@ struct GridAxes {
   std::vector<int64_t> page_size{0};  // keys per page of a paged KV cache; 0: contiguous
   std::vector<int64_t> softcap{0};    // logit softcap (whole numbers here); 0: none
   std::vector<bool> sinks{false};     // attention sinks off, on
+  // Ragged batches (Spec::seqlens, ragged.hpp): "" (uniform lengths), "uniform:512:8192", ...
+  std::vector<std::string> seqlens{""};
   // Tokens per batch: when set, batch = tokens / seq for each seq (fa-bench style), and the
   // batch list is ignored. Model dim: when set, heads = model_dim / head_dim.
   std::optional<int64_t> tokens;
@@ -39,7 +41,7 @@ struct GridAxes {
 };
 
 // Cartesian product in a stable order (mode, dtype, mask, head_dim, v_head_dim, heads, batch,
-// seq, kv_seq, page_size, softcap, sinks).
+// seq, kv_seq, page_size, softcap, sinks, seqlens).
 std::vector<Spec> expand(const GridAxes& axes);
 
 // A preset: one or more series (e.g. seed-000 has the MHA sweep and a GQA point).
@@ -83,6 +85,9 @@ struct ModelShape {
 };
 // "on"/"true" and "off"/"false"; nullopt otherwise.
 std::optional<bool> parse_on_off(std::string_view s);
+// A comma list of seqlens values (ragged.hpp kSeqlensChoices), "off" for uniform lengths ("");
+// throws std::invalid_argument with one line naming the bad value.
+std::vector<std::string> parse_seqlens_list(std::string_view text);
 std::vector<ModelShape> model_shapes();
 ModelShape find_model(std::string_view name);  // throws with the known names
 

@@ -95,6 +95,12 @@ struct Io {
   TensorView o, lse;        // the forward's outputs (in mode bwd: what prepare() computed)
   TensorView dq, dk, dv;    // gradients, backward modes only
   TensorView sink;          // the sink logits (Spec::sinks): batch 1, q_heads, len 1, dim 1, fp32
+  // A ragged batch's lengths (Spec::seqlens, ragged.hpp seq_lens): per sequence its query rows
+  // and its keys, (batch) int32 each, in the memory the tensors are in; null when uniform. Like a
+  // block table they are shared by every copy of the point's inputs. K and V hold paging.hpp's
+  // kPageTailValue past each sequence's keys, so a kernel that gives a padding key weight fails.
+  const int32_t* seq_q = nullptr;
+  const int32_t* seq_kv = nullptr;
 
   TensorView& operator[](TensorRole r);
   const TensorView& operator[](TensorRole r) const;

@@ -16,6 +16,7 @@ int64_t visible_pairs_brute_force(const Mask& mask, int64_t q_len, int64_t kv_le
 
 // Forward FLOPs: 2*D per visible pair for S = QK^T and 2*Dv for O = PV
 // (D == Dv gives the usual 4*D), times batch * q_heads. Softmax and scaling are not counted.
+// A ragged batch (ragged.hpp): the sum over its sequences, each at its own lengths.
 double forward_flops(const Spec& s);
 // Backward FLOPs: 2.5x the forward matmul work (five matmuls of the size of the forward's two).
 double backward_flops(const Spec& s);
@@ -34,7 +35,8 @@ KeysRead keys_read(const Spec& s);
 // Minimum bytes moved through device memory by the spec's mode: each tensor read or written
 // exactly once; K and V once per KV head (GQA-aware), not once per query head, and only the keys
 // some query sees (keys_read: a windowed decode step reads its window, not the cache). A paged
-// cache counts the whole pages that hold those keys and their int32 block table entries.
+// cache counts the whole pages that hold those keys and their int32 block table entries. A ragged
+// batch: the sum over its sequences (their rows only, none of the padding) and its lengths.
 double min_bytes(const Spec& s);
 
 // Bytes of the tensors a provider must hold: inputs and outputs of the mode (Q, K, V, O,

@@ -10,7 +10,8 @@
 
 namespace attnprof {
 
-// What the last page's unused tail holds (keys kv_len .. pages_per_seq * page_size - 1): a
+// What the last page's unused tail holds (keys kv_len .. pages_per_seq * page_size - 1), and the
+// keys past each sequence's end in a ragged batch (ragged.hpp): a
 // finite value far from any input (|inputs| < 3.5), exact in every dtype, so a kernel that gives a
 // tail key weight fails verification, while one that reads the tail and multiplies it by zero
 // (cuDNN's paged prefill engine does) passes, as it would with any finite data there. NaN would

@@ -65,11 +65,16 @@ struct Spec {
   // exp(s_ij) / (exp(sink_h) + sum_j' exp(s_ij')) and the rest to nothing. The logits are an input
   // the harness generates (io.hpp TensorRole::sink); the LSE includes the sink's term.
   bool sinks = false;
+  // A ragged batch (ragged.hpp): each sequence's key count drawn from this text ("uniform:A:B",
+  // "zipf:A:B[:S]", "L1/L2/..."), at most kv_len; its queries are its last min(q_len, keys)
+  // tokens. The tensors keep the padded shape. Empty: every sequence is q_len x kv_len.
+  std::string seqlens{};
 
   int64_t dv() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   double softmax_scale() const;
   int64_t group_size() const { return kv_heads > 0 ? q_heads / kv_heads : 0; }
   bool paged() const { return page_size > 0; }
+  bool ragged() const { return !seqlens.empty(); }
   // Pages per sequence (ceil(kv_len / page_size)); 0 when not paged.
   int64_t pages_per_seq() const;
   // Key positions each sequence's K and V hold: kv_len, or its whole pages when paged (the last
@@ -90,10 +95,11 @@ struct Spec {
   std::vector<std::string> validate() const;
 
   // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd" (".p16"
-  // follows for a paged cache, ".cap50" for a softcap, ".sinks" for sinks)
+  // follows for a paged cache, ".cap50" for a softcap, ".sinks" for sinks, ".sl-uniform-512-8192"
+  // for a ragged batch)
   std::string key() const;
   // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" paged16" for a paged cache,
-  // " softcap50", " sinks")
+  // " softcap50", " sinks", " ragged uniform:512:8192")
   std::string label() const;
 
   bool operator==(const Spec&) const = default;

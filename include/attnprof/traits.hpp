@@ -61,6 +61,10 @@ struct ProviderTraits {
   // refuses such points to a provider without them, saying so.
   bool softcap = false;
   bool sinks = false;
+  // Takes a ragged batch (Spec::seqlens, ragged.hpp): reads each sequence's lengths (Io::seq_q,
+  // seq_kv) and neither reads past a sequence's keys nor needs its padding rows. The runner
+  // refuses a ragged point to a provider without it, saying so.
+  bool ragged = false;
   // A kernel whose arithmetic is deliberately lossier than its dtype (SageAttention's INT8
   // Q K^T) says how ("int8 Q K^T per block, fp16 P V"; "" for none) and the per-row relative L2
   // bound it promises for O, which then replaces the dtype's when that is tighter (verify.hpp
@@ -74,7 +78,7 @@ struct ProviderTraits {
 inline constexpr double kMaxDeclaredTolerance = 0.1;
 
 // Why a provider with these traits cannot take the spec's variant (a paged cache, fp8, softcap,
-// sinks), in words;
+// sinks, a ragged batch), in words;
 // "" when nothing in the traits stands in the way.
 std::string variant_refusal(const ProviderTraits& traits, const Spec& spec);
 

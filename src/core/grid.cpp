@@ -1,5 +1,7 @@
 #include "attnprof/grid.hpp"
 
+#include "attnprof/ragged.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -119,23 +121,25 @@ std::vector<Spec> expand(const GridAxes& ax) {
                     for (int64_t nk : kvs)
                       for (int64_t page : ax.page_size)
                         for (int64_t cap : ax.softcap)
-                          for (bool sinks : ax.sinks) {
-                            Spec s;
-                            s.batch = b;
-                            s.q_heads = h;
-                            s.kv_heads = hk;
-                            s.q_len = n;
-                            s.kv_len = nk;
-                            s.head_dim = d;
-                            s.v_head_dim = dv == d ? 0 : dv;
-                            s.dtype = dtype;
-                            s.mask = mask;
-                            s.mode = mode;
-                            s.page_size = page;
-                            s.softcap = static_cast<double>(cap);
-                            s.sinks = sinks;
-                            specs.push_back(s);
-                          }
+                          for (bool sinks : ax.sinks)
+                            for (const std::string& lens : ax.seqlens) {
+                              Spec s;
+                              s.batch = b;
+                              s.q_heads = h;
+                              s.kv_heads = hk;
+                              s.q_len = n;
+                              s.kv_len = nk;
+                              s.head_dim = d;
+                              s.v_head_dim = dv == d ? 0 : dv;
+                              s.dtype = dtype;
+                              s.mask = mask;
+                              s.mode = mode;
+                              s.page_size = page;
+                              s.softcap = static_cast<double>(cap);
+                              s.sinks = sinks;
+                              s.seqlens = lens;
+                              specs.push_back(s);
+                            }
                 }
             }
           }
@@ -285,6 +289,23 @@ std::vector<bool> bool_axis(const toml::node& node, std::string_view key) {
   return {one(node)};
 }
 
+// A TOML value that is a seqlens string ("off" for uniform lengths) or a list of them.
+std::vector<std::string> seqlens_axis(const toml::node& node, std::string_view key) {
+  std::vector<std::string> out;
+  const auto one = [&](const toml::node& n) {
+    const auto s = n.value<std::string>();
+    if (!s) throw std::invalid_argument(fmt::format("'{}' must hold strings", key));
+    for (std::string& v : parse_seqlens_list(*s)) out.push_back(std::move(v));
+  };
+  if (const auto* arr = node.as_array()) {
+    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
+    for (const auto& el : *arr) one(el);
+  } else {
+    one(node);
+  }
+  return out;
+}
+
 GridAxes parse_series(const toml::table& t) {
   GridAxes ax;
   std::optional<std::string> model;
@@ -320,13 +341,15 @@ GridAxes parse_series(const toml::table& t) {
       ax.softcap = int_axis(node, key);
     else if (key == "sinks")
       ax.sinks = bool_axis(node, key);
+    else if (key == "seqlens")
+      ax.seqlens = seqlens_axis(node, key);
     else if (key == "model") {
       model = one_value(string_axis(node, key), key);
     } else {
       throw std::invalid_argument(
           fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
                       "v_head_dim, tokens, model_dim, dtype, mask, mode, page_size, softcap, "
-                      "sinks, model)",
+                      "sinks, seqlens, model)",
                       key));
     }
   }
@@ -434,6 +457,24 @@ std::vector<ModelShape> model_shapes() {
     models.push_back(m);
   }
   return models;
+}
+
+std::vector<std::string> parse_seqlens_list(std::string_view text) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t comma = text.find(',', at);
+    const std::string_view item =
+        trim(text.substr(at, comma == std::string_view::npos ? comma : comma - at));
+    if (item == "off") {
+      out.emplace_back();
+    } else if (auto why = seqlens_problem(item)) {
+      throw std::invalid_argument("--seqlens: " + *why);
+    } else {
+      out.emplace_back(item);
+    }
+    if (comma == std::string_view::npos) return out;
+    at = comma + 1;
+  }
 }
 
 std::optional<bool> parse_on_off(std::string_view s) {

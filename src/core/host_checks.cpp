@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/ragged.hpp"
 #include "attnprof/reference.hpp"
 #include "attnprof/verify.hpp"
 #include "core/reference_block.hpp"
@@ -142,16 +143,19 @@ std::string missing_rows(const Spec& s, const HostOutputs& out, const std::vecto
 }
 
 // Counts non-finite elements of every produced tensor. An infinite LSE is legal only on a row
-// that sees no key (see reference.hpp); a NaN is never legal.
+// that sees no key (see reference.hpp); a NaN is never legal. A ragged batch's padding rows are
+// no output: they are skipped.
 int64_t scan_non_finite(const Spec& s, const HostOutputs& out, std::string& first) {
   const Tensors sh = shapes_of(s);
+  const SeqLens lens = seq_lens(s);
   int64_t count = 0;
   auto scan = [&](const char* name, const std::vector<float>& t, const Shape& shape) {
     for (size_t e = 0; e < t.size(); ++e) {
       if (std::isfinite(t[e])) continue;
+      const Coord c = decode(s, static_cast<int64_t>(e), shape);
+      if (s.ragged() && c.pos >= lens.q[size_t(c.b)]) continue;  // fwd only: O's padding
       ++count;
       if (first.empty()) {
-        const Coord c = decode(s, static_cast<int64_t>(e), shape);
         first = fmt::format("{}[{}] (b={}, h={}, i={}, d={}) = {}", name, e, c.b, c.h, c.pos, c.d,
                             std::isnan(t[e]) ? std::string("nan") : fmt::format("{}", t[e]));
       }
@@ -164,10 +168,14 @@ int64_t scan_non_finite(const Spec& s, const HostOutputs& out, std::string& firs
   for (size_t e = 0; e < out.lse.size(); ++e) {
     const float x = out.lse[e];
     const int64_t i = static_cast<int64_t>(e) % s.q_len;
-    if (std::isfinite(x) || (std::isinf(x) && row_is_empty(s, i))) continue;
+    const int64_t bh = static_cast<int64_t>(e) / s.q_len;
+    const auto b = static_cast<size_t>(bh / s.q_heads);
+    if (i >= lens.q[b]) continue;  // a ragged batch's padding
+    if (std::isfinite(x) ||
+        (std::isinf(x) && row_is_empty(sequence_spec(s, lens.q[b], lens.kv[b]), i)))
+      continue;
     ++count;
     if (first.empty()) {
-      const int64_t bh = static_cast<int64_t>(e) / s.q_len;
       first =
           fmt::format("lse[{}] (b={}, h={}, i={}) = {}", e, bh / s.q_heads, bh % s.q_heads, i, x);
     }
@@ -220,6 +228,7 @@ void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& o
   const Tensors sh = shapes_of(spec);
   const int64_t g = spec.group_size();
   const auto runs = pair_runs(rows);
+  const SeqLens lens = seq_lens(spec);
   std::vector<RowChecks> part(runs.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t u = 0; u < runs.size(); ++u) {
@@ -231,10 +240,12 @@ void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& o
     std::vector<int64_t> idx(e - a);
     for (size_t t = a; t < e; ++t) idx[t - a] = rows[t].i;
     const double sink = sink_of(spec, fill, h);
+    // The slices keep the padded spec's rows; the math is the sequence's (ragged.hpp).
+    const Spec seq = sequence_spec(spec, lens.q[size_t(b)], lens.kv[size_t(b)]);
     RowChecks& mine = part[u];
     for (size_t t0 = 0; t0 < idx.size(); t0 += kReferenceBlockRows) {
       const int64_t n = std::min<int64_t>(kReferenceBlockRows, int64_t(idx.size() - t0));
-      const BlockRef ref = reference_block(spec, q, k, v, idx.data() + t0, n, sink);
+      const BlockRef ref = reference_block(seq, q, k, v, idx.data() + t0, n, sink);
       for (int64_t t = 0; t < n; ++t) {
         const int64_t i = idx[t0 + size_t(t)];
         if (!out.o.empty()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "attnprof/ragged.hpp"
+
 namespace attnprof {
 
 namespace {
@@ -16,6 +18,15 @@ int64_t clamp_prefix_sum(int64_t m, int64_t kv) {
 // S(c) = sum_{i=0}^{q-1} clamp(i + c, 0, kv).
 int64_t clamp_sum(int64_t c, int64_t q, int64_t kv) {
   return clamp_prefix_sum(c + q, kv) - clamp_prefix_sum(c, kv);
+}
+
+// A ragged batch's f: the sum of f over its sequences (ragged.hpp sequence_spec).
+template <class F>
+double over_sequences(const Spec& s, F&& f) {
+  const SeqLens l = seq_lens(s);
+  double sum = 0;
+  for (size_t b = 0; b < l.q.size(); ++b) sum += f(sequence_spec(s, l.q[b], l.kv[b]));
+  return sum;
 }
 
 }  // namespace
@@ -40,6 +51,7 @@ int64_t visible_pairs_brute_force(const Mask& mask, int64_t q_len, int64_t kv_le
 }
 
 double forward_flops(const Spec& s) {
+  if (s.ragged()) return over_sequences(s, [](const Spec& q) { return forward_flops(q); });
   const double pairs = static_cast<double>(visible_pairs(s.mask, s.q_len, s.kv_len));
   return 2.0 * static_cast<double>(s.head_dim + s.dv()) * pairs * static_cast<double>(s.batch) *
          static_cast<double>(s.q_heads);
@@ -75,6 +87,9 @@ KeysRead keys_read(const Spec& s) {
 }
 
 double min_bytes(const Spec& s) {
+  // A ragged batch reads and writes each sequence's rows only (and the lengths, 8 bytes each).
+  if (s.ragged())
+    return over_sequences(s, [](const Spec& q) { return min_bytes(q); }) + 8.0 * double(s.batch);
   const double w = static_cast<double>(dtype_bytes(s.dtype));
   const double q = static_cast<double>(s.q_elems()) * w;
   const double o = static_cast<double>(s.o_elems()) * w;
@@ -106,7 +121,8 @@ double min_bytes(const Spec& s) {
 int64_t io_bytes(const Spec& s) {
   const int64_t w = static_cast<int64_t>(dtype_bytes(s.dtype));
   const int64_t fwd = (s.q_elems() + s.k_elems() + s.v_elems() + s.o_elems()) * w +
-                      s.block_table_elems() * 4;  // a paged cache's int32 block table
+                      s.block_table_elems() * 4 +      // a paged cache's int32 block table
+                      (s.ragged() ? s.batch * 8 : 0);  // a ragged batch's int32 lengths
   if (s.mode == Mode::fwd) return fwd;
   // + dO, dQ, dK, dV
   return fwd + (s.o_elems() + s.q_elems() + s.k_elems() + s.v_elems()) * w;

@@ -48,11 +48,12 @@ OrderedJson spec_json(const Spec& s) {
                    {"mode", to_string(s.mode)},
                    {"layout", to_string(s.layout)},
                    {"scale", number(s.scale)}};
-  // Only a paged point's spec carries it, only a capped one softcap, only one with sinks sinks
-  // (docs/results.md).
+  // Only a paged point's spec carries it, only a capped one softcap, only one with sinks sinks,
+  // only a ragged one seqlens (docs/results.md).
   if (s.page_size > 0) j["page_size"] = s.page_size;
   if (s.softcap > 0) j["softcap"] = number(s.softcap);
   if (s.sinks) j["sinks"] = true;
+  if (s.ragged()) j["seqlens"] = s.seqlens;
   return j;
 }
 
@@ -96,6 +97,7 @@ OrderedJson traits_json(const ProviderTraits& t) {
   if (t.fp8) j["fp8"] = true;            // only where it takes fp8 inputs
   if (t.softcap) j["softcap"] = true;    // only where it caps logits
   if (t.sinks) j["sinks"] = true;        // only where it takes sink logits
+  if (t.ragged) j["ragged"] = true;      // only where it takes ragged batches
   // Only a quantized provider's rows carry these (docs/results.md).
   if (!t.quantization.empty() || t.output_tolerance > 0) {
     j["quantization"] = t.quantization;
@@ -273,6 +275,7 @@ Spec read_spec(const Reader& in) {
   if (in.has("page_size")) s.page_size = in.integer("page_size");
   if (in.has("softcap")) s.softcap = in.number("softcap");
   if (in.has("sinks")) s.sinks = in.boolean("sinks");
+  if (in.has("seqlens")) s.seqlens = in.string("seqlens");
   return s;
 }
 
@@ -374,6 +377,7 @@ ProviderTraits read_traits(const Reader& in) {
   if (in.has("fp8")) t.fp8 = in.boolean("fp8");
   if (in.has("softcap")) t.softcap = in.boolean("softcap");
   if (in.has("sinks")) t.sinks = in.boolean("sinks");
+  if (in.has("ragged")) t.ragged = in.boolean("ragged");
   // Rows written before quantized providers existed have neither.
   if (in.has("quantization")) t.quantization = in.string("quantization");
   if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "attnprof/ragged.hpp"
+
 namespace attnprof {
 
 namespace {
@@ -33,6 +35,11 @@ std::vector<int64_t> structural_queries(const Spec& s) {
   return out;
 }
 
+// Sequence b of a (ragged or uniform) spec as a spec of its own.
+Spec sequence_of(const Spec& spec, const SeqLens& lens, int64_t b) {
+  return sequence_spec(spec, lens.q[static_cast<size_t>(b)], lens.kv[static_cast<size_t>(b)]);
+}
+
 void sort_unique(std::vector<RowIndex>& rows) {
   auto key = [](const RowIndex& r) { return std::tie(r.b, r.h, r.i); };
   std::sort(rows.begin(), rows.end(),
@@ -53,8 +60,13 @@ std::vector<RowIndex> edge_pairs(const Spec& spec) {
 }  // namespace
 
 double forward_check_flops(const Spec& s) {
-  return 2.0 * double(s.batch) * double(s.q_heads) * double(s.q_len) * double(s.kv_len) *
-         double(s.head_dim + s.dv());
+  double pairs = double(s.batch) * double(s.q_len) * double(s.kv_len);
+  if (s.ragged()) {  // each sequence's rows against its keys
+    const SeqLens l = seq_lens(s);
+    pairs = 0;
+    for (size_t b = 0; b < l.q.size(); ++b) pairs += double(l.q[b]) * double(l.kv[b]);
+  }
+  return 2.0 * pairs * double(s.q_heads) * double(s.head_dim + s.dv());
 }
 
 bool check_all_rows(const Spec& s, const VerifyOptions& options) {
@@ -63,12 +75,14 @@ bool check_all_rows(const Spec& s, const VerifyOptions& options) {
 
 std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& options, uint64_t seed) {
   std::vector<RowIndex> rows;
-  const int64_t nq = spec.q_len;
+  // A ragged batch's rows past a sequence's queries are padding: never checked.
+  const SeqLens lens = seq_lens(spec);
+  auto nq_of = [&](int64_t b) { return lens.q[static_cast<size_t>(b)]; };
   if (check_all_rows(spec, options)) {
-    rows.reserve(static_cast<size_t>(spec.batch * spec.q_heads * nq));
+    rows.reserve(static_cast<size_t>(lens.q_total() * spec.q_heads));
     for (int64_t b = 0; b < spec.batch; ++b)
       for (int64_t h = 0; h < spec.q_heads; ++h)
-        for (int64_t i = 0; i < nq; ++i) rows.push_back({b, h, i});
+        for (int64_t i = 0; i < nq_of(b); ++i) rows.push_back({b, h, i});
     return rows;
   }
   // Every (batch, head): the first and last row of every query tile of kSampleTile rows, so a
@@ -76,19 +90,21 @@ std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& optio
   // a wrong (batch, head) or a wrong first or last row.
   for (int64_t b = 0; b < spec.batch; ++b)
     for (int64_t h = 0; h < spec.q_heads; ++h) {
+      const int64_t nq = nq_of(b);
       for (int64_t i0 = 0; i0 < nq; i0 += kSampleTile) {
         rows.push_back({b, h, i0});
         rows.push_back({b, h, std::min(nq, i0 + kSampleTile) - 1});
       }
     }
-  const std::vector<int64_t> queries = structural_queries(spec);
   for (const RowIndex& p : edge_pairs(spec))
-    for (int64_t i : queries) rows.push_back({p.b, p.h, i});
+    for (int64_t i : structural_queries(sequence_of(spec, lens, p.b)))
+      rows.push_back({p.b, p.h, i});
   Rng rng{seed ^ 0xA5A5F00DC0FFEE11ull};
   const int64_t pairs = spec.batch * spec.q_heads;
   for (int64_t t = 0; t < options.sample_rows; ++t) {
     const int64_t pair = rng.below(pairs);
-    rows.push_back({pair / spec.q_heads, pair % spec.q_heads, rng.below(nq)});
+    const int64_t b = pair / spec.q_heads;
+    rows.push_back({b, pair % spec.q_heads, rng.below(nq_of(b))});
   }
   sort_unique(rows);
   return rows;
@@ -96,17 +112,19 @@ std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& optio
 
 std::vector<RowIndex> cross_check_rows(const Spec& spec, uint64_t seed) {
   std::vector<RowIndex> rows;
+  const SeqLens lens = seq_lens(spec);
   const std::vector<RowIndex> pairs = edge_pairs(spec);
-  const std::vector<int64_t> queries = structural_queries(spec);
   for (const RowIndex& p : {pairs[0], pairs[1]}) {
-    for (int64_t i : {int64_t{0}, spec.q_len - 1}) rows.push_back({p.b, p.h, i});
-    for (int64_t i : queries) rows.push_back({p.b, p.h, i});
+    const Spec seq = sequence_of(spec, lens, p.b);
+    for (int64_t i : {int64_t{0}, seq.q_len - 1}) rows.push_back({p.b, p.h, i});
+    for (int64_t i : structural_queries(seq)) rows.push_back({p.b, p.h, i});
   }
   Rng rng{seed ^ 0x3C6EF372FE94F82Bull};
   const int64_t pairs_total = spec.batch * spec.q_heads;
   for (int t = 0; t < 16; ++t) {
     const int64_t pair = rng.below(pairs_total);
-    rows.push_back({pair / spec.q_heads, pair % spec.q_heads, rng.below(spec.q_len)});
+    const int64_t b = pair / spec.q_heads;
+    rows.push_back({b, pair % spec.q_heads, rng.below(lens.q[static_cast<size_t>(b)])});
   }
   sort_unique(rows);
   return rows;

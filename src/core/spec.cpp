@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "attnprof/ragged.hpp"
+
 namespace attnprof {
 
 namespace {
@@ -20,6 +22,12 @@ int64_t mul_sat(int64_t a, int64_t b) {
 
 int64_t elems(int64_t b, int64_t h, int64_t n, int64_t d) {
   return mul_sat(mul_sat(mul_sat(b, h), n), d);
+}
+
+// Seqlens text as a key part: ':' becomes '-', '/' '_' ("uniform-512-8192", "512_1024").
+std::string seqlens_key(std::string text) {
+  for (char& c : text) c = c == ':' ? '-' : c == '/' ? '_' : c;
+  return text;
 }
 
 }  // namespace
@@ -156,6 +164,27 @@ std::vector<std::string> Spec::validate() const {
                                                       : "sinks",
                                  softcap > 0 && sinks ? "are" : "is", to_string(mode)));
   }
+  if (ragged()) {
+    if (auto why = seqlens_problem(seqlens)) {
+      errors.push_back("seqlens: " + *why);
+    } else if (mode != Mode::fwd) {
+      errors.push_back(fmt::format(
+          "a ragged batch (seqlens) is forward only here (mode {} needs uniform lengths)",
+          to_string(mode)));
+    } else if (q_len > kv_len && q_len >= 1) {
+      errors.push_back(fmt::format(
+          "a ragged batch (seqlens) needs q_len <= kv_len (got {} > {}): each sequence's queries "
+          "are its last tokens",
+          q_len, kv_len));
+    } else if (batch >= 1 && batch <= (int64_t{1} << 24) && kv_len >= 1) {
+      const std::vector<int64_t> kv = seqlens_draw(seqlens, batch);
+      const int64_t longest = *std::max_element(kv.begin(), kv.end());
+      if (longest > kv_len)
+        errors.push_back(fmt::format(
+            "seqlens {} gives a sequence {} keys, past kv_len {} (the longest the tensors hold)",
+            seqlens, longest, kv_len));
+    }
+  }
   if (errors.empty()) {
     // Element counts and byte sizes must fit in 64-bit signed integers.
     const int64_t max = std::numeric_limits<int64_t>::max();
@@ -182,7 +211,8 @@ std::string Spec::key() const {
       head_dim, dv(), to_string(dtype), to_string(mask), to_string(mode), to_string(layout),
       (page_size > 0 ? fmt::format(".p{}", page_size) : std::string()) +
           (scale > 0 ? fmt::format(".s{}", scale) : std::string()) +
-          (softcap > 0 ? fmt::format(".cap{}", softcap) : std::string()) + (sinks ? ".sinks" : ""));
+          (softcap > 0 ? fmt::format(".cap{}", softcap) : std::string()) + (sinks ? ".sinks" : "") +
+          (ragged() ? ".sl-" + seqlens_key(seqlens) : std::string()));
 }
 
 std::string Spec::label() const {
@@ -192,10 +222,11 @@ std::string Spec::label() const {
       q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
   std::string dim =
       dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
-  return fmt::format(
-      "B{} {} {} {} {} {} {}{}{}{}", batch, heads, len, dim, to_string(dtype), to_string(mask),
-      to_string(mode), page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
-      softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(), sinks ? " sinks" : "");
+  return fmt::format("B{} {} {} {} {} {} {}{}{}{}{}", batch, heads, len, dim, to_string(dtype),
+                     to_string(mask), to_string(mode),
+                     page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
+                     softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(),
+                     sinks ? " sinks" : "", ragged() ? " ragged " + seqlens : std::string());
 }
 
 std::size_t dtype_bytes(DType t) {

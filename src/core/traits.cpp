@@ -58,6 +58,9 @@ std::string variant_refusal(const ProviderTraits& traits, const Spec& spec) {
     return traits.name + " has no logit softcap (softcap " + fmt::format("{}", spec.softcap) + ")";
   }
   if (spec.sinks && !traits.sinks) return traits.name + " has no attention sinks";
+  if (spec.ragged() && !traits.ragged)
+    return traits.name + " takes uniform lengths only: it has no ragged batches (seqlens " +
+           spec.seqlens + ")";
   if (is_fp8(spec.dtype) && !traits.fp8) {
     return traits.name + " computes in fp32, fp16 or bf16 only: it takes no " +
            std::string(to_string(spec.dtype)) + " inputs";

@@ -4,6 +4,8 @@
 // relative to its bound is named.
 #include "attnprof/verify.hpp"
 
+#include "attnprof/ragged.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -151,7 +153,7 @@ VerifyResult judge_rows(const Spec& spec, const RowChecks& checks, const Toleran
   r.checked = true;
   r.tolerance = spec.mode == Mode::bwd ? tol.gradient : tol.output;
   r.lse_tolerance = tol.lse_abs;
-  r.rows_total = spec.batch * spec.q_heads * spec.q_len;
+  r.rows_total = seq_lens(spec).q_total() * spec.q_heads;  // a ragged batch's padding is no row
   r.rows_checked = checks.rows_checked;
   r.sampling = checks.sampling;
   r.reference_disagreement = checks.disagreement;

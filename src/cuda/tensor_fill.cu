@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "attnprof/io.hpp"
+#include "attnprof/paging.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/tensor_fill.hpp"
 
@@ -19,6 +20,10 @@ struct TensorShape {
   int64_t heads, seq, dim;
   bool bshd;
   PageMap pages;  // paged K/V: where each row lies; table null when contiguous
+  // A ragged batch's K/V: each sequence's key count (device memory; null: none). Keys past it
+  // hold `past` (paging.hpp kPageTailValue) instead of their generated value.
+  const int32_t* lens;
+  float past;
 };
 
 // One thread per element (grid-stride). Only integer arithmetic and the helpers of inputs.hpp,
@@ -31,7 +36,9 @@ __global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern
     const int64_t rest = i / s.dim;
     // bhsd: rest = (b * H + h) * S + s;  bshd: rest = (b * S + s) * H + h.
     const int64_t pos = s.bshd ? (rest / s.heads) % s.seq : rest % s.seq;
-    const float v = input_value(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d);
+    const bool padding = s.lens != nullptr && pos >= s.lens[rest / (s.heads * s.seq)];
+    const float v =
+        padding ? s.past : input_value(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d);
     // Element i of the contiguous tensor is stored at i, or at its place in its page.
     int64_t at = i;
     if (s.pages.table != nullptr) {
@@ -66,8 +73,14 @@ TensorShape shape_of(const Spec& spec, TensorId tensor) {
 }  // namespace
 
 void fill_input(void* dst, const Spec& spec, TensorId tensor, uint64_t seed, InputPattern pattern,
-                cudaStream_t stream, const int32_t* block_table) {
+                cudaStream_t stream, const int32_t* block_table, const int32_t* kv_lens) {
   TensorShape s = shape_of(spec, tensor);
+  if (spec.ragged() && (tensor == TensorId::k || tensor == TensorId::v)) {
+    if (kv_lens == nullptr)
+      throw std::invalid_argument("fill_input: a ragged K/V needs its lengths");
+    s.lens = kv_lens;
+    s.past = kPageTailValue;
+  }
   if (spec.paged() && (tensor == TensorId::k || tensor == TensorId::v)) {
     if (block_table == nullptr)
       throw std::invalid_argument("fill_input: a paged K/V needs its table");

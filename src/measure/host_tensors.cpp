@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnprof/paging.hpp"
+#include "attnprof/ragged.hpp"
 
 namespace attnprof {
 
@@ -16,8 +17,9 @@ namespace {
 // Every element of input `role` of `t`, as float, in the tensor's layout order (the flat index
 // the generator is keyed on).
 // A paged K or V (io.hpp) holds the values of the contiguous tensor, each in its page.
+// A ragged K or V holds kPageTailValue past each sequence's keys (`kv_lens`; null: uniform).
 void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int dtype_code,
-                int threads) {
+                int threads, const int32_t* kv_lens) {
   const int64_t n = t.batch * t.heads * t.len * t.dim;  // elements of the contiguous tensor
   // Position of flat element e: bhsd rows are (b, h, pos), bshd rows are (b, pos, h).
   const bool bhsd = t.layout == Layout::bhsd;
@@ -35,8 +37,10 @@ void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int
       const int64_t h = bhsd ? (e / (t.dim * t.len)) % t.heads : (e / t.dim) % t.heads;
       at = pages.row(e / (t.heads * t.len * t.dim), h, pos) * t.dim + dim;
     }
-    out[at] =
-        input_value(fill.pattern, fill.seed, id, static_cast<uint64_t>(e), dtype_code, pos, dim);
+    const bool padding = kv_lens != nullptr && pos >= kv_lens[e / (t.heads * t.len * t.dim)];
+    out[at] = padding ? kPageTailValue
+                      : input_value(fill.pattern, fill.seed, id, static_cast<uint64_t>(e),
+                                    dtype_code, pos, dim);
   }
 }
 
@@ -73,9 +77,20 @@ class HostTensors final : public PointTensors {
         std::fill_n(io_[r].as<float>(), io_[r].elems(), kPageTailValue);
       }
     }
+    if (spec.ragged()) {
+      const SeqLens l = seq_lens(spec);
+      lens_.assign(l.q.begin(), l.q.end());
+      lens_.insert(lens_.end(), l.kv.begin(), l.kv.end());
+      bytes_ += static_cast<int64_t>(lens_.size() * sizeof(int32_t));
+      io_.seq_q = lens_.data();
+      io_.seq_kv = lens_.data() + spec.batch;
+    }
     if (tracker_ != nullptr) tracker_->on_alloc(bytes_);
     for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
-      if (io_[r].present()) fill_input(io_[r], r, fill, static_cast<int>(spec.dtype), threads);
+      const bool kv = r == TensorRole::k || r == TensorRole::v;
+      if (io_[r].present())
+        fill_input(io_[r], r, fill, static_cast<int>(spec.dtype), threads,
+                   kv ? io_.seq_kv : nullptr);
     }
     if (io_.sink.present()) {  // the sink logits: fp32 whatever the dtype
       for (int64_t h = 0; h < spec.q_heads; ++h)
@@ -129,6 +144,7 @@ class HostTensors final : public PointTensors {
   Spec spec_;
   MemoryTracker* tracker_;
   std::vector<int32_t> table_;  // a paged spec's block table, shared by every copy
+  std::vector<int32_t> lens_;   // a ragged spec's query rows, then keys, per sequence (Io)
   Io io_;
   std::vector<std::vector<float>> storage_;
   int64_t bytes_ = 0;

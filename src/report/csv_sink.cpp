@@ -83,7 +83,8 @@ class CsvSink final : public Sink {
 
 std::string csv_header() {
   return "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,dtype,"
-         "mask,mode,page_size,softcap,sinks,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,"
+         "mask,mode,page_size,softcap,sinks,seqlens,timing_mode,median_us,p5_us,p95_us,cv,samples,"
+         "noisy,"
          "tflops,gbps,"
          "tokens_per_s,"
          "pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,rel_l2_err,"
@@ -109,6 +110,7 @@ std::string to_csv_row(const Result& r) {
   row.integer(s.page_size);  // 0: contiguous K and V
   row.number(s.softcap);     // 0: none
   row.integer(s.sinks ? 1 : 0);
+  row.text(s.seqlens);  // empty: uniform lengths
   row.text(r.timing.mode);
   row.number_if(timed, r.timing.median_us)
       .number_if(timed, r.timing.p5_us)

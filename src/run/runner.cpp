@@ -1,6 +1,8 @@
 // The point lifecycle (include/attnprof/runner.hpp; docs/design.md, "The point lifecycle").
 #include "attnprof/runner.hpp"
 
+#include "attnprof/ragged.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -218,7 +220,8 @@ void derive_rates(Result& r) {
   if (!(t > 0)) return;
   r.tflops = r.flops / t / 1e12;
   r.gbps = r.bytes / t / 1e9;
-  r.tokens_per_s = static_cast<double>(r.spec.batch * r.spec.q_len) / t;
+  // Query tokens processed: a ragged batch's sequences' own (ragged.hpp), not its padding.
+  r.tokens_per_s = static_cast<double>(seq_lens(r.spec).q_total()) / t;
 }
 
 Result point_row(const Provider& provider, const Spec& spec, uint64_t seed) {

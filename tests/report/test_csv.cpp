@@ -20,14 +20,14 @@ TEST(Csv, MatchesGoldenFile) {
 }
 
 TEST(Csv, HeaderListsTheDocumentedColumns) {
-  EXPECT_EQ(
-      csv_header(),
-      "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,"
-      "dtype,mask,mode,page_size,softcap,sinks,timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,"
-      "tflops,gbps,"
-      "tokens_per_s,pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,"
-      "rel_l2_err,max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,"
-      "power_w,rows_checked,rows_total,verify_s");
+  EXPECT_EQ(csv_header(),
+            "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,"
+            "dtype,mask,mode,page_size,softcap,sinks,seqlens,timing_mode,median_us,p5_us,p95_us,cv,"
+            "samples,noisy,"
+            "tflops,gbps,"
+            "tokens_per_s,pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,"
+            "rel_l2_err,max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,"
+            "power_w,rows_checked,rows_total,verify_s");
 }
 
 // Splits one RFC 4180 record (no embedded line breaks needed here) into its fields.
@@ -66,27 +66,28 @@ TEST(Csv, QuotesCommasQuotesAndLineBreaksPerRfc4180) {
   r.reason = "";
   const auto fields = parse_record(to_csv_row(r));
   ASSERT_EQ(fields.size(), parse_record(csv_header()).size());
-  EXPECT_EQ(fields[35],
+  EXPECT_EQ(fields[36],
             "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, true>;fill_poison");
-  EXPECT_EQ(fields[36], "plain");
+  EXPECT_EQ(fields[37], "plain");
 }
 
 TEST(Csv, UnmeasuredFieldsAreEmptyNotZero) {
   const auto fields = parse_record(to_csv_row(test::sample_results()[2]));  // not_supported
-  ASSERT_EQ(fields.size(), 45u);
+  ASSERT_EQ(fields.size(), 46u);
   for (int i :
-       {17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 29, 30, 32, 33, 34, 39, 40, 41, 42, 43, 44}) {
+       {18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30, 31, 33, 34, 35, 40, 41, 42, 43, 44, 45}) {
     EXPECT_EQ(fields[static_cast<std::size_t>(i)], "") << "column " << i;
   }
   EXPECT_EQ(fields[13], "0");         // page_size: contiguous K and V
   EXPECT_EQ(fields[14], "0");         // softcap: none
   EXPECT_EQ(fields[15], "0");         // sinks: off
-  EXPECT_EQ(fields[31], "50331648");  // analytic bytes are known without running
+  EXPECT_EQ(fields[16], "");          // seqlens: uniform lengths
+  EXPECT_EQ(fields[32], "50331648");  // analytic bytes are known without running
   EXPECT_EQ(fields[9], "96");         // v_head_dim is the effective one, never 0
-  EXPECT_EQ(fields[37], "20261129");  // the seed, the whole unsigned range
-  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[1]))[37], "18446744073709551615");
-  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[7]))[37], "");  // skipped: never tried
-  EXPECT_EQ(fields[38], to_string(test::sample_results()[2].fault));       // the fault, always
+  EXPECT_EQ(fields[38], "20261129");  // the seed, the whole unsigned range
+  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[1]))[38], "18446744073709551615");
+  EXPECT_EQ(parse_record(to_csv_row(test::sample_results()[7]))[38], "");  // skipped: never tried
+  EXPECT_EQ(fields[39], to_string(test::sample_results()[2].fault));       // the fault, always
 }
 
 TEST(Csv, SinkWritesHeaderThenRowsFlushedAsTheyCome) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnprof/paging.hpp"
+#include "attnprof/ragged.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/tensor_fill.hpp"
@@ -69,11 +70,22 @@ class DeviceTensors final : public PointTensors {
         fill_constant(first_.io[r].data, first_.io[r].elems(), spec.dtype, kPageTailValue, nullptr);
       }
     }
+    if (spec.ragged()) {  // per sequence its query rows, then its keys (Io::seq_q, seq_kv)
+      const SeqLens l = seq_lens(spec);
+      std::vector<int32_t> lens(l.q.begin(), l.q.end());
+      lens.insert(lens.end(), l.kv.begin(), l.kv.end());
+      lens_ = DeviceBuffer(static_cast<int64_t>(lens.size() * sizeof(int32_t)), tracker);
+      ATTNPROF_CUDA(cudaMemcpy(lens_.data(), lens.data(), lens.size() * sizeof(int32_t),
+                               cudaMemcpyHostToDevice));
+      first_.io.seq_q = static_cast<const int32_t*>(lens_.data());
+      first_.io.seq_kv = first_.io.seq_q + spec.batch;
+    }
     // Filled on the legacy default stream and synchronized, so any launch stream sees them.
     for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
       if (!first_.io[r].present()) continue;
+      const bool kv = r == TensorRole::k || r == TensorRole::v;
       fill_input(first_.io[r].data, spec, static_cast<TensorId>(r), fill.seed, fill.pattern,
-                 nullptr, first_.io[r].block_table);
+                 nullptr, first_.io[r].block_table, kv ? first_.io.seq_kv : nullptr);
     }
     if (first_.io.sink.present()) {  // the sink logits: a few fp32 values, from the host
       std::vector<float> sinks(static_cast<size_t>(spec.q_heads));
@@ -126,7 +138,9 @@ class DeviceTensors final : public PointTensors {
     return out;
   }
 
-  int64_t bytes() const override { return tensor_bytes(first_.io) + table_.bytes(); }
+  int64_t bytes() const override {
+    return tensor_bytes(first_.io) + table_.bytes() + lens_.bytes();
+  }
 
   std::vector<Io> replicate(int copies) override {
     copies_.clear();
@@ -149,6 +163,7 @@ class DeviceTensors final : public PointTensors {
  private:
   Spec spec_;
   DeviceBuffer table_;  // a paged spec's block table, shared by every copy
+  DeviceBuffer lens_;   // a ragged spec's lengths (Io::seq_q, seq_kv), shared by every copy
   Set first_;
   std::vector<Set> copies_;
 };

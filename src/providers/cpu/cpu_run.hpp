@@ -6,10 +6,21 @@
 #include <cstdint>
 #include <string>
 
+#include "attnprof/io.hpp"
 #include "attnprof/provider.hpp"
 #include "attnprof/spec.hpp"
 
 namespace attnprof::cpu {
+
+// Sequence b's query rows and keys: a ragged batch's from the harness's lengths (Io::seq_q,
+// seq_kv, host memory here), else the spec's.
+struct SeqDims {
+  int64_t nq = 0, nk = 0;
+};
+inline SeqDims seq_dims(const Spec& spec, const Io& io, int64_t b) {
+  if (io.seq_q == nullptr) return {spec.q_len, spec.kv_len};
+  return {io.seq_q[b], io.seq_kv[b]};
+}
 
 // Worker threads a CPU run uses: `requested` (PrepareContext::threads) clamped to
 // [1, work_items].

@@ -115,7 +115,10 @@ class FlashRun final : public cpu::CpuRun {
   void tile(const Io& io, int64_t b, int64_t h, int64_t r0, Scratch& sc) {
     const Spec& sp = spec_;
     const int64_t kvh = h / sp.group_size();
-    const int64_t d = sp.head_dim, dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
+    // A ragged batch's sequence: its lengths (io.seq_q, seq_kv); tiles past its rows do nothing.
+    const cpu::SeqDims n = cpu::seq_dims(sp, io, b);
+    const int64_t d = sp.head_dim, dv = sp.dv(), nq = n.nq, nk = n.nk;
+    if (r0 >= nq) return;
     const int64_t nr = std::min(kTileQ, nq - r0);
     const float* q = io.q.as<float>() + io.q.offset(b, h, r0);
     const float* k = io.k.as<float>() + io.k.offset(b, kvh, 0);
@@ -207,6 +210,7 @@ class FlashProvider final : public Provider {
     t.library_version = cpu::openblas_version();
     t.in_default_set = true;
     t.writes_lse = true;
+    t.ragged = true;
     return t;
   }
   Fingerprint fingerprint() const override { return {{"blas", cpu::openblas_version()}}; }

@@ -67,7 +67,9 @@ class NaiveRun final : public cpu::CpuRun {
   void head(const Io& io, int64_t b, int64_t h, float* s) {
     const Spec& sp = spec_;
     const int64_t kvh = h / sp.group_size();
-    const int64_t dv = sp.dv(), nq = sp.q_len, nk = sp.kv_len;
+    // A ragged batch's sequence: its lengths (io.seq_q, seq_kv), its mask; padding untouched.
+    const cpu::SeqDims n = cpu::seq_dims(sp, io, b);
+    const int64_t dv = sp.dv(), nq = n.nq, nk = n.nk;
     // Dimensions fit int: supports() checked them (check_blas_dims).
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(nq), int(nk), int(sp.head_dim),
                 static_cast<float>(sp.softmax_scale()), io.q.as<float>() + io.q.offset(b, h, 0),
@@ -103,6 +105,7 @@ class NaiveProvider final : public Provider {
     t.in_default_set = true;
     t.role = Role::baseline;
     t.writes_lse = true;
+    t.ragged = true;
     return t;
   }
   Fingerprint fingerprint() const override { return {{"blas", cpu::openblas_version()}}; }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "attnprof/ragged.hpp"
 #include "attnprof/reference.hpp"
 #include "cpu_run.hpp"
 #include "providers/factories.hpp"
@@ -78,13 +79,16 @@ class ReferenceRun final : public cpu::CpuRun {
     if (s.mode != Mode::bwd) {
       float* o = io.o.as<float>();
       float* lse = io.lse.as<float>();
+      // A ragged batch's sequence: its own lengths (io.seq_q, seq_kv), the padded slices' rows.
+      const cpu::SeqDims n = cpu::seq_dims(s, io, b);
+      const Spec seq = sequence_spec(s, n.nq, n.nk);
       for (int64_t t = 0; t < g; ++t) {
         const int64_t h = kvh * g + t;
         // The harness's sink logits (io.sink), as a provider must take them.
         const double sink = io.sink.present() ? double(io.sink.as<const float>()[h]) : kNoSink;
-        for (int64_t i = 0; i < s.q_len; ++i) {
+        for (int64_t i = 0; i < n.nq; ++i) {
           const RowRef r =
-              reference_row(s, &q[static_cast<size_t>((t * s.q_len + i) * d)], k, v, i, sink);
+              reference_row(seq, &q[static_cast<size_t>((t * s.q_len + i) * d)], k, v, i, sink);
           for (int64_t c = 0; c < dv; ++c)
             o[io.o.offset(b, h, i, c)] = static_cast<float>(r.o[static_cast<size_t>(c)]);
           lse[io.lse.offset(b, h, i)] = static_cast<float>(r.lse);
@@ -118,6 +122,7 @@ class ReferenceProvider final : public Provider {
     t.fp8 = true;       // host tensors hold the real values of fp8 inputs (inputs.hpp)
     t.softcap = true;   // reference_row caps the scores
     t.sinks = true;     // and takes the sink logits of io.sink
+    t.ragged = true;    // each sequence at its own lengths (io.seq_q, seq_kv)
     return t;
   }
 

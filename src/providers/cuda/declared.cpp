@@ -34,6 +34,7 @@ ProviderTraits cuda_naive_traits() {
   t.fp8 = true;       // widens fp8 inputs to bf16 inside the launch (naive.cpp)
   t.softcap = true;   // the softmax kernel caps the scores and takes the sinks
   t.sinks = true;
+  t.ragged = true;  // the softmax masks each row at its sequence's lengths
   return t;
 }
 
@@ -50,6 +51,7 @@ ProviderTraits cuda_naive_expand_traits() {
   t.fp8 = true;
   t.softcap = true;
   t.sinks = true;
+  t.ragged = true;
   return t;
 }
 

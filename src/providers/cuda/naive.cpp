@@ -15,6 +15,10 @@
 // Logit softcap and attention sinks (Spec::softcap, Spec::sinks) are applied by the softmax kernel
 // (the scores capped as they are read, the head's sink logit joining the row's max and sum).
 //
+// A ragged batch (Spec::seqlens) runs at its padded shape: the GEMMs compute the padding too, as
+// an unfused implementation over padded tensors does, and the softmax gives each row its
+// sequence's keys and padding rows none (so their O rows are 0).
+//
 // A paged KV cache (Spec::page_size) is first gathered into contiguous K and V (gather_pages.cu)
 // inside the launch, as an unfused implementation over a paged cache must.
 //
@@ -162,6 +166,9 @@ class NaiveRun final : public Run {
     }
     gemms_.scores(handle, static_cast<float>(spec_.softmax_scale()), set);
     softmax_.sink = io.sink.present() ? io.sink.as<const float>() : nullptr;  // this set's copy
+    if (io.seq_q != nullptr)  // a ragged batch: each row masked at its sequence's lengths
+      softmax_.mask = cuda::ragged_row_mask(spec_.mask, spec_.q_heads, spec_.q_len, spec_.kv_len,
+                                            io.seq_q, io.seq_kv);
     cuda::launch_masked_softmax(softmax_, st);
     gemms_.output(handle, set);
     if (widening()) {

@@ -33,6 +33,16 @@
 
 namespace attnprof::cuda {
 
+RowMask ragged_row_mask(const Mask& mask, int64_t q_heads, int64_t q_len, int64_t kv_len,
+                        const int32_t* seq_q, const int32_t* seq_kv) {
+  RowMask r = row_mask(mask, q_len, kv_len);
+  r.seq_q = seq_q;
+  r.seq_kv = seq_kv;
+  r.rows_per_seq = q_heads * q_len;
+  r.bottom_right = r.causal && mask.kind != MaskKind::causal_tl;
+  return r;
+}
+
 RowMask row_mask(const Mask& mask, int64_t q_len, int64_t kv_len) {
   RowMask r;
   r.causal = mask.kind != MaskKind::none;
@@ -121,8 +131,16 @@ struct Visible {
         rows <= int64_t{0xffffffff}
             ? static_cast<int64_t>(static_cast<uint32_t>(row) % static_cast<uint32_t>(q_len))
             : row % q_len;
-    const int64_t f = mask.first(i), l = mask.last(i, kv_len);
-    if (f <= l && f < kv_len && l >= 0) {  // f >= 0 and l < kv_len always
+    RowMask m = mask;
+    int64_t nk = kv_len;
+    if (mask.seq_q != nullptr) {  // a ragged batch: the row's sequence's lengths
+      const int64_t b = row / mask.rows_per_seq, nq = mask.seq_q[b];
+      nk = mask.seq_kv[b];
+      if (i >= nq) return;  // padding: no key
+      if (mask.bottom_right) m.offset = nk - nq;
+    }
+    const int64_t f = m.first(i), l = m.last(i, nk);
+    if (f <= l && f < nk && l >= 0) {  // f >= 0 and l < nk always
       first = static_cast<int>(f);
       last = static_cast<int>(l);
       pb = first / N;

@@ -27,6 +27,14 @@ struct RowMask {
   int64_t offset = 0;  // diagonal offset: 0 top-left, kv_len - q_len bottom-right and windows
   int64_t window = 0;  // keys per window, 0 for no window
   bool causal = false;
+  // A ragged batch (Spec::seqlens): per sequence its query rows and keys (device memory, io.hpp
+  // Io::seq_q, seq_kv; null: uniform), each sequence rows_per_seq = q_heads * q_len rows. A row
+  // past its sequence's queries sees no key; the others see the mask at their sequence's lengths
+  // (the offset recomputed for bottom-right alignment).
+  const int32_t* seq_q = nullptr;
+  const int32_t* seq_kv = nullptr;
+  int64_t rows_per_seq = 0;
+  bool bottom_right = false;
 
   ATTNPROF_HD int64_t first(int64_t i) const {
     const int64_t f = i + offset - window + 1;
@@ -39,6 +47,9 @@ struct RowMask {
 
 // The RowMask of `mask` for a (q_len, kv_len) problem (host only; uses Mask's own offset rule).
 RowMask row_mask(const Mask& mask, int64_t q_len, int64_t kv_len);
+// The same for a ragged batch of `q_heads` heads whose lengths are `seq_q` and `seq_kv` (device).
+RowMask ragged_row_mask(const Mask& mask, int64_t q_heads, int64_t q_len, int64_t kv_len,
+                        const int32_t* seq_q, const int32_t* seq_kv);
 
 struct SoftmaxArgs {
   const void* s = nullptr;    // rows x kv_len scores, contiguous
