@@ -440,6 +440,37 @@ void score_modifiers(const std::vector<Result>& rows, std::vector<Finding>& out)
   }
 }
 
+// A ragged batch against the uniform batch of the same padded shape: per provider, the share of
+// its uniform-batch rate (TFLOP/s, which counts only the sequences' own work) it keeps (the rows
+// of `--seqlens off,uniform:A:B`).
+void ragged(const std::vector<Result>& rows, std::vector<Finding>& out) {
+  for (const std::string& p : passed_providers(rows)) {
+    const auto mine = by_shape(rows, p);
+    std::vector<double> kept;
+    std::pair<const Result*, const Result*> largest{nullptr, nullptr};
+    for (const auto& [key, r] : mine) {
+      if (!r->spec.ragged() || r->tflops <= 0) continue;
+      Spec uniform = r->spec;
+      uniform.seqlens.clear();
+      const auto it = mine.find(r->timing.mode + "|" + uniform.key());
+      if (it == mine.end() || it->second->tflops <= 0) continue;
+      kept.push_back(r->tflops / it->second->tflops);
+      if (!largest.first || r->flops > largest.first->flops) largest = {r, it->second};
+    }
+    if (kept.empty()) continue;
+    const Spread sp = spread(kept);
+    const auto [rr, ur] = largest;
+    out.push_back(
+        {"ragged",
+         fmt::format("Ragged batches: {} keeps {:.0f}% of its uniform-batch TFLOP/s (geomean over "
+                     "{} shape{}{}; {} for {} of the uniform batch's work at {}).",
+                     code(p), 100 * sp.geomean, sp.n, sp.n == 1 ? "" : "s",
+                     spans(sp) ? fmt::format(", {:.0f}%–{:.0f}%", 100 * sp.lo, 100 * sp.hi) : "",
+                     format_duration_us(rr->timing.median_us),
+                     fmt::format("{:.0f}%", 100 * rr->flops / ur->flops), rr->spec.label())});
+  }
+}
+
 // Which provider reads nearest the memory's ceiling at the memory-bound shapes (rows' `bound`
 // and `pct_peak_bw`, where `attnprof peaks` measured the device): decode's question.
 void bandwidth_leaders(const std::vector<Result>& rows, std::vector<Finding>& out) {
@@ -587,6 +618,7 @@ std::vector<Finding> compute_findings(const std::vector<Result>& results,
   variants(results, out);
   paged(results, out);
   score_modifiers(results, out);
+  ragged(results, out);
   add_precision_findings(results, out);
   memory(results, out);
   boundness(results, out);

@@ -347,6 +347,31 @@ TEST(Findings, PagedAgainstContiguousPerPageSize) {
       << all_text(f);
 }
 
+// A ragged batch against the uniform batch of the same padded shape: the share of its TFLOP/s a
+// provider keeps; a ragged row without its uniform twin is left out.
+TEST(Findings, RaggedKeepsAShareOfTheUniformRate) {
+  std::vector<Result> rows;
+  for (int64_t n : {1024, 2048}) {
+    Result uniform = row("cudnn.sdpa", 8, 32, 8, n, 100, 0);
+    uniform.tflops = 500;
+    Result lens = row("cudnn.sdpa", 8, 32, 8, n, 60, 0);
+    lens.spec.seqlens = "uniform:1:" + std::to_string(n);
+    lens.flops = uniform.flops / 2;
+    lens.tflops = n == 1024 ? 400 : 450;  // 80%, 90%
+    rows.push_back(uniform);
+    rows.push_back(lens);
+  }
+  Result lone = row("cudnn.sdpa", 4, 32, 8, 1024, 400, 0);
+  lone.spec.seqlens = "7/9";
+  rows.push_back(lone);
+  const auto f = compute_findings(rows, "cuda.naive");
+  EXPECT_TRUE(has_finding(f,
+                          "Ragged batches: `cudnn.sdpa` keeps 85% of its uniform-batch TFLOP/s "
+                          "(geomean over 2 shapes, 80%–90%; 60 µs for 50% of the uniform batch's "
+                          "work at B8 H32/8 N2048 D64 fp16 causal fwd ragged uniform:1:2048)."))
+      << all_text(f);
+}
+
 // A softcap's and sinks' cost against the same shape without them, per provider.
 TEST(Findings, ScoreModifiersAgainstThePlainShape) {
   std::vector<Result> rows;

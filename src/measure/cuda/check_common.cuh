@@ -58,10 +58,23 @@ View<T> view_of(const TensorView& t) {
   return v;
 }
 
-// The mask on the device: key j is visible to query i iff first(i) <= j <= last(i).
+// The mask on the device: key j is visible to query i iff first(i) <= j <= last(i). A ragged
+// batch's (Spec::seqlens) is the mask of each sequence at its own lengths: at(b).
 struct DevMask {
   MaskKind kind = MaskKind::none;
   int64_t off = 0, window = 0, nk = 0;
+  int64_t nq = 0;  // query rows: the spec's q_len, a ragged sequence's own after at(b)
+  const int32_t* seq_q = nullptr;  // a ragged batch's lengths (io.hpp Io, device memory)
+  const int32_t* seq_kv = nullptr;
+  __device__ DevMask at(int64_t b) const {
+    if (seq_q == nullptr) return *this;
+    DevMask m = *this;
+    m.seq_q = m.seq_kv = nullptr;
+    m.nq = seq_q[b];
+    m.nk = seq_kv[b];
+    m.off = kind == MaskKind::causal_tl ? 0 : m.nk - m.nq;
+    return m;
+  }
   __device__ int64_t first(int64_t i) const {
     if (kind != MaskKind::window) return 0;
     const int64_t f = i + off - window + 1;
@@ -111,8 +124,25 @@ inline ScoreMods score_mods(const Spec& s, const Io& io) {
   return {s.softcap, s.sinks ? static_cast<const float*>(io.sink.data) : nullptr};
 }
 
-inline DevMask dev_mask(const Spec& s) {
-  return {s.mask.kind, s.mask.diagonal_offset(s.q_len, s.kv_len), s.mask.window, s.kv_len};
+inline DevMask dev_mask(const Spec& s, const Io& io) {
+  return {s.mask.kind,   s.mask.diagonal_offset(s.q_len, s.kv_len),
+          s.mask.window, s.kv_len,
+          s.q_len,       io.seq_q,
+          io.seq_kv};
 }
+
+// A ragged batch's padding on the device: whether flat element e of a (batch, heads, len, dim)
+// output in `bshd` or bhsd order lies past its sequence's query rows (seq_q null: never).
+struct Padding {
+  const int32_t* seq_q = nullptr;
+  int64_t heads = 0, len = 0, dim = 1;
+  bool bshd = false;
+  __device__ bool operator()(int64_t e) const {
+    if (seq_q == nullptr) return false;
+    const int64_t r = e / dim;
+    const int64_t pos = bshd ? (r / heads) % len : r % len;
+    return pos >= seq_q[r / (heads * len)];
+  }
+};
 
 }  // namespace attnprof::cuda

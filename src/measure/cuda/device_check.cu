@@ -110,22 +110,26 @@ __device__ BlockRows block_rows(int64_t heads, int64_t len) {
 // flat row, the keys it sees ([lo, hi]; none when past the end) and the keys its block sees.
 struct QueryRow {
   int64_t b, h, kvh, i, row;
-  bool active;  // i < q_len: the warp's row exists (the others only help load tiles)
+  bool active;   // the warp's row is an output (the others only help load tiles)
+  bool padding;  // the row lies in a ragged batch's padding: no output, its sums are zero
   int64_t lo, hi, kv_lo, kv_hi;
 };
 __device__ QueryRow query_row(const Shape& s) {
   const BlockRows br = block_rows(s.q_heads, s.q_len);
+  const DevMask m = s.mask.at(br.b);  // a ragged batch's sequence's lengths
   QueryRow r;
   r.b = br.b;
   r.h = br.h;
   r.kvh = br.h / (s.q_heads / s.kv_heads);
   r.i = br.r0 + threadIdx.x / kLanes;
   r.row = br.bh * s.q_len + r.i;
-  r.active = r.i < s.q_len;
-  r.lo = s.mask.first(r.i);
-  r.hi = r.active ? s.mask.last(r.i) : -1;
-  r.kv_lo = s.mask.first(br.r0);
-  r.kv_hi = s.mask.last(br.r_last);
+  r.active = r.i < m.nq;
+  r.padding = !r.active && r.i < s.q_len;
+  r.lo = m.first(r.i);
+  r.hi = r.active ? m.last(r.i) : -1;
+  const int64_t last_row = min(br.r_last, m.nq - 1);
+  r.kv_lo = m.first(br.r0);
+  r.kv_hi = br.r0 <= last_row ? m.last(last_row) : -1;  // a block of padding loads nothing
   return r;
 }
 
@@ -203,6 +207,11 @@ __global__ void __launch_bounds__(kThreads)
     accumulate(my_acc, corr, ps + warp * kLanes, vs, tile, Dv, lane);
     __syncwarp();
   }
+  if (qr.padding && lane == 0 && a.o_out.err2 != nullptr) {  // zero sums: never the worst row
+    a.o_out.err2[qr.row] = a.o_out.ref2[qr.row] = a.o_out.max_abs[qr.row] = 0;
+    a.o_out.floor[qr.row] = 0;
+  }
+  if (qr.padding && lane == 0 && a.lse != nullptr) a.lse_err[qr.row] = 0;
   if (!active) return;
   // A sink joins the maximum and the sum with no value row: the accumulator rescales.
   if (const double sk = s.mods.sink_of(h); sk > -INFINITY) {
@@ -398,16 +407,19 @@ struct Scan {
   unsigned long long count;
   unsigned long long first;
 };
+// A ragged batch's padding (`padding`) is no output: skipped.
 template <class T>
-__global__ void scan_kernel(const T* data, int64_t n, Scan* out, int64_t lse_rows, DevMask mask) {
+__global__ void scan_kernel(const T* data, int64_t n, Scan* out, int64_t lse_rows, DevMask mask,
+                            Padding padding) {
   unsigned long long count = 0, first = ~0ull;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
     const double x = widen(data[e]);
-    if (isfinite(x)) continue;
+    if (isfinite(x) || padding(e)) continue;
     if (lse_rows > 0 && isinf(x)) {
       const int64_t i = e % lse_rows;
-      if (mask.first(i) > mask.last(i)) continue;
+      const DevMask m = mask.at(e / (lse_rows * padding.heads));
+      if (m.first(i) > m.last(i)) continue;
     }
     ++count;
     if (static_cast<unsigned long long>(e) < first) first = static_cast<unsigned long long>(e);
@@ -462,7 +474,7 @@ Shape shape_of(const Spec& spec, const Io& io, int tile) {
   Shape s{spec.batch,    spec.q_heads, spec.kv_heads,        spec.q_len, spec.kv_len,
           spec.head_dim, spec.dv(),    spec.softmax_scale(), {},         {},
           tile};
-  s.mask = dev_mask(spec);
+  s.mask = dev_mask(spec, io);
   s.mods = score_mods(spec, io);
   return s;
 }
@@ -550,7 +562,10 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
   // Mode fwd through fp64 GEMMs where their scratch fits; the shared-memory kernel otherwise (and
   // for the backward modes, whose gradient kernels read its per-row state).
   bool done = false;
-  if (path != DeviceCheckPath::kernels && spec.mode == Mode::fwd) {
+  // A ragged batch: the kernel, which masks each sequence at its lengths.
+  if (spec.ragged() && path == DeviceCheckPath::gemm)
+    throw FaultError(Fault::harness, "the device check's GEMM path takes no ragged batch");
+  if (path != DeviceCheckPath::kernels && spec.mode == Mode::fwd && !spec.ragged()) {
     done = gemm_forward_sums(
         spec, io, stream,
         {fa.o_out.err2, fa.o_out.ref2, fa.o_out.max_abs, fa.o_out.floor, fa.lse, fa.lse_err},
@@ -586,12 +601,16 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
     const int64_t n = view.elems();
     const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 4096));
     if (n == 0) continue;
+    // Forward outputs (O, the LSE) of a ragged batch have padding rows; gradients never do.
+    const bool rows_of_q = outputs[t] == TensorRole::o || outputs[t] == TensorRole::lse;
+    const Padding pad{rows_of_q ? io.seq_q : nullptr, view.heads, view.len, view.dim,
+                      view.layout == Layout::bshd};
     if (outputs[t] == TensorRole::lse) {
       scan_kernel<float><<<blocks, 256, 0, stream>>>(static_cast<const float*>(view.data), n,
-                                                     scans + t, spec.q_len, s.mask);
+                                                     scans + t, spec.q_len, s.mask, pad);
     } else {
-      scan_kernel<T>
-          <<<blocks, 256, 0, stream>>>(static_cast<const T*>(view.data), n, scans + t, 0, s.mask);
+      scan_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<const T*>(view.data), n, scans + t, 0,
+                                                 s.mask, pad);
     }
     ATTNPROF_CUDA(cudaGetLastError());
   }

@@ -216,7 +216,7 @@ void run_chunks(const Spec& spec, const Io& io, cudaStream_t stream, const Forwa
     ATTNPROF_CUDA(cudaGetLastError());
     for (int64_t row0 = 0; row0 < stacked; row0 += size.rows) {
       const int64_t nr = std::min(size.rows, stacked - row0);
-      const Chunk c{nr, row0, nk, g.nq, dev_mask(spec), score_mods(spec, io), g, unit0};
+      const Chunk c{nr, row0, nk, g.nq, dev_mask(spec, io), score_mods(spec, io), g, unit0};
       const int64_t n_rows = nu * nr;
       widen_q_kernel<T>
           <<<grid_for(n_rows * d), kThreads, 0, stream>>>(q, qd, g, unit0, row0, nr, d, n_rows * d);

@@ -16,6 +16,7 @@ ProviderTraits cudnn_sdpa_traits(bool inference) {
   t.fp8 = true;       // the fp8 forward graph (sdpa.cpp), Hopper and newer
   t.softcap = true;   // a score modifier (sdpa.cpp): with no mask or top-left causal only
   t.sinks = true;     // set_sink_token (cuDNN 9.13 and newer)
+  t.ragged = true;    // the padding mask with the harness's lengths (sdpa.cpp)
   if (inference) {
     t.name = "cudnn.sdpa.infer";
     t.description =

@@ -129,15 +129,19 @@ TensorPtr int32_tensor(fe::graph::Graph& g, const char* name, Uid uid, std::vect
                       .set_data_type(fe::DataType_t::INT32));
 }
 
-// A paged cache: one block table for K and V, and the per-sequence lengths cuDNN's paged
-// engines need (through its padding mask; every sequence is whole here).
+// A paged cache: one block table for K and V (its engines also need the padding mask).
 void apply_paging(fe::graph::SDPA_attributes& a, fe::graph::Graph& g, const Spec& s) {
   const int64_t pps = s.pages_per_seq();
   auto table = int32_tensor(g, "page_table", kPageTable, {s.batch, 1, pps, 1}, {pps, pps, 1, 1});
   a.set_paged_attention_k_table(table)
       .set_paged_attention_v_table(table)
-      .set_paged_attention_max_seq_len_kv(static_cast<int>(s.kv_len))
-      .set_padding_mask(true)
+      .set_paged_attention_max_seq_len_kv(static_cast<int>(s.kv_len));
+}
+
+// cuDNN's padding mask: per sequence its query rows and keys (int32, (B, 1, 1, 1)). A ragged
+// batch's are the harness's (Io::seq_q, seq_kv); a paged uniform one's are whole sequences.
+void apply_padding(fe::graph::SDPA_attributes& a, fe::graph::Graph& g, const Spec& s) {
+  a.set_padding_mask(true)
       .set_seq_len_q(int32_tensor(g, "seq_len_q", kSeqQ, {s.batch, 1, 1, 1}, {1, 1, 1, 1}))
       .set_seq_len_kv(int32_tensor(g, "seq_len_kv", kSeqKV, {s.batch, 1, 1, 1}, {1, 1, 1, 1}));
 }
@@ -259,6 +263,7 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s, bool stats_out) {
                                        .set_data_type(fe::DataType_t::FLOAT)));
   }
   if (s.paged()) apply_paging(attrs, *g, s);
+  if (s.paged() || s.ragged()) apply_padding(attrs, *g, s);
   std::shared_ptr<fe::graph::Tensor_attributes> o, stats;
   if (is_fp8(s.dtype)) {
     // The fp8 forward: Q, K, V dequantized by their descales, P quantized with kScaleP and O
@@ -409,7 +414,7 @@ class CudnnSdpaRun final : public Run {
     if (graphs_->workspace_bytes > 0) {
       workspace_ = DeviceBuffer(graphs_->workspace_bytes, ctx.tracker);
     }
-    if (spec.paged()) {
+    if (spec.paged() && !spec.ragged()) {
       // Every sequence of the batch is whole: q_len queries on kv_len keys.
       const auto lengths = [&](int64_t len) {
         const std::vector<int32_t> host(static_cast<size_t>(spec.batch), static_cast<int32_t>(len));
@@ -471,9 +476,12 @@ class CudnnSdpaRun final : public Run {
     std::unordered_map<int64_t, void*> pack = {
         {kQ, io.q.data}, {kK, io.k.data}, {kV, io.v.data}, {kO, io.o.data}};
     if (io.lse.present()) pack.emplace(kStats, io.lse.data);
-    if (io.k.paged()) {
-      // The frontend's pack holds non-const pointers; cuDNN only reads the table.
-      pack.emplace(kPageTable, const_cast<int32_t*>(io.k.block_table));
+    // The frontend's pack holds non-const pointers; cuDNN only reads the table and lengths.
+    if (io.k.paged()) pack.emplace(kPageTable, const_cast<int32_t*>(io.k.block_table));
+    if (io.seq_q != nullptr) {  // a ragged batch: the harness's lengths
+      pack.emplace(kSeqQ, const_cast<int32_t*>(io.seq_q));
+      pack.emplace(kSeqKV, const_cast<int32_t*>(io.seq_kv));
+    } else if (io.k.paged()) {
       pack.emplace(kSeqQ, seq_q_.data());
       pack.emplace(kSeqKV, seq_kv_.data());
     }
@@ -506,7 +514,9 @@ class CudnnSdpaRun final : public Run {
   std::shared_ptr<Handle> handle_;  // shared with the provider: outlives the provider if needed
   std::shared_ptr<const Graphs> graphs_;
   DeviceBuffer workspace_;
-  DeviceBuffer seq_q_, seq_kv_;  // paged only: every sequence's length, for cuDNN's padding mask
+  // Paged uniform batches only: every sequence's length, for cuDNN's padding mask (a ragged
+  // batch's are the harness's, Io::seq_q and seq_kv).
+  DeviceBuffer seq_q_, seq_kv_;
   static constexpr int kScalars = 8;
   DeviceBuffer scalars_;  // fp8 only: the scales and the amax outputs, one float each
 };
