@@ -55,6 +55,27 @@ ProviderTraits cuda_naive_expand_traits() {
   return t;
 }
 
+ProviderTraits cuda_decode_traits() {
+  ProviderTraits t;
+  t.name = "cuda.decode";
+  t.description =
+      "attnprof's split-KV decode kernel: one CTA per (sequence, KV head, chunk of keys) holding "
+      "the KV head's query rows (GQA packed), K/V streamed through shared memory by cp.async, "
+      "fp32 scores and online softmax on the CUDA cores, an exact log-sum-exp merge of the "
+      "splits; at most 64 query rows per KV head";
+  t.device = DeviceKind::cuda;
+  t.family = Family::fused;
+  t.fused = true;
+  t.library = "attnprof";
+  t.in_default_set = true;
+  t.writes_lse = true;
+  t.paged_kv = true;  // reads each key through the block table
+  t.softcap = true;
+  t.sinks = true;
+  t.ragged = true;  // each sequence's lengths bound its keys and rows
+  return t;
+}
+
 ProviderTraits cuda_math_traits() {
   return unfused("cuda.math",
                  "PyTorch's math SDPA recipe, unfused: fp32 upcast of Q/K/V, Q and K each times "

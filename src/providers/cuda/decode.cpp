@@ -1,0 +1,166 @@
+// cuda.decode: attnprof's own split-KV decode kernel (decode_kernel.cu), for the shapes a
+// serving engine's decode step has: a few query tokens per sequence over a long K/V cache, GQA
+// with a KV head's query heads in one CTA, the cache contiguous or paged, the batch uniform or
+// ragged, with a logit softcap or attention sinks. The split of each sequence's keys across CTAs
+// is chosen from the shape and the SM count so that the grid fills the GPU several times over;
+// the row's note records it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "providers/cuda/decode_kernel.cuh"
+#include "providers/cuda/provider_common.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+using cuda::DeviceBuffer;
+
+// CTAs of 128 threads resident per SM at this shared-memory size (228 KiB per SM, 1 KiB of it
+// reserved per CTA), at least 1.
+int ctas_per_sm(int smem_bytes) {
+  return std::max(1, std::min(16, (228 * 1024) / (smem_bytes + 1024)));
+}
+
+// How the keys are split: `splits` chunks of `chunk` keys (a multiple of the key tile) per
+// sequence, enough CTAs for about four waves of the GPU, chunks of at least 256 keys.
+struct Split {
+  int chunk = 0, splits = 1;
+};
+Split choose_split(const Spec& s, int sm_count) {
+  const int tile = cuda::kDecodeChunkGranule;
+  const int rows = int(s.group_size() * s.q_len);
+  const int64_t slots =
+      int64_t(std::max(sm_count, 1)) * ctas_per_sm(cuda::decode_smem_bytes(int(s.head_dim), rows));
+  const int64_t ctas = s.batch * s.kv_heads;
+  const int64_t want = std::max<int64_t>(1, (4 * slots + ctas - 1) / ctas);
+  const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
+  const int64_t splits = std::min(want, most);
+  const int64_t chunk = ((s.kv_len + splits - 1) / splits + tile - 1) / tile * tile;
+  Split out;
+  out.chunk = int(chunk);
+  out.splits = int((s.kv_len + chunk - 1) / chunk);
+  return out;
+}
+
+int max_rows(int64_t head_dim) {
+  return head_dim == 256 ? 32 : cuda::kMaxDecodeRows;
+}
+
+class DecodeRun final : public Run {
+ public:
+  DecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
+      : spec_(spec), split_(choose_split(spec, device.sm_count)) {
+    const int64_t floats = cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len,
+                                                       spec.head_dim, split_.splits);
+    partial_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
+  }
+
+  void launch(Stream& stream, const Io& io) override {
+    const Spec& s = spec_;
+    cuda::DecodeArgs a;
+    a.q = io.q.data;
+    a.k = io.k.data;
+    a.v = io.v.data;
+    a.o = io.o.data;
+    a.lse = io.lse.present() ? io.lse.as<float>() : nullptr;
+    a.q_sb = io.q.stride_b();
+    a.q_sh = io.q.stride_h();
+    a.q_ss = io.q.stride_s();
+    a.o_sb = io.o.stride_b();
+    a.o_sh = io.o.stride_h();
+    a.o_ss = io.o.stride_s();
+    a.kv_sb = io.k.stride_b();
+    a.kv_sh = io.k.stride_h();
+    a.kv_ss = io.k.stride_s();
+    if (io.k.paged()) {
+      a.k_pages = io.k.page_map();
+      a.v_pages = io.v.page_map();
+    }
+    a.seq_q = io.seq_q;
+    a.seq_kv = io.seq_kv;
+    a.batch = int(s.batch);
+    a.q_heads = int(s.q_heads);
+    a.kv_heads = int(s.kv_heads);
+    a.q_len = int(s.q_len);
+    a.kv_len = int(s.kv_len);
+    a.head_dim = int(s.head_dim);
+    a.mask = s.mask.kind;
+    a.window = int(s.mask.window);
+    a.scale = float(s.softmax_scale());
+    a.softcap = float(s.softcap);
+    a.sink = io.sink.present() ? io.sink.as<const float>() : nullptr;
+    a.dtype = s.dtype;
+    a.chunk = split_.chunk;
+    a.splits = split_.splits;
+    a.partial = static_cast<float*>(partial_.data());
+    cuda::launch_decode(a, cuda::native_stream(stream));
+  }
+
+  int64_t workspace_bytes() const override { return partial_.bytes(); }
+
+  std::string note() const override {
+    const int64_t ctas = spec_.batch * spec_.kv_heads * split_.splits;
+    return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{}", split_.splits,
+                       split_.splits == 1 ? "" : "s", split_.chunk, ctas,
+                       split_.splits > 1 ? ", then a merge" : "");
+  }
+
+ private:
+  Spec spec_;
+  Split split_;
+  DeviceBuffer partial_;  // splits > 1: fp32 partial sums
+};
+
+class DecodeProvider final : public Provider {
+ public:
+  ProviderTraits traits() const override { return cuda_decode_traits(); }
+  Availability availability() const override { return cuda::device_availability(); }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    if (Support base = cuda::supports_forward_on(spec, device, name()); !base.ok) return base;
+    if (spec.dtype != DType::fp16 && spec.dtype != DType::bf16)
+      return Support::no(
+          fmt::format("{} takes fp16 and bf16 only, not {}", name(), to_string(spec.dtype)));
+    if (spec.dv() != spec.head_dim ||
+        (spec.head_dim != 64 && spec.head_dim != 128 && spec.head_dim != 256))
+      return Support::no(fmt::format(
+          "{} is built for head dims 64, 128 and 256 with Dv == D; this spec has D {} and Dv {}",
+          name(), spec.head_dim, spec.dv()));
+    const int64_t rows = spec.group_size() * spec.q_len;
+    if (rows > max_rows(spec.head_dim))
+      return Support::no(fmt::format(
+          "{} holds at most {} query rows per KV head (query heads per KV head x query tokens) "
+          "at head dim {}; this spec has {} x {} = {}: it is a decode kernel, not a prefill",
+          name(), max_rows(spec.head_dim), spec.head_dim, spec.group_size(), spec.q_len, rows));
+    if (spec.kv_len >= (int64_t{1} << 30) || spec.batch > 65535 || spec.kv_heads > 65535)
+      return Support::no(fmt::format(
+          "{} indexes keys in 32 bits and launches a (splits, kv_heads, batch) grid: at most "
+          "2^30 keys and 65535 sequences and KV heads",
+          name()));
+    return Support::yes();
+  }
+  int64_t workspace_estimate(const Spec& spec) const override {
+    // The split never exceeds kv_len / 256 per sequence.
+    const int64_t splits = std::max<int64_t>(1, spec.kv_len / 256) + 1;
+    return cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len, spec.head_dim,
+                                       int(splits)) *
+           int64_t(sizeof(float));
+  }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io&) override {
+    return std::make_unique<DecodeRun>(spec, device, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cuda_decode() {
+  return std::make_unique<DecodeProvider>();
+}
+
+}  // namespace attnprof

@@ -1,0 +1,362 @@
+// The split-KV decode kernel and its merge (decode_kernel.cuh). Verified end to end: cuda.decode
+// is checked against the fp64 reference on every row, for every mask, layout, paging and ragged
+// batch the GPU tests cover (tests/gpu/test_decode.cpp).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "cuda/cuda_check.hpp"
+#include "providers/cuda/decode_common.cuh"
+#include "providers/cuda/decode_kernel.cuh"
+
+namespace attnprof::cuda {
+
+namespace {
+
+using namespace decode;  // NOLINT: the kernels' shared helpers
+
+constexpr int kThreads = kDecodeThreads;
+constexpr int kWarps = kThreads / 32;
+
+template <int D>
+constexpr int key_tile() {
+  return D <= 128 ? 64 : 32;
+}
+// A staged K or V row: D elements and 16 bytes of padding, so the 8 rows one phase of a 16-byte
+// shared load reads start in distinct banks.
+template <int D>
+constexpr int staged_row() {
+  return D + 8;
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+// The shared memory of one CTA, carved from the dynamic allocation.
+template <class T, int D>
+struct Smem {
+  float* q;      // [rows][D]
+  T* kv;         // [2 stages][K, V][key tile][staged_row]
+  float* s;      // [rows][key tile]: scores, then probabilities
+  float* m;      // [rows] running max (base 2)
+  float* l;      // [rows] running sum
+  float* alpha;  // [rows] this tile's rescale of the accumulators
+  float* red;    // after the loop: the key groups' sums (aliases kv)
+  __device__ T* tile(int stage, int which) const {
+    return kv + (stage * 2 + which) * key_tile<D>() * staged_row<D>();
+  }
+};
+
+template <int D>
+__host__ __device__ constexpr int kv_stage_bytes(int elem_bytes) {
+  return 2 * 2 * key_tile<D>() * staged_row<D>() * elem_bytes;
+}
+
+template <class T, int D>
+__device__ Smem<T, D> carve(unsigned char* base, int rows) {
+  Smem<T, D> s;
+  s.kv = reinterpret_cast<T*>(base);
+  s.red = reinterpret_cast<float*>(base);
+  base += kv_stage_bytes<D>(int(sizeof(T)));
+  s.q = reinterpret_cast<float*>(base);
+  base += rows * D * sizeof(float);
+  s.s = reinterpret_cast<float*>(base);
+  base += rows * key_tile<D>() * sizeof(float);
+  s.m = reinterpret_cast<float*>(base);
+  s.l = s.m + rows;
+  s.alpha = s.l + rows;
+  return s;
+}
+
+// MAXR: the most query rows this instantiation holds (registers are sized for it).
+template <class T, int D, int MAXR>
+__global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeArgs a) {
+  constexpr int KT = key_tile<D>();
+  constexpr int RG = kThreads / KT;  // row groups of the score phase
+  constexpr int RPT = (MAXR + RG - 1) / RG;
+  constexpr int CH = D / 8;  // 16-byte chunks per row
+  constexpr int UPT = (MAXR * CH + kThreads - 1) / kThreads;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+
+  const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int G = a.q_heads / a.kv_heads;
+  const Seq sq = seq_of(a, b);
+  const int R = G * sq.nq;  // row r: head kvh * G + r / nq, query r % nq
+  const Smem<T, D> sm = carve<T, D>(smem_raw, R);
+  const T* q = static_cast<const T*>(a.q);
+  const T* k = static_cast<const T*>(a.k);
+  const T* v = static_cast<const T*>(a.v);
+
+  // This split's keys, cut to those some row sees.
+  const KeyRange kr = key_range(a, sq, split, KT);
+  const int hi = kr.hi, t0 = kr.t0, ntiles = kr.tiles;
+
+  auto load_tile = [&](int stage, int start) {
+    T* ks = sm.tile(stage, 0);
+    T* vs = sm.tile(stage, 1);
+    for (int ci = tid; ci < KT * CH; ci += kThreads) {
+      const int jr = ci / CH, cc = ci % CH, pos = start + jr;
+      const bool valid = pos <= hi;
+      const int64_t ko = valid ? kv_row(a, a.k_pages, b, kvh, pos, D) : 0;
+      const int64_t vo = valid ? kv_row(a, a.v_pages, b, kvh, pos, D) : 0;
+      copy16(ks + jr * staged_row<D>() + cc * 8, k + ko + cc * 8, valid);
+      copy16(vs + jr * staged_row<D>() + cc * 8, v + vo + cc * 8, valid);
+    }
+    commit_copies();
+  };
+  if (ntiles > 0) load_tile(0, t0);
+  if (ntiles > 1) load_tile(1, t0 + KT);
+
+  // Q rows as float; the running max and sum.
+  for (int ci = tid; ci < R * CH; ci += kThreads) {
+    const int r = ci / CH, cc = ci % CH, h = kvh * G + r / sq.nq, i = r % sq.nq;
+    const uint4 raw =
+        *reinterpret_cast<const uint4*>(q + b * a.q_sb + h * a.q_sh + i * a.q_ss + cc * 8);
+    widen8<T>(raw, sm.q + r * D + cc * 8);
+  }
+  for (int r = tid; r < R; r += kThreads) {
+    sm.m[r] = -INFINITY;
+    sm.l[r] = 0;
+  }
+
+  // P.V: units of 8 output columns of one row; a thread's units share their columns.
+  const int units = R * CH;
+  const int ks_groups = units >= kThreads ? 1 : kThreads / units;
+  const int my_group = units >= kThreads ? 0 : tid / units;
+  const int my_unit = units >= kThreads ? tid : tid % units;
+  const bool pv_active = my_group < ks_groups;
+  const int my_cc = my_unit % CH;
+  float acc[UPT][8];
+#pragma unroll
+  for (int u = 0; u < UPT; ++u)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[u][e] = 0;
+
+  const int sj = tid % KT, srg = tid / KT;  // the score phase's key and row group
+  for (int t = 0; t < ntiles; ++t) {
+    const int stage = t & 1, start = t0 + t * KT;
+    if (t + 1 < ntiles) {
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
+    }
+    __syncthreads();
+    // Scores of key `sj` for rows srg, srg + RG, ...
+    {
+      float sacc[RPT];
+#pragma unroll
+      for (int rr = 0; rr < RPT; ++rr) sacc[rr] = 0;
+      const T* krow = sm.tile(stage, 0) + sj * staged_row<D>();
+#pragma unroll 4
+      for (int cc = 0; cc < CH; ++cc) {
+        float kf[8];
+        widen8<T>(*reinterpret_cast<const uint4*>(krow + cc * 8), kf);
+#pragma unroll
+        for (int rr = 0; rr < RPT; ++rr) {
+          const int r = srg + rr * RG;
+          if (r < R) {
+            const float4* qv = reinterpret_cast<const float4*>(sm.q + r * D + cc * 8);
+            const float4 x = qv[0], y = qv[1];
+            sacc[rr] += x.x * kf[0] + x.y * kf[1] + x.z * kf[2] + x.w * kf[3] + y.x * kf[4] +
+                        y.y * kf[5] + y.z * kf[6] + y.w * kf[7];
+          }
+        }
+      }
+      const int pos = start + sj;
+#pragma unroll
+      for (int rr = 0; rr < RPT; ++rr) {
+        const int r = srg + rr * RG;
+        if (r >= R) continue;
+        const bool seen = key_seen(a, sq, kr, r % sq.nq, pos);
+        sm.s[r * KT + sj] = seen ? score2(a, sacc[rr]) : -INFINITY;
+      }
+    }
+    __syncthreads();
+    // Online softmax: one warp per row.
+    for (int r = warp; r < R; r += kWarps) {
+      float mx = -INFINITY;
+      for (int j = lane; j < KT; j += 32) mx = fmaxf(mx, sm.s[r * KT + j]);
+      mx = warp_max(mx);
+      const float m_old = sm.m[r], m_new = fmaxf(m_old, mx);
+      float sum = 0;
+      for (int j = lane; j < KT; j += 32) {
+        const float s = sm.s[r * KT + j];
+        const float p = s == -INFINITY ? 0.f : exp2f(s - m_new);
+        sm.s[r * KT + j] = p;
+        sum += p;
+      }
+      sum = warp_sum(sum);
+      if (lane == 0) {
+        const float alpha = m_old == -INFINITY ? 0.f : exp2f(m_old - m_new);
+        sm.alpha[r] = alpha;
+        sm.l[r] = sm.l[r] * alpha + sum;
+        sm.m[r] = m_new;
+      }
+    }
+    __syncthreads();
+    // O += P V over this tile's keys.
+    if (pv_active) {
+      const int nv = min(KT, hi - start + 1);
+#pragma unroll
+      for (int u = 0; u < UPT; ++u) {
+        const int r = (my_unit + u * kThreads) / CH;
+        if (r < R) {
+          const float al = sm.alpha[r];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[u][e] *= al;
+        }
+      }
+      const T* vcol = sm.tile(stage, 1) + my_cc * 8;
+      for (int j = my_group; j < nv; j += ks_groups) {
+        float vf[8];
+        widen8<T>(*reinterpret_cast<const uint4*>(vcol + j * staged_row<D>()), vf);
+#pragma unroll
+        for (int u = 0; u < UPT; ++u) {
+          const int r = (my_unit + u * kThreads) / CH;
+          if (r < R) {
+            const float p = sm.s[r * KT + j];
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[u][e] += p * vf[e];
+          }
+        }
+      }
+    }
+    __syncthreads();
+    if (t + 2 < ntiles) load_tile(stage, start + 2 * KT);
+  }
+
+  __syncthreads();  // the running sums are complete (and, with no tile, initialized)
+  // The key groups' sums (one unit per thread when there are several groups).
+  if (ks_groups > 1) {
+    if (pv_active) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) sm.red[(my_group * units + my_unit) * 8 + e] = acc[0][e];
+    }
+    __syncthreads();
+    if (my_group == 0) {
+      for (int g = 1; g < ks_groups; ++g)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[0][e] += sm.red[(g * units + my_unit) * 8 + e];
+    }
+  }
+  if (my_group != 0) return;
+
+#pragma unroll
+  for (int u = 0; u < UPT; ++u) {
+    const int r = (my_unit + u * kThreads) / CH;
+    if (r >= R) continue;
+    emit_row<T, D>(a, b, kvh * G + r / sq.nq, r % sq.nq, split, sm.m[r], sm.l[r], acc[u],
+                   my_cc * 8);
+  }
+}
+
+// The splits of one row combined: O = sum_s o_s 2^(m_s - M) / L, the sink joining M and L.
+// One block of D threads per (sequence, query head, query row).
+template <class T, int D>
+__global__ void __launch_bounds__(D) merge_kernel(const DecodeArgs a) {
+  const int64_t row = blockIdx.x;
+  const int i = int(row % a.q_len), h = int((row / a.q_len) % a.q_heads),
+            b = int(row / (int64_t(a.q_len) * a.q_heads));
+  if (i >= seq_of(a, b).nq) return;  // a ragged batch's padding row: no output
+  const float* p = a.partial + row * a.splits * partial_stride(D);
+  const float s2 = sink2(a, h);
+  float top = s2;
+  for (int s = 0; s < a.splits; ++s) top = fmaxf(top, p[s * partial_stride(D) + D]);
+  const int c = threadIdx.x;
+  float o = 0, total = 0;
+  for (int s = 0; s < a.splits; ++s) {
+    const float m = p[s * partial_stride(D) + D];
+    if (m == -INFINITY) continue;
+    const float w = exp2f(m - top);
+    total += p[s * partial_stride(D) + D + 1] * w;
+    o += p[s * partial_stride(D) + c] * w;
+  }
+  if (s2 != -INFINITY) total += exp2f(s2 - top);
+  T* out = static_cast<T*>(a.o) + b * a.o_sb + h * a.o_sh + i * a.o_ss;
+  out[c] = narrow<T>(total > 0 ? o / total : 0.f);
+  if (c == 0 && a.lse != nullptr) a.lse[row] = total > 0 ? (top + log2f(total)) * kLn2 : -INFINITY;
+}
+
+template <class T, int D, int MAXR>
+void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
+  const int rows = (a.q_heads / a.kv_heads) * a.q_len;
+  const int smem = decode_smem_bytes(D, rows);
+  static const cudaError_t set =
+      cudaFuncSetAttribute(decode_kernel<T, D, MAXR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           decode_smem_bytes(D, MAXR));
+  ATTNPROF_CUDA(set);
+  const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
+  decode_kernel<T, D, MAXR><<<grid, kThreads, smem, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T, int D>
+void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
+  const int64_t rows_total = int64_t(a.batch) * a.q_heads * a.q_len;
+  merge_kernel<T, D><<<unsigned(rows_total), D, 0, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T, int D>
+void launch_rows(const DecodeArgs& a, cudaStream_t stream) {
+  const int rows = (a.q_heads / a.kv_heads) * a.q_len;
+  if (decode_uses_mma(D, rows)) {
+    launch_mma(a, stream);
+  } else if (rows <= 8) {
+    launch_typed<T, D, 8>(a, stream);
+  } else {
+    launch_typed<T, D, (D == 256 ? 32 : kMaxDecodeRows)>(a, stream);
+  }
+  if (a.splits > 1) launch_merge<T, D>(a, stream);
+}
+
+template <class T>
+void launch_dim(const DecodeArgs& a, cudaStream_t stream) {
+  switch (a.head_dim) {
+    case 64:
+      return launch_rows<T, 64>(a, stream);
+    case 128:
+      return launch_rows<T, 128>(a, stream);
+    case 256:
+      return launch_rows<T, 256>(a, stream);
+    default:
+      throw CudaError(cudaErrorInvalidValue, "cuda.decode: head dim not instantiated");
+  }
+}
+
+}  // namespace
+
+bool decode_uses_mma(int head_dim, int rows) {
+  return (head_dim == 64 || head_dim == 128) && rows <= kMmaRows;
+}
+
+int decode_smem_bytes(int head_dim, int rows) {
+  if (decode_uses_mma(head_dim, rows)) return mma_smem_bytes(head_dim);
+  const int kt = head_dim <= 128 ? 64 : 32;
+  const int kv = 2 * 2 * kt * (head_dim + 8) * 2;  // two stages of K and V, 2-byte elements
+  return kv + rows * head_dim * 4 + rows * kt * 4 + 3 * rows * 4;
+}
+
+int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
+                              int splits) {
+  return splits > 1 ? batch * q_heads * q_len * splits * partial_stride(int(head_dim)) : 0;
+}
+
+void launch_decode(const DecodeArgs& a, cudaStream_t stream) {
+  if (a.dtype == DType::bf16) return launch_dim<__nv_bfloat16>(a, stream);
+  return launch_dim<__half>(a, stream);
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,80 @@
+// The split-KV decode kernel behind cuda.decode (decode.cpp): attention of a few query tokens
+// per sequence (a decode step, or a short chunk of speculative tokens) over a long K/V cache,
+// memory-bound, so it is written to read K and V once at the memory's pace.
+//
+//   grid (splits, kv_heads, batch), 128 threads: one CTA per (sequence, KV head, chunk of keys).
+//   The CTA holds every query row of its KV head's group (G query heads x the sequence's query
+//   tokens) and streams its chunk through shared memory (cp.async, 16-byte copies, keys past
+//   the sequence or the chunk zero-filled and never read), with an online softmax in base 2.
+//   Two kernels: up to kMmaRows rows at head dim 64 or 128, tensor cores (decode_mma.cu: each
+//   warp its own tiles of 16 keys, three stages deep, mma.sync for Q.K^T and P.V, the warps'
+//   sums combined at the end); otherwise, up to kMaxDecodeRows rows, the CUDA cores
+//   (decode_kernel.cu: tiles of 64 keys, 32 at D 256, two stages, fp32 FMAs). One split writes
+//   O and the LSE itself; several write fp32 partial sums (unnormalized O, row max, row sum)
+//   that a merge kernel combines exactly.
+//
+// K and V contiguous (bhsd or bshd, the spec's strides) or paged (io.hpp PageMap); a ragged
+// batch's lengths (Io::seq_q, seq_kv) give each sequence its query rows, keys and mask; a logit
+// softcap is applied to each scaled score, a sink logit joins each row's max and sum at the end.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "attnprof/io.hpp"
+#include "attnprof/spec.hpp"
+
+namespace attnprof::cuda {
+
+// The most query rows (G x q_len) one CTA holds.
+inline constexpr int kMaxDecodeRows = 64;
+inline constexpr int kDecodeThreads = 128;
+
+// Floats of one partial-sum record: D of O, the max and the sum, padded to 16 bytes.
+__host__ __device__ constexpr int partial_stride(int head_dim) {
+  return head_dim + 4;
+}
+
+struct DecodeArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;  // (B, Hq, Nq) fp32; null: not written
+  // Element strides of Q and O (b, h, s) and of contiguous K and V (same for both: D == Dv).
+  int64_t q_sb = 0, q_sh = 0, q_ss = 0;
+  int64_t o_sb = 0, o_sh = 0, o_ss = 0;
+  int64_t kv_sb = 0, kv_sh = 0, kv_ss = 0;
+  PageMap k_pages, v_pages;        // table null: contiguous
+  const int32_t* seq_q = nullptr;  // a ragged batch's lengths (device); null: uniform
+  const int32_t* seq_kv = nullptr;
+  int batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
+  MaskKind mask = MaskKind::none;
+  int window = 0;
+  float scale = 1;              // softmax scale (natural units)
+  float softcap = 0;            // 0: none
+  const float* sink = nullptr;  // (Hq) sink logits; null: none
+  DType dtype = DType::bf16;    // bf16 or fp16
+  int chunk = 0;                // keys per split (a multiple of the key tile)
+  int splits = 1;
+  float* partial = nullptr;  // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
+};
+
+// Keys a split's chunk is a multiple of (every kernel's tile divides it).
+inline constexpr int kDecodeChunkGranule = 64;
+// The most query rows the tensor-core kernel takes (decode_mma.cu; head dims 64 and 128).
+inline constexpr int kMmaRows = 16;
+// Whether the tensor-core kernel runs a shape (else the CUDA-core kernel).
+bool decode_uses_mma(int head_dim, int rows);
+// Bytes of dynamic shared memory one CTA needs for `rows` query rows.
+int decode_smem_bytes(int head_dim, int rows);
+// Floats of the partial-sum workspace for `splits` splits (0 for one).
+int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
+                              int splits);
+
+// Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 64, 128 or
+// 256; G * q_len <= kMaxDecodeRows.
+void launch_decode(const DecodeArgs& a, cudaStream_t stream);
+
+}  // namespace attnprof::cuda

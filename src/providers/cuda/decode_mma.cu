@@ -1,0 +1,287 @@
+// cuda.decode's tensor-core kernel (decode_kernel.cuh): up to 16 query rows of one KV head
+// (G query heads x the sequence's query tokens, zero-padded to the 16 rows of an mma tile) at
+// head dim 64 or 128, bf16 or fp16.
+//
+// Each of the CTA's four warps takes every fourth tile of 16 keys of the CTA's chunk and keeps
+// its own pipeline, three stages deep: K and V rows land in its shared memory by cp.async
+// (16-byte copies, rows padded by 16 bytes so ldmatrix reads no bank twice), S = Q K^T comes
+// from mma.sync m16n8k16 with Q's fragments held in registers and K's read by ldmatrix, the
+// online softmax runs on the accumulator fragments (each row's max and sum across the quad that
+// holds it), P is rounded to the dtype as the A operand of O += P V, whose B operand is V read
+// by ldmatrix.trans. No barrier in the loop: the warps meet once, at the end, to combine their
+// sums (decode_common.cuh emit_row).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda/cuda_check.hpp"
+#include "providers/cuda/decode_common.cuh"
+
+namespace attnprof::cuda::decode {
+
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kTile = 16;   // keys per warp tile (the mma's k for P.V)
+constexpr int kStages = 3;  // tiles in flight per warp
+
+template <int D>
+constexpr int staged_row() {
+  return D + 8;  // elements: 16 bytes of padding
+}
+template <int D>
+constexpr int warp_stage_elems() {
+  return 2 * kTile * staged_row<D>();  // K and V
+}
+
+template <class T>
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+__device__ __forceinline__ void ldmatrix4(uint32_t (&r)[4], const void* smem) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+__device__ __forceinline__ void ldmatrix4_trans(uint32_t (&r)[4], const void* smem) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+// Two floats as the dtype's pair, `lo` in the low half.
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
+  constexpr int KS = D / 16;  // k-steps of Q.K^T
+  constexpr int NB = D / 8;   // n-blocks of P.V
+  constexpr int CH = D / 8;   // 16-byte chunks per row
+  constexpr int ROW = staged_row<D>();
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+
+  const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const int G = a.q_heads / a.kv_heads;
+  const Seq sq = seq_of(a, b);
+  const int R = G * sq.nq;  // row r: head kvh * G + r / nq, query r % nq
+  const KeyRange kr = key_range(a, sq, split, kTile);
+  // This warp's tiles: w, w + 4, ... of the CTA's.
+  const int my_tiles = kr.tiles > warp ? (kr.tiles - 1 - warp) / kWarps + 1 : 0;
+  T* stages = reinterpret_cast<T*>(smem_raw) + warp * kStages * warp_stage_elems<D>();
+  const T* k = static_cast<const T*>(a.k);
+  const T* v = static_cast<const T*>(a.v);
+
+  auto tile_start = [&](int n) { return kr.t0 + (warp + n * kWarps) * kTile; };
+  auto load = [&](int n) {
+    T* ks = stages + (n % kStages) * warp_stage_elems<D>();
+    T* vs = ks + kTile * ROW;
+    const int start = tile_start(n);
+#pragma unroll
+    for (int ci = lane; ci < kTile * CH; ci += 32) {
+      const int jr = ci / CH, cc = ci % CH, pos = start + jr;
+      const bool valid = pos <= kr.hi;
+      const int64_t ko = valid ? kv_row(a, a.k_pages, b, kvh, pos, D) : 0;
+      const int64_t vo = valid ? kv_row(a, a.v_pages, b, kvh, pos, D) : 0;
+      copy16(ks + jr * ROW + cc * 8, k + ko + cc * 8, valid);
+      copy16(vs + jr * ROW + cc * 8, v + vo + cc * 8, valid);
+    }
+  };
+#pragma unroll
+  for (int n = 0; n < kStages - 1; ++n) {
+    if (n < my_tiles) load(n);
+    commit_copies();
+  }
+
+  // Q's A fragments: rows g and g + 8, columns 16 ks + 2 t4 (+1) and + 8; rows past R are 0.
+  uint32_t qf[KS][4];
+  {
+    const T* q = static_cast<const T*>(a.q);
+    const T* qrow[2] = {nullptr, nullptr};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = g + 8 * h;
+      if (r < R) qrow[h] = q + b * a.q_sb + (kvh * G + r / sq.nq) * a.q_sh + (r % sq.nq) * a.q_ss;
+    }
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const T* row = qrow[x & 1];
+        const int col = 16 * ks + 2 * t4 + 8 * (x >> 1);
+        qf[ks][x] = row != nullptr ? *reinterpret_cast<const uint32_t*>(row + col) : 0u;
+      }
+  }
+
+  float o[NB][4];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[nb][e] = 0;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};  // rows g and g + 8
+  const int mi = lane >> 3, ri = lane & 7;             // ldmatrix: this lane's matrix and row
+
+  for (int n = 0; n < my_tiles; ++n) {
+    wait_copies<kStages - 2>();
+    __syncwarp();
+    const T* ks_ = stages + (n % kStages) * warp_stage_elems<D>();
+    const T* vs_ = ks_ + kTile * ROW;
+    const int start = tile_start(n);
+    // S = Q K^T: n-blocks of keys 0-7 and 8-15.
+    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+#pragma unroll
+    for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+      for (int kk = 0; kk < KS; kk += 2) {
+        uint32_t bf[4];
+        ldmatrix4(bf, ks_ + (nb * 8 + ri) * ROW + kk * 16 + mi * 8);
+        mma<T>(s[nb], qf[kk], bf[0], bf[1]);
+        mma<T>(s[nb], qf[kk + 1], bf[2], bf[3]);
+      }
+      // Scale, cap and mask; then the online softmax of rows g (e 0, 1) and g + 8 (e 2, 3).
+#pragma unroll
+    for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = g + 8 * (e >> 1), pos = start + nb * 8 + 2 * t4 + (e & 1);
+        const bool seen = r < R && key_seen(a, sq, kr, r % sq.nq, pos);
+        s[nb][e] = seen ? score2(a, s[nb][e]) : -INFINITY;
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float mx =
+          quad_max(fmaxf(fmaxf(s[0][2 * h], s[0][2 * h + 1]), fmaxf(s[1][2 * h], s[1][2 * h + 1])));
+      const float m_new = fmaxf(m[h], mx);
+      const float alpha = m[h] == -INFINITY ? 0.f : exp2f(m[h] - m_new);
+      float sum = 0;
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const float p = s[nb][e] == -INFINITY ? 0.f : exp2f(s[nb][e] - m_new);
+          s[nb][e] = p;
+          sum += p;
+        }
+      l[h] = l[h] * alpha + sum;
+      m[h] = m_new;
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        o[nb][2 * h] *= alpha;
+        o[nb][2 * h + 1] *= alpha;
+      }
+    }
+    // O += P V: P's A fragment from the two score n-blocks, V's B fragments by ldmatrix.trans.
+    const uint32_t pa[4] = {pack2<T>(s[0][0], s[0][1]), pack2<T>(s[0][2], s[0][3]),
+                            pack2<T>(s[1][0], s[1][1]), pack2<T>(s[1][2], s[1][3])};
+#pragma unroll
+    for (int nb = 0; nb < NB; nb += 2) {
+      uint32_t bf[4];
+      ldmatrix4_trans(bf, vs_ + (ri + (mi & 1) * 8) * ROW + nb * 8 + (mi >> 1) * 8);
+      mma<T>(o[nb], pa, bf[0], bf[1]);
+      mma<T>(o[nb + 1], pa, bf[2], bf[3]);
+    }
+    __syncwarp();  // every lane is done with this stage before it is refilled
+    if (n + kStages - 1 < my_tiles) load(n + kStages - 1);
+    commit_copies();
+  }
+  wait_copies<0>();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) l[h] = quad_sum(l[h]);
+
+  // The warps' sums, combined: each warp's O, max and sum through shared memory.
+  __syncthreads();
+  float* red_o = reinterpret_cast<float*>(smem_raw);  // [warp][16 rows][D]
+  float* red_m = red_o + kWarps * 16 * D;             // [warp][16]
+  float* red_l = red_m + kWarps * 16;
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      red_o[(warp * 16 + g + 8 * (e >> 1)) * D + nb * 8 + 2 * t4 + (e & 1)] = o[nb][e];
+  if (t4 == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      red_m[warp * 16 + g + 8 * h] = m[h];
+      red_l[warp * 16 + g + 8 * h] = l[h];
+    }
+  }
+  __syncthreads();
+  for (int item = threadIdx.x; item < R * CH; item += kWarps * 32) {
+    const int r = item / CH, col = (item % CH) * 8;
+    float top = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) top = fmaxf(top, red_m[w * 16 + r]);
+    float sum = 0, out[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float mw = red_m[w * 16 + r];
+      if (mw == -INFINITY) continue;
+      const float f = exp2f(mw - top);
+      sum += red_l[w * 16 + r] * f;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) out[e] += red_o[(w * 16 + r) * D + col + e] * f;
+    }
+    emit_row<T, D>(a, b, kvh * G + r / sq.nq, r % sq.nq, split, top, sum, out, col);
+  }
+}
+
+template <class T, int D>
+void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
+  const int smem = mma_smem_bytes(D);
+  static const cudaError_t set =
+      cudaFuncSetAttribute(mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  ATTNPROF_CUDA(set);
+  const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
+  mma_kernel<T, D><<<grid, kWarps * 32, smem, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+}  // namespace
+
+int mma_smem_bytes(int head_dim) {
+  const int stages = kWarps * kStages * 2 * kTile * (head_dim + 8) * 2;
+  const int combine = (kWarps * 16 * head_dim + 2 * kWarps * 16) * 4;
+  return stages > combine ? stages : combine;
+}
+
+void launch_mma(const DecodeArgs& a, cudaStream_t stream) {
+  const bool bf16 = a.dtype == DType::bf16;
+  if (a.head_dim == 64)
+    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
+  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+}
+
+}  // namespace attnprof::cuda::decode

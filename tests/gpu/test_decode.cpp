@@ -1,0 +1,132 @@
+// cuda.decode (attnprof's split-KV decode kernel) on the GPU: every row of O and the LSE against
+// the host's fp64 reference and the device check, over the shapes it takes: one and several
+// query tokens, GQA and MQA, head dims 64, 128 and 256, every mask, both layouts, one split and
+// many, paged and ragged caches, softcap and sinks; and what it refuses, in words.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnprof/ragged.hpp"
+#include "attnprof/verify.hpp"
+#include "engine_test_util.hpp"
+#include "measure/cuda/device_verify.hpp"
+#include "one_point.hpp"
+#include "providers/factories.hpp"
+#include "test_specs.hpp"
+
+namespace attnprof {
+namespace {
+
+using testing_specs::make_spec;
+
+cuda::CudaEngine& engine() {
+  static cuda::CudaEngine e(0);
+  return e;
+}
+
+#define REQUIRE_ENGINE() \
+  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
+
+struct Case {
+  Spec spec;
+  bool several_splits;  // the split the kernel should choose on a GPU of 16 SMs or more
+};
+
+Spec variant(Spec s, std::string lens = "", int64_t page = 0, double softcap = 0,
+             bool sinks = false) {
+  s.seqlens = std::move(lens);
+  s.page_size = page;
+  s.softcap = softcap;
+  s.sinks = sinks;
+  return s;
+}
+
+std::vector<Case> cases() {
+  const Mask none{}, tl{MaskKind::causal_tl, 0}, br{MaskKind::causal_br, 0},
+      win{MaskKind::window, 100};
+  const DType bf = DType::bf16, fp = DType::fp16;
+  return {
+      {make_spec(3, 32, 8, 1, 3000, 128, bf, br), true},
+      {make_spec(2, 8, 8, 1, 100, 128, fp, none), false},
+      {make_spec(2, 16, 4, 4, 1500, 64, fp, br, Mode::fwd, Layout::bshd), true},
+      {make_spec(2, 8, 2, 3, 2000, 128, bf, win), true},
+      {make_spec(2, 8, 2, 5, 700, 128, bf, tl), true},
+      {make_spec(1, 16, 1, 4, 1000, 128, bf, br), true},  // MQA: 64 rows in one CTA
+      {make_spec(2, 8, 4, 1, 1200, 256, bf, br), true},
+      {make_spec(1, 16, 2, 2, 900, 256, fp, br, Mode::fwd, Layout::bshd), true},  // 16 rows
+      {variant(make_spec(4, 16, 2, 1, 2048, 128, bf, br), "", 16), true},
+      {variant(make_spec(6, 16, 2, 1, 3000, 128, bf, br), "uniform:1:3000"), true},
+      {variant(make_spec(4, 16, 2, 2, 2048, 64, fp, br, Mode::fwd, Layout::bshd),
+               "uniform:100:2048", 16),
+       true},
+      {variant(make_spec(2, 8, 2, 1, 4096, 256, bf, br), "", 0, 50.0), true},
+      {variant(make_spec(2, 16, 4, 1, 2000, 64, bf, win), "", 0, 0, true), true},
+      {variant(make_spec(3, 8, 8, 1, 1000, 128, fp, br), "", 0, 30.0, true), true},
+  };
+}
+
+TEST(CudaDecode, EveryRowPassesBothChecks) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_decode();
+  ASSERT_TRUE(p->availability().available);
+  for (const Case& c : cases()) {
+    const Spec& s = c.spec;
+    SCOPED_TRACE(s.label());
+    const Support sup = p->supports(s, engine().device());
+    ASSERT_TRUE(sup.ok) << sup.reason;
+    ASSERT_EQ(variant_refusal(p->traits(), s), "");
+    const InputFill fill{.seed = 17};
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    const std::string note = pt.run->note();
+    EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
+    const HostOutputs out = pt.launch_and_read(engine());
+    VerifyOptions full;
+    full.full = true;
+    const RowChecks host = check_on_host(s, fill, out, full);
+    const VerifyResult hv = judge_rows(s, host);
+    EXPECT_TRUE(verify_passed(hv)) << "host: " << hv.detail << " (" << note << ")";
+    EXPECT_EQ(host.nonfinite, 0) << host.first_nonfinite;
+    auto* stream = static_cast<cudaStream_t>(engine().stream().native);
+    const RowChecks dev = cuda::check_on_device(s, pt.io(), stream, {.all = true, .keep = {}});
+    const VerifyResult dv = judge_rows(s, dev);
+    EXPECT_TRUE(verify_passed(dv)) << "device: " << dv.detail;
+    EXPECT_EQ(dev.rows_checked, seq_lens(s).q_total() * s.q_heads);
+    EXPECT_EQ(dev.lse.size(), dev.o.size());  // the LSE is written and checked on every row
+  }
+}
+
+// A second launch on the same run reads the same inputs and writes the same bits (no state
+// carried between launches: the partial sums are rewritten whole).
+TEST(CudaDecode, RelaunchesAreBitIdentical) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_decode();
+  const Spec s = make_spec(4, 32, 8, 1, 5000, 128, DType::bf16, Mask{MaskKind::causal_br, 0});
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 2});
+  const HostOutputs a = pt.launch_and_read(engine());
+  const HostOutputs b = pt.launch_and_read(engine());
+  EXPECT_EQ(a.o, b.o);
+  EXPECT_EQ(a.lse, b.lse);
+}
+
+TEST(CudaDecode, RefusesWhatItIsNotBuiltFor) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_decode();
+  const Mask br{MaskKind::causal_br, 0};
+  const auto reason = [&](const Spec& s) { return p->supports(s, engine().device()).reason; };
+  EXPECT_NE(reason(make_spec(1, 8, 8, 1, 64, 96, DType::bf16, br)).find("head dims 64, 128"),
+            std::string::npos);
+  EXPECT_NE(reason(make_spec(1, 8, 8, 1, 64, 128, DType::fp32, br)).find("fp16 and bf16 only"),
+            std::string::npos);
+  EXPECT_NE(reason(make_spec(1, 32, 8, 512, 512, 128, DType::bf16, br)).find("not a prefill"),
+            std::string::npos);
+  EXPECT_NE(reason(make_spec(1, 8, 8, 1, 64, 128, DType::bf16, br, Mode::bwd)).find("forward"),
+            std::string::npos);
+  EXPECT_TRUE(p->supports(make_spec(1, 128, 8, 4, 64, 128, DType::bf16, br), engine().device()).ok);
+  EXPECT_FALSE(
+      p->supports(make_spec(1, 128, 8, 5, 64, 128, DType::bf16, br), engine().device()).ok);
+}
+
+}  // namespace
+}  // namespace attnprof
