@@ -27,6 +27,16 @@ inline std::optional<Device> first_gpu(std::string& why) {
   return cuda::describe_device(0);
 }
 
+// One engine on device 0 for the whole test program, for the tests that need no fixture; they
+// begin with REQUIRE_ENGINE(), which skips with the engine's own reason where there is no GPU.
+inline cuda::CudaEngine& process_engine() {
+  static cuda::CudaEngine e(0);
+  return e;
+}
+#define REQUIRE_ENGINE()                                                                   \
+  if (Availability a = ::attnprof::testing::process_engine().availability(); !a.available) \
+  GTEST_SKIP() << a.reason
+
 class CudaEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -22,12 +22,8 @@ namespace {
 using testing_specs::make_spec;
 
 cuda::CudaEngine& engine() {
-  static cuda::CudaEngine e(0);
-  return e;
+  return testing::process_engine();
 }
-
-#define REQUIRE_ENGINE() \
-  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
 
 struct Case {
   Spec spec;

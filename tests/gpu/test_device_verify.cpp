@@ -28,12 +28,8 @@ using namespace testing_specs;
 using test::Mutation;
 
 cuda::CudaEngine& engine() {
-  static cuda::CudaEngine e(0);
-  return e;
+  return testing::process_engine();
 }
-
-#define REQUIRE_ENGINE() \
-  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
 
 double rel(const RowCheck& c) {
   return c.ref2 > 0 ? std::sqrt(c.err2 / c.ref2) : std::sqrt(c.err2);

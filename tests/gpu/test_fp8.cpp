@@ -32,12 +32,8 @@ constexpr DType e4m3 = DType::fp8_e4m3;
 constexpr DType e5m2 = DType::fp8_e5m2;
 
 cuda::CudaEngine& engine() {
-  static cuda::CudaEngine e(0);
-  return e;
+  return testing::process_engine();
 }
-
-#define REQUIRE_ENGINE() \
-  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
 
 cudaStream_t stream() {
   return static_cast<cudaStream_t>(engine().stream().native);

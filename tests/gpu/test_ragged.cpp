@@ -27,12 +27,8 @@ namespace {
 using testing_specs::make_spec;
 
 cuda::CudaEngine& engine() {
-  static cuda::CudaEngine e(0);
-  return e;
+  return testing::process_engine();
 }
-
-#define REQUIRE_ENGINE() \
-  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
 
 std::unique_ptr<Provider> make(const std::string& name) {
   if (name == "cuda.naive") return make_cuda_naive();

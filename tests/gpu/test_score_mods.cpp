@@ -21,12 +21,8 @@ namespace {
 using namespace testing_specs;
 
 cuda::CudaEngine& engine() {
-  static cuda::CudaEngine e(0);
-  return e;
+  return testing::process_engine();
 }
-
-#define REQUIRE_ENGINE() \
-  if (Availability a = engine().availability(); !a.available) GTEST_SKIP() << a.reason
 
 Spec mods(Spec s, double softcap, bool sinks) {
   s.softcap = softcap;
