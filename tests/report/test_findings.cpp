@@ -367,7 +367,7 @@ TEST(Findings, RaggedKeepsAShareOfTheUniformRate) {
   const auto f = compute_findings(rows, "cuda.naive");
   EXPECT_TRUE(has_finding(f,
                           "Ragged batches: `cudnn.sdpa` keeps 85% of its uniform-batch TFLOP/s "
-                          "(geomean over 2 shapes, 80%–90%; 60 µs for 50% of the uniform batch's "
+                          "(geomean over 2 shapes, 80%–90%; 60.0 µs for 50% of the uniform batch's "
                           "work at B8 H32/8 N2048 D64 fp16 causal fwd ragged uniform:1:2048)."))
       << all_text(f);
 }

@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
@@ -31,11 +34,19 @@ int ctas_per_sm(int smem_bytes) {
 struct Split {
   int chunk = 0, splits = 1;
 };
-Split choose_split(const Spec& s, int sm_count) {
+// The tensor-core kernel's pipeline: ATTNPROF_DECODE_PIPELINE=2x6 (2 warps a CTA, 6 tiles deep)
+// or 4x3 (the default), for comparing them on a device.
+cuda::DecodePipeline pipeline_from_env() {
+  const char* v = std::getenv("ATTNPROF_DECODE_PIPELINE");
+  return v != nullptr && std::string_view(v) == "2x6" ? cuda::DecodePipeline::warps2_stages6
+                                                      : cuda::DecodePipeline::warps4_stages3;
+}
+
+Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
   const int tile = cuda::kDecodeChunkGranule;
   const int rows = int(s.group_size() * s.q_len);
-  const int64_t slots =
-      int64_t(std::max(sm_count, 1)) * ctas_per_sm(cuda::decode_smem_bytes(int(s.head_dim), rows));
+  const int64_t slots = int64_t(std::max(sm_count, 1)) *
+                        ctas_per_sm(cuda::decode_smem_bytes(int(s.head_dim), rows, pipeline));
   const int64_t ctas = s.batch * s.kv_heads;
   const int64_t want = std::max<int64_t>(1, (4 * slots + ctas - 1) / ctas);
   const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
@@ -54,7 +65,9 @@ int max_rows(int64_t head_dim) {
 class DecodeRun final : public Run {
  public:
   DecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
-      : spec_(spec), split_(choose_split(spec, device.sm_count)) {
+      : spec_(spec),
+        pipeline_(pipeline_from_env()),
+        split_(choose_split(spec, device.sm_count, pipeline_)) {
     const int64_t floats = cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len,
                                                        spec.head_dim, split_.splits);
     partial_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
@@ -97,6 +110,7 @@ class DecodeRun final : public Run {
     a.dtype = s.dtype;
     a.chunk = split_.chunk;
     a.splits = split_.splits;
+    a.pipeline = pipeline_;
     a.partial = static_cast<float*>(partial_.data());
     cuda::launch_decode(a, cuda::native_stream(stream));
   }
@@ -105,13 +119,19 @@ class DecodeRun final : public Run {
 
   std::string note() const override {
     const int64_t ctas = spec_.batch * spec_.kv_heads * split_.splits;
-    return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{}", split_.splits,
-                       split_.splits == 1 ? "" : "s", split_.chunk, ctas,
-                       split_.splits > 1 ? ", then a merge" : "");
+    const int rows = int(spec_.group_size() * spec_.q_len);
+    const std::string kernel = !cuda::decode_uses_mma(int(spec_.head_dim), rows) ? "CUDA cores"
+                               : pipeline_ == cuda::DecodePipeline::warps2_stages6
+                                   ? "tensor cores, 2 warps x 6 stages"
+                                   : "tensor cores, 4 warps x 3 stages";
+    return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{} ({})",
+                       split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas,
+                       split_.splits > 1 ? ", then a merge" : "", kernel);
   }
 
  private:
   Spec spec_;
+  cuda::DecodePipeline pipeline_;
   Split split_;
   DeviceBuffer partial_;  // splits > 1: fp32 partial sums
 };

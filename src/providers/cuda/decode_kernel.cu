@@ -292,10 +292,10 @@ __global__ void __launch_bounds__(D) merge_kernel(const DecodeArgs a) {
 template <class T, int D, int MAXR>
 void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
   const int rows = (a.q_heads / a.kv_heads) * a.q_len;
-  const int smem = decode_smem_bytes(D, rows);
+  const int smem = decode_smem_bytes(D, rows, a.pipeline);
   static const cudaError_t set =
       cudaFuncSetAttribute(decode_kernel<T, D, MAXR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           decode_smem_bytes(D, MAXR));
+                           decode_smem_bytes(D, MAXR, a.pipeline));
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
   decode_kernel<T, D, MAXR><<<grid, kThreads, smem, stream>>>(a);
@@ -342,8 +342,11 @@ bool decode_uses_mma(int head_dim, int rows) {
   return (head_dim == 64 || head_dim == 128) && rows <= kMmaRows;
 }
 
-int decode_smem_bytes(int head_dim, int rows) {
-  if (decode_uses_mma(head_dim, rows)) return mma_smem_bytes(head_dim);
+int decode_smem_bytes(int head_dim, int rows, DecodePipeline pipeline) {
+  if (decode_uses_mma(head_dim, rows)) {
+    return pipeline == DecodePipeline::warps2_stages6 ? mma_smem_bytes(head_dim, 2, 6)
+                                                      : mma_smem_bytes(head_dim, 4, 3);
+  }
   const int kt = head_dim <= 128 ? 64 : 32;
   const int kv = 2 * 2 * kt * (head_dim + 8) * 2;  // two stages of K and V, 2-byte elements
   return kv + rows * head_dim * 4 + rows * kt * 4 + 3 * rows * 4;

@@ -36,6 +36,10 @@ __host__ __device__ constexpr int partial_stride(int head_dim) {
   return head_dim + 4;
 }
 
+// The tensor-core kernel's pipeline: warps per CTA x tiles in flight per warp (both fill about
+// 209 KiB of shared memory per SM; bench/results/h200/2026-12-01-decode compares them).
+enum class DecodePipeline { warps4_stages3, warps2_stages6 };
+
 struct DecodeArgs {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -58,6 +62,7 @@ struct DecodeArgs {
   DType dtype = DType::bf16;    // bf16 or fp16
   int chunk = 0;                // keys per split (a multiple of the key tile)
   int splits = 1;
+  DecodePipeline pipeline = DecodePipeline::warps4_stages3;
   float* partial = nullptr;  // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
 };
 
@@ -68,7 +73,7 @@ inline constexpr int kMmaRows = 16;
 // Whether the tensor-core kernel runs a shape (else the CUDA-core kernel).
 bool decode_uses_mma(int head_dim, int rows);
 // Bytes of dynamic shared memory one CTA needs for `rows` query rows.
-int decode_smem_bytes(int head_dim, int rows);
+int decode_smem_bytes(int head_dim, int rows, DecodePipeline pipeline);
 // Floats of the partial-sum workspace for `splits` splits (0 for one).
 int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
                               int splits);

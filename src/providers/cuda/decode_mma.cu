@@ -20,9 +20,7 @@ namespace attnprof::cuda::decode {
 
 namespace {
 
-constexpr int kWarps = 4;
-constexpr int kTile = 16;   // keys per warp tile (the mma's k for P.V)
-constexpr int kStages = 3;  // tiles in flight per warp
+constexpr int kTile = 16;  // keys per warp tile (the mma's k for P.V)
 
 template <int D>
 constexpr int staged_row() {
@@ -85,7 +83,8 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-template <class T, int D>
+// kWarps warps per CTA, each kStages tiles deep.
+template <class T, int D, int kWarps, int kStages>
 __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
   constexpr int KS = D / 16;  // k-steps of Q.K^T
   constexpr int NB = D / 8;   // n-blocks of P.V
@@ -106,25 +105,54 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
   const T* v = static_cast<const T*>(a.v);
 
   auto tile_start = [&](int n) { return kr.t0 + (warp + n * kWarps) * kTile; };
+  // The lane's rows of a tile: ci = lane + 32 it, row ci / CH, chunk ci % CH. A paged cache's
+  // page ids are read a tile ahead of the copies that need them, so no copy waits on the table.
+  constexpr int IT = kTile * CH / 32;
+  const bool paged = a.k_pages.table != nullptr;
+  const int pshift = paged ? __ffs(int(a.k_pages.page_size)) - 1 : 0;
+  const int64_t bh = int64_t(b) * a.kv_sb + int64_t(kvh) * a.kv_sh;
+  // Pages of 16 keys or more hold a whole tile (tiles start at multiples of 16): one id a tile.
+  const bool page_per_tile = paged && a.k_pages.page_size >= kTile;
+  int32_t kp[IT] = {}, vp[IT] = {};
+  auto fetch_pages = [&](int n) {
+    if (!paged || n >= my_tiles) return;
+    const int start = tile_start(n);
+    if (page_per_tile) {
+      kp[0] = page_of(a.k_pages, b, start, pshift);
+      vp[0] = page_of(a.v_pages, b, start, pshift);
+      return;
+    }
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int pos = min(start + (lane + 32 * it) / CH, kr.hi);
+      kp[it] = page_of(a.k_pages, b, pos, pshift);
+      vp[it] = page_of(a.v_pages, b, pos, pshift);
+    }
+  };
   auto load = [&](int n) {
     T* ks = stages + (n % kStages) * warp_stage_elems<D>();
     T* vs = ks + kTile * ROW;
     const int start = tile_start(n);
 #pragma unroll
-    for (int ci = lane; ci < kTile * CH; ci += 32) {
-      const int jr = ci / CH, cc = ci % CH, pos = start + jr;
+    for (int it = 0; it < IT; ++it) {
+      const int ci = lane + 32 * it, jr = ci / CH, cc = ci % CH, pos = start + jr;
       const bool valid = pos <= kr.hi;
-      const int64_t ko = valid ? kv_row(a, a.k_pages, b, kvh, pos, D) : 0;
-      const int64_t vo = valid ? kv_row(a, a.v_pages, b, kvh, pos, D) : 0;
-      copy16(ks + jr * ROW + cc * 8, k + ko + cc * 8, valid);
-      copy16(vs + jr * ROW + cc * 8, v + vo + cc * 8, valid);
+      const int32_t kpage = page_per_tile ? kp[0] : kp[it], vpage = page_per_tile ? vp[0] : vp[it];
+      const int64_t ko =
+          paged ? paged_row(a.k_pages, kpage, kvh, pos, pshift) * D : bh + pos * a.kv_ss;
+      const int64_t vo =
+          paged ? paged_row(a.v_pages, vpage, kvh, pos, pshift) * D : bh + pos * a.kv_ss;
+      copy16(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
+      copy16(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
     }
   };
 #pragma unroll
   for (int n = 0; n < kStages - 1; ++n) {
+    fetch_pages(n);
     if (n < my_tiles) load(n);
     commit_copies();
   }
+  fetch_pages(kStages - 1);
 
   // Q's A fragments: rows g and g + 8, columns 16 ks + 2 t4 (+1) and + 8; rows past R are 0.
   uint32_t qf[KS][4];
@@ -154,9 +182,22 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};  // rows g and g + 8
   const int mi = lane >> 3, ri = lane & 7;             // ldmatrix: this lane's matrix and row
 
+  // Each row's visible keys within the CTA's range (rows g and g + 8; none past R).
+  int first[2], last[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = g + 8 * h;
+    first[h] = r < R ? first_key(a, sq, r % sq.nq) : 1;
+    last[h] = r < R ? min(last_key(a, sq, r % sq.nq), kr.hi) : 0;
+  }
+
   for (int n = 0; n < my_tiles; ++n) {
     wait_copies<kStages - 2>();
-    __syncwarp();
+    __syncwarp();  // tile n has landed for every lane, and tile n - 1's stage is free
+    // Tiles n + 1 and n + 2 in flight while this one is computed.
+    if (n + kStages - 1 < my_tiles) load(n + kStages - 1);
+    commit_copies();
+    fetch_pages(n + kStages);
     const T* ks_ = stages + (n % kStages) * warp_stage_elems<D>();
     const T* vs_ = ks_ + kTile * ROW;
     const int start = tile_start(n);
@@ -176,9 +217,8 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
     for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int r = g + 8 * (e >> 1), pos = start + nb * 8 + 2 * t4 + (e & 1);
-        const bool seen = r < R && key_seen(a, sq, kr, r % sq.nq, pos);
-        s[nb][e] = seen ? score2(a, s[nb][e]) : -INFINITY;
+        const int h = e >> 1, pos = start + nb * 8 + 2 * t4 + (e & 1);
+        s[nb][e] = pos >= first[h] && pos <= last[h] ? score2(a, s[nb][e]) : -INFINITY;
       }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -197,10 +237,13 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
         }
       l[h] = l[h] * alpha + sum;
       m[h] = m_new;
+      // Once a row's max settles most tiles leave it: then the warp skips the rescale.
+      if (__any_sync(0xffffffffu, alpha != 1.f)) {
 #pragma unroll
-      for (int nb = 0; nb < NB; ++nb) {
-        o[nb][2 * h] *= alpha;
-        o[nb][2 * h + 1] *= alpha;
+        for (int nb = 0; nb < NB; ++nb) {
+          o[nb][2 * h] *= alpha;
+          o[nb][2 * h + 1] *= alpha;
+        }
       }
     }
     // O += P V: P's A fragment from the two score n-blocks, V's B fragments by ldmatrix.trans.
@@ -213,9 +256,6 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
       mma<T>(o[nb], pa, bf[0], bf[1]);
       mma<T>(o[nb + 1], pa, bf[2], bf[3]);
     }
-    __syncwarp();  // every lane is done with this stage before it is refilled
-    if (n + kStages - 1 < my_tiles) load(n + kStages - 1);
-    commit_copies();
   }
   wait_copies<0>();
 #pragma unroll
@@ -258,20 +298,26 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
   }
 }
 
-template <class T, int D>
-void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
-  const int smem = mma_smem_bytes(D);
-  static const cudaError_t set =
-      cudaFuncSetAttribute(mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+template <class T, int D, int kWarps, int kStages>
+void launch_pipeline(const DecodeArgs& a, cudaStream_t stream) {
+  const int smem = mma_smem_bytes(D, kWarps, kStages);
+  static const cudaError_t set = cudaFuncSetAttribute(
+      mma_kernel<T, D, kWarps, kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
-  mma_kernel<T, D><<<grid, kWarps * 32, smem, stream>>>(a);
+  mma_kernel<T, D, kWarps, kStages><<<grid, kWarps * 32, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T, int D>
+void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
+  if (a.pipeline == DecodePipeline::warps2_stages6) return launch_pipeline<T, D, 2, 6>(a, stream);
+  return launch_pipeline<T, D, 4, 3>(a, stream);
 }
 
 }  // namespace
 
-int mma_smem_bytes(int head_dim) {
+int mma_smem_bytes(int head_dim, int kWarps, int kStages) {
   const int stages = kWarps * kStages * 2 * kTile * (head_dim + 8) * 2;
   const int combine = (kWarps * 16 * head_dim + 2 * kWarps * 16) * 4;
   return stages > combine ? stages : combine;
