@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ctypes
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
-ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv")  # TensorRole order
+ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")  # TensorRole order
 DTYPES = ("fp32", "fp16", "bf16")  # DType order
 LAYOUTS = ("bhsd", "bshd")  # Layout order
 

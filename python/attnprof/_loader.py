@@ -139,6 +139,7 @@ def describe(p: Provider) -> dict:
             "backward": bool(p.backward),
             "writes_lse": bool(p.writes_lse),
             "softcap": bool(p.softcap),
+            "sinks": bool(p.sinks),
             "quantization": str(p.quantization),
             "output_tolerance": float(p.output_tolerance),
         },

@@ -11,6 +11,8 @@ def _shape_strides(t: Tensor, role: str):
     b, h, s, d = t.batch, t.heads, t.len, t.dim
     if role == "lse":  # (B, H, S) fp32, always bhsd
         return (b, h, s), (h * s, s, 1)
+    if role == "sink":  # one fp32 logit per query head
+        return (h,), (1,)
     if LAYOUTS[t.layout] == "bhsd":
         return (b, h, s, d), (h * s * d, s * d, d, 1)
     return (b, h, s, d), (s * h * d, d, h * d, 1)

@@ -8,7 +8,8 @@ verifies every output row against fp64, and measures memory; a provider only com
 Tensors reach a provider as an `Io`: q, k, v (and d_o, o, lse, dq, dk, dv where the point has
 them) as torch tensors (framework "torch") or numpy arrays (framework "numpy"), logical shape
 (batch, heads, len, dim) whatever the spec's layout (bshd tensors are strided views); the LSE is
-(batch, heads, len). Device tensors hold the spec's dtype; host tensors always hold float32.
+(batch, heads, len); the sink logits (spec.sinks) are (q_heads,) float32. Device tensors hold the
+spec's dtype; host tensors always hold float32.
 """
 from __future__ import annotations
 
@@ -56,8 +57,12 @@ class Provider:
     backward: bool = False
     writes_lse: bool = False
     # Applies the spec's logit softcap (spec.softcap: scaled scores s become C * tanh(s / C)).
-    # Without it the runner refuses capped points. No Python provider takes sinks.
+    # Without it the runner refuses capped points.
     softcap: bool = False
+    # Takes attention sinks (spec.sinks): io.sink holds one logit per query head (natural units of
+    # the scaled scores) that joins each row's softmax denominator and takes no value row.
+    # Without it the runner refuses points with sinks.
+    sinks: bool = False
     # A kernel deliberately lossier than its dtype (INT8 Q K^T) says how, and the per-row relative
     # L2 bound it promises for O (replaces the dtype's when looser; at most 0.1). Rows say so.
     quantization: str = ""
@@ -123,7 +128,7 @@ class Provider:
 class Io:
     """The tensors of one set (see the module's docstring); absent ones are None."""
 
-    ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv")
+    ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")
 
     def __init__(self, **tensors: Any):
         for role in self.ROLES:

@@ -21,6 +21,7 @@ class Spec:
     scale: float  # 0: 1/sqrt(head_dim)
     page_size: int = 0  # paged K/V (keys per page); 0: contiguous. No Python provider reads pages.
     softcap: float = 0.0  # logit softcap C: scaled scores become C * tanh(s / C); 0: none
+    sinks: bool = False  # a learned sink logit per query head joins each row's softmax (io.sink)
 
     @staticmethod
     def from_json(j: dict) -> "Spec":
@@ -39,6 +40,7 @@ class Spec:
             scale=float(j["scale"]),
             page_size=int(j.get("page_size", 0)),
             softcap=float(j.get("softcap", 0.0)),
+            sinks=bool(j.get("sinks", False)),
         )
 
     @property

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define ATTNPROF_PY_ABI_VERSION 1
+#define ATTNPROF_PY_ABI_VERSION 2
 
 /* One tensor of a set, as the harness holds it (io.hpp TensorView): data null when absent;
  * dtype 0 fp32, 1 fp16, 2 bf16; layout 0 bhsd, 1 bshd. */
@@ -21,9 +21,10 @@ typedef struct attnprof_tensor {
   int64_t batch, heads, len, dim;
 } attnprof_tensor;
 
-/* The tensors of one set in TensorRole order: q, k, v, d_o, o, lse, dq, dk, dv. */
+/* The tensors of one set in TensorRole order: q, k, v, d_o, o, lse, dq, dk, dv, sink (the sink
+ * logits, Spec::sinks: (1, q_heads, 1, 1) fp32; version 2 added it). */
 typedef struct attnprof_io {
-  attnprof_tensor t[9];
+  attnprof_tensor t[10];
 } attnprof_io;
 
 /* Operations (handle: a provider's index for the first three, a run's id after). */

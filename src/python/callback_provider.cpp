@@ -25,12 +25,12 @@ attnprof_tensor to_c(const TensorView& t) {
           t.dim};
 }
 
-// The ABI's nine tensors, the first nine roles. The sink logits (TensorRole::sink) are not in it:
-// no Python provider declares sinks, so the runner gives none of them such a point.
+// The ABI's ten tensors: every role, in TensorRole order (the sink logits last).
 attnprof_io to_c(const Io& io) {
   attnprof_io out{};
   constexpr size_t kAbiRoles = sizeof(out.t) / sizeof(out.t[0]);
-  static_assert(kAbiRoles <= kTensorRoles.size() && kTensorRoles[kAbiRoles - 1] == TensorRole::dv);
+  static_assert(kAbiRoles == kTensorRoles.size() &&
+                kTensorRoles[kAbiRoles - 1] == TensorRole::sink);
   for (size_t r = 0; r < kAbiRoles; ++r) out.t[r] = to_c(io[kTensorRoles[r]]);
   return out;
 }

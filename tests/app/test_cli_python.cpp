@@ -111,9 +111,10 @@ TEST_F(PythonCli, NumpyProviderIsVerifiedAndTimedByTheInstrument) {
 }
 
 // A Python provider that declares the softcap gets capped points and passes the fp64 check with the
-// cap applied (a cap of 2 bends the scores at D 16); sinks, which no Python provider takes,
-// are refused in words.
-TEST_F(PythonCli, ASoftcapReachesPythonAndSinksAreRefused) {
+// cap applied (a cap of 2 bends the scores at D 16); likewise the sink logits, through the ABI's
+// tenth tensor (with and without a softcap, and windows whose early rows see few keys); a provider
+// without sinks is refused them in words.
+TEST_F(PythonCli, ASoftcapAndSinksReachPython) {
   REQUIRE_PYTHON();
   for (const char* mask : {"none", "causal-br"}) {
     auto rows =
@@ -126,9 +127,17 @@ TEST_F(PythonCli, ASoftcapReachesPythonAndSinksAreRefused) {
     EXPECT_LT(r.verify.rel_l2_err, 1e-5) << mask;
     EXPECT_EQ(rows["cpu.naive"].status, Status::not_supported);
   }
-  auto rows = run("--providers py.numpy.naive --sinks on");
-  EXPECT_EQ(rows["py.numpy.naive"].status, Status::not_supported);
-  EXPECT_EQ(rows["py.numpy.naive"].reason, "py.numpy.naive has no attention sinks");
+  for (const char* args : {"--mask none --sinks on", "--mask window:3 --sinks on",
+                           "--mask causal --sinks on --softcap 2"}) {
+    auto rows = run(fmt::format("--providers py.numpy.naive,cpu.naive {}", args));
+    const Result& r = rows["py.numpy.naive"];
+    EXPECT_EQ(r.status, Status::passed) << args << ": " << r.reason << " " << r.verify.detail;
+    EXPECT_TRUE(r.spec.sinks) << args;
+    EXPECT_TRUE(r.traits.sinks) << args;
+    EXPECT_LT(r.verify.rel_l2_err, 1e-5) << args;
+    EXPECT_EQ(rows["cpu.naive"].status, Status::not_supported) << args;
+    EXPECT_EQ(rows["cpu.naive"].reason.rfind("cpu.naive has no ", 0), 0u) << args;
+  }
 }
 
 // ONNX Runtime's three graph forms on the CPU EP, every mask, GQA where the form takes it: the

@@ -26,9 +26,15 @@ class _Run(Run):
         if self.mask is not None:
             scores = np.where(self.mask, scores, np.float32(-np.inf))
         top = scores.max(axis=-1, keepdims=True)
+        sink = None
+        if s.sinks:  # each head's sink logit joins the max and the sum, with no value row
+            sink = io.sink.astype(np.float32).reshape(1, -1, 1, 1)
+            top = np.maximum(top, sink)
         top = np.where(np.isfinite(top), top, np.float32(0))
         p = np.exp(scores - top)
         total = p.sum(axis=-1, keepdims=True)
+        if sink is not None:
+            total = total + np.exp(sink - top)
         return {"o": np.matmul(p, v) / np.where(total > 0, total, np.float32(1))}
 
 
@@ -42,6 +48,7 @@ class NumpyNaive(Provider):
     framework = "numpy"
     requires = ("numpy",)
     softcap = True
+    sinks = True
 
     def workspace_estimate(self, spec):
         return 3 * 4 * spec.batch * spec.q_heads * spec.q_len * spec.kv_len
