@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "attnprof/reference.hpp"
 #include "attnprof/verify.hpp"
 #include "core/reference_block.hpp"
+#include "core/reference_cache.hpp"
 #include "core/row_sample.hpp"
 
 namespace attnprof {
@@ -221,15 +223,37 @@ std::vector<std::pair<size_t, size_t>> pair_runs(const std::vector<RowIndex>& ro
   return runs;
 }
 
-// Forward rows (O and LSE): per (batch, head) the fp64 BLAS reference of its rows in blocks, in
-// parallel over (batch, head).
-void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& out,
-                   const std::vector<RowIndex>& rows, RowChecks& checks) {
-  const Tensors sh = shapes_of(spec);
+// What names a forward reference: the spec (every field that shapes the inputs or the math), the
+// fill, and the rows (FNV-1a over their indices).
+std::string forward_refs_key(const Spec& spec, const InputFill& fill,
+                             const std::vector<RowIndex>& rows) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](int64_t x) {
+    for (int byte = 0; byte < 8; ++byte) {
+      h ^= static_cast<uint64_t>(x >> (8 * byte)) & 0xFF;
+      h *= 0x100000001b3ull;
+    }
+  };
+  for (const RowIndex& r : rows) {
+    mix(r.b);
+    mix(r.h);
+    mix(r.i);
+  }
+  return fmt::format("{}|{}|{}|{}|{:016x}", spec.key(), fill.seed, static_cast<int>(fill.pattern),
+                     rows.size(), h);
+}
+
+// The fp64 BLAS reference of the rows, per (batch, head) run in blocks, in parallel over runs
+// (or the one a check of the same rows of the same inputs kept).
+std::shared_ptr<const ForwardRefs> forward_refs(const Spec& spec, const InputFill& fill,
+                                                const std::vector<RowIndex>& rows) {
+  const std::string key = forward_refs_key(spec, fill, rows);
+  if (auto kept = find_forward_refs(key)) return kept;
   const int64_t g = spec.group_size();
   const auto runs = pair_runs(rows);
   const SeqLens lens = seq_lens(spec);
-  std::vector<RowChecks> part(runs.size());
+  auto refs = std::make_shared<ForwardRefs>();
+  refs->runs.resize(runs.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t u = 0; u < runs.size(); ++u) {
     const auto [a, e] = runs[u];
@@ -242,22 +266,41 @@ void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& o
     const double sink = sink_of(spec, fill, h);
     // The slices keep the padded spec's rows; the math is the sequence's (ragged.hpp).
     const Spec seq = sequence_spec(spec, lens.q[size_t(b)], lens.kv[size_t(b)]);
-    RowChecks& mine = part[u];
     for (size_t t0 = 0; t0 < idx.size(); t0 += kReferenceBlockRows) {
       const int64_t n = std::min<int64_t>(kReferenceBlockRows, int64_t(idx.size() - t0));
-      const BlockRef ref = reference_block(seq, q, k, v, idx.data() + t0, n, sink);
-      for (int64_t t = 0; t < n; ++t) {
-        const int64_t i = idx[t0 + size_t(t)];
+      refs->runs[u].push_back(reference_block(seq, q, k, v, idx.data() + t0, n, sink));
+    }
+  }
+  keep_forward_refs(key, refs);
+  return refs;
+}
+
+// Forward rows (O and LSE) against their fp64 reference, in parallel over (batch, head).
+void check_forward(const Spec& spec, const InputFill& fill, const HostOutputs& out,
+                   const std::vector<RowIndex>& rows, RowChecks& checks) {
+  const Tensors sh = shapes_of(spec);
+  const auto runs = pair_runs(rows);
+  const std::shared_ptr<const ForwardRefs> refs = forward_refs(spec, fill, rows);
+  std::vector<RowChecks> part(runs.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t u = 0; u < runs.size(); ++u) {
+    const size_t a = runs[u].first;
+    const int64_t b = rows[a].b, h = rows[a].h;
+    RowChecks& mine = part[u];
+    size_t t = a;
+    for (const BlockRef& ref : refs->runs[u]) {
+      for (size_t r = 0; r < ref.lse.size(); ++r, ++t) {
+        const int64_t i = rows[t].i;
         if (!out.o.empty()) {
           RowCheck c = compare_row(spec, out, TensorRole::o, sh.o, b, h, i,
-                                   &ref.o[size_t(t) * static_cast<size_t>(sh.o.dim)]);
-          c.floor = ref.floor[size_t(t)];
+                                   &ref.o[r * static_cast<size_t>(sh.o.dim)]);
+          c.floor = ref.floor[r];
           mine.o.push_back(c);
         }
         if (!out.lse.empty()) {
           const int64_t row = flat_row(spec, {b, h, i});
           const float* got = out.row(TensorRole::lse, row);
-          mine.lse.emplace_back(row, got ? lse_error(*got, ref.lse[size_t(t)]) : kInf);
+          mine.lse.emplace_back(row, got ? lse_error(*got, ref.lse[r]) : kInf);
         }
       }
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnprof/reference.hpp"
+#include "core/reference_cache.hpp"
 #include "test_specs.hpp"
 
 namespace attnprof {
@@ -444,6 +445,49 @@ TEST(Verify, APartialReadChecksItsRowsAsTheWholeCopyDoes) {
     EXPECT_NE(c.problem.find("lacks row"), std::string::npos) << c.problem;
     EXPECT_FALSE(verify_passed(judge_rows(s, c)));
   }
+}
+
+}  // namespace
+}  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// The host check keeps its fp64 reference for the next check of the same rows of the same
+// inputs (core/reference_cache.hpp): the second check is served from it and judges exactly as
+// the first, a wrong output is still caught from the kept reference, and other inputs (another
+// seed) or another spec never reuse it.
+TEST(Verify, TheKeptReferenceServesTheNextCheckAndNeverHidesAWrongOutput) {
+  const InputFill ctx{.seed = 21};
+  const Spec s = make_spec(2, 4, 2, 50, 70, 16, DType::fp32, {MaskKind::causal_br, 0});
+  const HostOutputs good = full_reference(s, ctx);
+  const int64_t hits0 = forward_refs_hits();
+  const RowChecks first = check_on_host(s, ctx, good, VerifyOptions{});
+  const RowChecks again = check_on_host(s, ctx, good, VerifyOptions{});
+  EXPECT_EQ(forward_refs_hits(), hits0 + 1);
+  ASSERT_EQ(first.o.size(), again.o.size());
+  for (size_t t = 0; t < first.o.size(); ++t) {
+    EXPECT_EQ(first.o[t].row, again.o[t].row);
+    EXPECT_EQ(first.o[t].err2, again.o[t].err2);
+    EXPECT_EQ(first.o[t].floor, again.o[t].floor);
+  }
+  EXPECT_TRUE(verify_passed(judge_rows(s, again)));
+
+  HostOutputs bad = good;
+  bad.o[size_t(flat_index(s, 1, 3, 49, 4, s.q_heads, s.q_len, s.dv()))] += 0.5f;
+  const VerifyResult r = judge_rows(s, check_on_host(s, ctx, bad, VerifyOptions{}));
+  EXPECT_EQ(forward_refs_hits(), hits0 + 2);
+  EXPECT_FALSE(verify_passed(r));
+  EXPECT_NE(r.detail.find("o row (b=1, h=3, i=49)"), std::string::npos) << r.detail;
+
+  // Another seed's inputs: computed afresh (no hit), and the first seed's outputs fail there.
+  const InputFill other{.seed = 22};
+  EXPECT_FALSE(verify_passed(judge_rows(s, check_on_host(s, other, good, VerifyOptions{}))));
+  Spec capped = s;
+  capped.softcap = 2;
+  EXPECT_FALSE(
+      verify_passed(judge_rows(capped, check_on_host(capped, ctx, good, VerifyOptions{}))));
+  EXPECT_EQ(forward_refs_hits(), hits0 + 2);
 }
 
 }  // namespace
