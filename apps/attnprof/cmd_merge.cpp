@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <system_error>
@@ -12,6 +11,7 @@
 #include "attnprof/merge.hpp"
 #include "attnprof/sink.hpp"
 #include "cli.hpp"
+#include "journal_output.hpp"
 #include "output_paths.hpp"
 
 namespace attnprof::cli {
@@ -41,15 +41,7 @@ int merge_command(const MergeCliOptions& o) {
   }
   const Merged merged = merge_journals(journals);
   begin_work();
-  // Written beside the target and renamed over it: a reader never sees half a journal.
-  const std::string tmp = o.out + ".merging";
-  {
-    std::ofstream file(tmp, std::ios::trunc);
-    for (const Result& r : merged.rows) file << to_json_line(r) << '\n';
-    file.flush();
-    if (!file) throw std::runtime_error(fmt::format("--out: cannot write {}", tmp));
-  }
-  std::filesystem::rename(tmp, o.out);
+  write_journal_whole(o.out, merged.rows);
   std::string devices;
   for (const std::string& d : merged.devices) devices += (devices.empty() ? "" : ", ") + d;
   fmt::print("merged {} rows of {} journals into {}{}\n", merged.rows.size(), journals.size(),

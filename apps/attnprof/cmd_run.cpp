@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "attnprof/report.hpp"
 #include "attnprof/sweep.hpp"
 #include "cli.hpp"
+#include "gpus.hpp"
 #include "grid_options.hpp"
 #include "invalid_points.hpp"
 #include "journal_output.hpp"
@@ -52,6 +54,7 @@ struct RunCliOptions {
   double hang_timeout_s = 0;  // parsed
   std::string shard;          // "K/N", empty: the whole grid
   Shard shard_parsed;
+  std::string gpus;  // --gpus: one share of the grid per GPU (gpus.hpp); empty: one device
 };
 
 struct Plan {
@@ -136,8 +139,20 @@ std::string resume_command() {
   return shell_join(args);
 }
 
+// --gpus: the shares run as child runs, one per GPU (gpus.hpp), and are merged into --out.
+int run_on_every_gpu(const RunCliOptions& o) {
+  if (!o.shard.empty())
+    throw std::invalid_argument("--gpus shards the grid itself, one share per GPU: drop --shard");
+  if (o.in_process) throw std::invalid_argument("--gpus runs a process per GPU: drop --in-process");
+  if (o.device == "cpu" && std::getenv("ATTNPROF_TEST_GPU_COUNT") == nullptr)
+    throw std::invalid_argument("--gpus runs on CUDA devices: drop --device cpu");
+  return run_on_gpus(
+      {o.gpus, o.out, o.csv, o.markdown, o.history, o.no_history, o.resume, o.force});
+}
+
 int run_command(RunCliOptions& o) {
   RunOptions ro = parse_run_options(o);
+  if (!o.gpus.empty()) return run_on_every_gpu(o);
   check_output_paths({{"--out", o.out}, {"--csv", o.csv}, {"--markdown", o.markdown}});
   const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
   const JournalRows journal = read_journal_to_resume(o);
@@ -249,6 +264,10 @@ Command add_run_command(CLI::App& app) {
                   "Run share K of N of the grid (shapes K, K+N, ...; K from 0): "
                   "--shard $SLURM_PROCID/$SLURM_NTASKS, each with its own --out; "
                   "`attnprof merge` joins the journals");
+  sub->add_option("--gpus", o->gpus,
+                  "Every GPU of the host at once: all, a count N (GPUs 0..N-1) or indices 0,2 "
+                  "(1, alone); one share of the shapes per GPU, each GPU's journal beside --out "
+                  "(r.gpu0.jsonl, ...), merged into --out at the end");
   sub->add_option("--csv", o->csv, "CSV file");
   sub->add_option("--markdown", o->markdown, "Markdown summary file");
   add_measure_options(sub, o->measure);

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
+
+#include "attnprof/sink.hpp"
 
 namespace attnprof::cli {
 
@@ -25,6 +28,17 @@ std::unique_ptr<JournalLock> claim_journal(const JournalClaim& claim) {
                     claim.path, claim.can_resume ? "--resume continues it, " : ""));
   }
   return lock;
+}
+
+void write_journal_whole(const std::string& path, const std::vector<Result>& rows) {
+  const std::string tmp = path + ".merging";
+  {
+    std::ofstream file(tmp, std::ios::trunc);
+    for (const Result& r : rows) file << to_json_line(r) << '\n';
+    file.flush();
+    if (!file) throw std::runtime_error(fmt::format("--out: cannot write {}", tmp));
+  }
+  std::filesystem::rename(tmp, path);
 }
 
 }  // namespace attnprof::cli

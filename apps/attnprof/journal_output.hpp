@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attnprof/journal_lock.hpp"
+#include "attnprof/result.hpp"
 
 namespace attnprof::cli {
 
@@ -22,5 +24,9 @@ struct JournalClaim {
 // Throws std::invalid_argument with one line: the journal is locked by another run (naming it),
 // or exists, is not empty, and neither --resume nor --force was given (it is left untouched).
 std::unique_ptr<JournalLock> claim_journal(const JournalClaim& claim);
+
+// Writes `rows` as the journal `path`: beside it first, then renamed over it, so a reader never
+// sees half a journal (merge, run --gpus). Throws std::runtime_error when it cannot be written.
+void write_journal_whole(const std::string& path, const std::vector<Result>& rows);
 
 }  // namespace attnprof::cli

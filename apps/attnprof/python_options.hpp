@@ -17,8 +17,8 @@ struct PythonCliOptions {
 void add_python_options(CLI::App* sub, PythonCliOptions& o);
 
 // Adds the Python providers to the registry (once per process) when `always` (attnprof list), when
-// --py-provider is given, or when a pattern of `provider_patterns` matches none of the C++ ones. Returns why there
-// are none, in one line ("" when they loaded or were not asked for). Throws
+// --py-provider is given, or when a pattern of `provider_patterns` matches none of the C++ ones.
+// Returns why there are none, in one line ("" when they loaded or were not asked for). Throws
 // std::invalid_argument for a --py-provider file that cannot be loaded.
 std::string register_python_providers(const PythonCliOptions& o, bool always,
                                       const std::string& provider_patterns);

@@ -25,6 +25,9 @@ struct Device {
 std::string_view to_string(DeviceKind k);
 std::optional<DeviceKind> parse_device_kind(std::string_view s);
 
+// CUDA devices this process sees (0 without CUDA in the build, a driver or a device).
+int cuda_device_count();
+
 // The host CPU as a Device (name from /proc/cpuinfo, memory from sysconf).
 Device host_cpu_device();
 

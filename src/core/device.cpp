@@ -39,4 +39,10 @@ Device host_cpu_device() {
   return d;
 }
 
+#if !defined(ATTNPROF_WITH_CUDA)
+int cuda_device_count() {
+  return 0;  // the CUDA build's is in src/cuda/cuda_check.cpp
+}
+#endif
+
 }  // namespace attnprof

@@ -1,5 +1,7 @@
 #include "cuda/cuda_check.hpp"
 
+#include "attnprof/device.hpp"
+
 #include <fmt/format.h>
 
 namespace attnprof::cuda {
@@ -80,3 +82,14 @@ std::string unavailable_reason(int index) {
 }
 
 }  // namespace attnprof::cuda
+
+namespace attnprof {
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  (void)cudaGetLastError();
+  return count;
+}
+
+}  // namespace attnprof

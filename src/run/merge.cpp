@@ -37,9 +37,13 @@ Merged merge_journals(const std::vector<MergeInput>& inputs) {
               *b->second.second, in.name, field, b->second.first, f->second));
         }
       }
-      if (!r.device.empty() &&
-          std::find(out.devices.begin(), out.devices.end(), r.device) == out.devices.end()) {
-        out.devices.push_back(r.device);
+      // Two GPUs of one model are two devices: the PCI bus id tells them apart.
+      std::string device = r.device;
+      if (const auto bus = r.env.find("gpu_pci_bus_id"); bus != r.env.end() && !device.empty())
+        device += " (" + bus->second + ")";
+      if (!device.empty() &&
+          std::find(out.devices.begin(), out.devices.end(), device) == out.devices.end()) {
+        out.devices.push_back(device);
       }
       out.rows.push_back(r);
     }

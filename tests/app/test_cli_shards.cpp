@@ -14,6 +14,7 @@
 #include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
 #include "cli_runner.hpp"
+#include "journal_dir.hpp"
 
 namespace attnprof {
 namespace {
@@ -26,26 +27,9 @@ const std::string kGrid =
     "--head-dim 8 --dtype fp32 --min-time 1ms --point-timeout 20ms --min-samples 3 --no-trace "
     "--no-history ";
 
-class ShardsCli : public ::testing::Test {
+class ShardsCli : public testing_cli::JournalDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("attnprof_cli_shards_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  // The (provider, spec) of every row of a journal, checking none repeats.
-  static std::multiset<std::string> points(const std::string& journal) {
-    std::multiset<std::string> out;
-    for (const Result& r : read_journal(journal).rows) out.insert(r.provider + " " + r.spec.key());
-    return out;
-  }
-
-  fs::path dir_;
+  ShardsCli() : JournalDirTest("attnprof_cli_shards") {}
 };
 
 TEST_F(ShardsCli, ThreeProcessesAtOnceThenMergeGiveTheWholeGridOnce) {

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "cuda/library_versions.hpp"
 #include "cuda/nvml.hpp"
 
@@ -27,6 +29,9 @@ Fingerprint cuda_fingerprint(const Device& d) {
   char bus[64] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, d.index) != cudaSuccess) bus[0] = '\0';
   put("gpu_pci_bus_id", bus);
+  // Which of the host's GPUs this process was given (run --gpus pins each share to one).
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+    put("cuda_visible_devices", visible);
   const NvmlInfo nv = query_nvml(bus);
   put("nvml", nv.note);
   put("driver", !nv.driver.empty()       ? nv.driver
