@@ -181,11 +181,10 @@ std::vector<int> parse_gpus(const std::string& text, int device_count) {
 }
 
 std::string gpu_journal(const std::string& out, int gpu) {
-  const std::filesystem::path p(out);
-  const std::string ext = p.extension() == ".jsonl" ? ".jsonl" : p.extension().string();
-  std::filesystem::path stem = p;
+  std::filesystem::path stem(out);
+  const std::string ext = stem.has_extension() ? stem.extension().string() : ".jsonl";
   stem.replace_extension();
-  return fmt::format("{}.gpu{}{}", stem.string(), gpu, ext.empty() ? ".jsonl" : ext);
+  return fmt::format("{}.gpu{}{}", stem.string(), gpu, ext);
 }
 
 std::vector<std::string> gpu_child_args(const std::vector<std::string>& args, int k, int n,

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #if defined(__CUDACC__)
 #define ATTNPROF_HD __host__ __device__ __forceinline__
@@ -43,6 +44,14 @@ ATTNPROF_HD uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+// FNV-1a (64 bits) of `bytes`: a stable name for text or plain data (a cache key, the seed of a
+// draw; not a security property).
+inline uint64_t fnv1a(std::string_view bytes) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (const unsigned char c : bytes) h = (h ^ c) * 0x100000001B3ull;
+  return h;
 }
 
 ATTNPROF_HD float bits_to_float(uint32_t u) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <string_view>
@@ -31,15 +32,26 @@ std::string_view to_string(TensorRole r);
 // Where the rows of a paged K or V lie (TensorView below): row (b, h, pos), `dim` consecutive
 // elements, is row `row(b, h, pos)` of the container of pages. One definition for the host
 // (TensorView::offset, the host fill) and the device (the fill, the gather, the device check),
-// so the table is read in memory of the side that calls it.
+// so the table is read in memory of the side that calls it. Page sizes are powers of two
+// (Spec::validate), so a position splits into its page and its row by a shift and a mask, never a
+// 64-bit division (which a kernel pays dearly for per row). A kernel may read a page id ahead of
+// the rows it needs (page, then row_on_page).
 struct PageMap {
   const int32_t* table = nullptr;  // (batch, pages_per_seq) page ids
   int64_t page_size = 0, pages_per_seq = 0, heads = 0;
   bool bshd = false;  // pages of (page_size, heads) rows; else (heads, page_size)
-  ATTNPROF_HD int64_t row(int64_t b, int64_t h, int64_t pos) const {
-    const int64_t page = table[b * pages_per_seq + pos / page_size];
-    const int64_t r = pos % page_size;
+  int shift = 0;      // log2(page_size)
+  // The page holding key `pos` of sequence b.
+  ATTNPROF_HD int32_t page(int64_t b, int64_t pos) const {
+    return table[b * pages_per_seq + (pos >> shift)];
+  }
+  // The row of (h, pos) on page `page`.
+  ATTNPROF_HD int64_t row_on_page(int64_t page, int64_t h, int64_t pos) const {
+    const int64_t r = pos & (page_size - 1);
     return page * page_size * heads + (bshd ? r * heads + h : h * page_size + r);
+  }
+  ATTNPROF_HD int64_t row(int64_t b, int64_t h, int64_t pos) const {
+    return row_on_page(page(b, pos), h, pos);
   }
 };
 
@@ -76,7 +88,12 @@ struct TensorView {
   int64_t stride_s() const { return layout == Layout::bhsd ? dim : heads * dim; }
   // A paged view's rows (PageMap); its table is in the memory of `data`.
   PageMap page_map() const {
-    return {block_table, page_size, pages_per_seq(), heads, layout == Layout::bshd};
+    return {block_table,
+            page_size,
+            pages_per_seq(),
+            heads,
+            layout == Layout::bshd,
+            paged() ? std::countr_zero(static_cast<uint64_t>(page_size)) : 0};
   }
   // Element offset of (b, h, pos, d). A paged view reads its block table: host memory only.
   int64_t offset(int64_t b, int64_t h, int64_t pos, int64_t d = 0) const {

@@ -227,20 +227,11 @@ std::vector<std::pair<size_t, size_t>> pair_runs(const std::vector<RowIndex>& ro
 // fill, and the rows (FNV-1a over their indices).
 std::string forward_refs_key(const Spec& spec, const InputFill& fill,
                              const std::vector<RowIndex>& rows) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](int64_t x) {
-    for (int byte = 0; byte < 8; ++byte) {
-      h ^= static_cast<uint64_t>(x >> (8 * byte)) & 0xFF;
-      h *= 0x100000001b3ull;
-    }
-  };
-  for (const RowIndex& r : rows) {
-    mix(r.b);
-    mix(r.h);
-    mix(r.i);
-  }
+  static_assert(sizeof(RowIndex) == 3 * sizeof(int64_t), "RowIndex is hashed as its bytes");
+  const std::string_view bytes(reinterpret_cast<const char*>(rows.data()),
+                               rows.size() * sizeof(RowIndex));
   return fmt::format("{}|{}|{}|{}|{:016x}", spec.key(), fill.seed, static_cast<int>(fill.pattern),
-                     rows.size(), h);
+                     rows.size(), fnv1a(bytes));
 }
 
 // The fp64 BLAS reference of the rows, per (batch, head) run in blocks, in parallel over runs

@@ -93,8 +93,7 @@ std::vector<int64_t> seqlens_draw(std::string_view text, int64_t batch) {
   std::vector<int64_t> out(static_cast<size_t>(std::max<int64_t>(batch, 0)));
   if (!p) return out;
   // FNV-1a of the text: the draws depend on nothing else.
-  uint64_t state = 0xCBF29CE484222325ull;
-  for (char c : text) state = (state ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  uint64_t state = fnv1a(text);
   for (size_t b = 0; b < out.size(); ++b) {
     if (p->kind == Parsed::list) {
       out[b] = p->values[b % p->values.size()];

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "attnprof/inputs.hpp"  // fnv1a
 #include "attnprof/peaks.hpp"
 
 namespace attnprof {
@@ -17,16 +18,6 @@ constexpr int kPeaksSchema = 3;  // 2: kind and fp32_tflops (CPU); 3: fp8_tflops
 
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
-}
-
-// FNV-1a, 64 bits: a stable file name for a key (not a security property).
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 // The rate of a dtype's matrix units among a device's figures (fp32 is held against tf32).

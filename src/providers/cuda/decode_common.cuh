@@ -111,26 +111,11 @@ __device__ __forceinline__ float score2(const DecodeArgs& a, float dot) {
   return s * kLog2e;
 }
 
-// A paged cache's page id holding key `pos` of sequence b, and the row (b, h, pos) given it
-// (io.hpp PageMap::row in two steps, so the table is read ahead of the copy).
-// Page sizes are powers of two (Spec::validate): `shift` is log2 of the page size (no 64-bit
-// division on the device).
-__device__ __forceinline__ int32_t page_of(const PageMap& p, int b, int pos, int shift) {
-  return p.table[int64_t(b) * p.pages_per_seq + (pos >> shift)];
-}
-__device__ __forceinline__ int64_t paged_row(const PageMap& p, int32_t page, int h, int pos,
-                                             int shift) {
-  const int r = pos & ((1 << shift) - 1);
-  const int64_t base = int64_t(page) * p.page_size * p.heads;
-  return base + (p.bshd ? int64_t(r) * p.heads + h : int64_t(h) * p.page_size + r);
-}
-
 // Element offset of K/V row (b, h, pos) (the row's first element).
 __device__ __forceinline__ int64_t kv_row(const DecodeArgs& a, const PageMap& pages, int b, int h,
                                           int pos, int d) {
   if (pages.table == nullptr) return b * a.kv_sb + h * a.kv_sh + pos * a.kv_ss;
-  const int shift = __ffs(int(pages.page_size)) - 1;
-  return paged_row(pages, page_of(pages, b, pos, shift), h, pos, shift) * d;
+  return pages.row(b, h, pos) * d;
 }
 
 // The sink logit of query head h in base 2 (-inf: none).

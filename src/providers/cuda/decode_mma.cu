@@ -109,7 +109,6 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
   // page ids are read a tile ahead of the copies that need them, so no copy waits on the table.
   constexpr int IT = kTile * CH / 32;
   const bool paged = a.k_pages.table != nullptr;
-  const int pshift = paged ? __ffs(int(a.k_pages.page_size)) - 1 : 0;
   const int64_t bh = int64_t(b) * a.kv_sb + int64_t(kvh) * a.kv_sh;
   // Pages of 16 keys or more hold a whole tile (tiles start at multiples of 16): one id a tile.
   const bool page_per_tile = paged && a.k_pages.page_size >= kTile;
@@ -118,15 +117,15 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
     if (!paged || n >= my_tiles) return;
     const int start = tile_start(n);
     if (page_per_tile) {
-      kp[0] = page_of(a.k_pages, b, start, pshift);
-      vp[0] = page_of(a.v_pages, b, start, pshift);
+      kp[0] = a.k_pages.page(b, start);
+      vp[0] = a.v_pages.page(b, start);
       return;
     }
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       const int pos = min(start + (lane + 32 * it) / CH, kr.hi);
-      kp[it] = page_of(a.k_pages, b, pos, pshift);
-      vp[it] = page_of(a.v_pages, b, pos, pshift);
+      kp[it] = a.k_pages.page(b, pos);
+      vp[it] = a.v_pages.page(b, pos);
     }
   };
   auto load = [&](int n) {
@@ -138,10 +137,8 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
       const int ci = lane + 32 * it, jr = ci / CH, cc = ci % CH, pos = start + jr;
       const bool valid = pos <= kr.hi;
       const int32_t kpage = page_per_tile ? kp[0] : kp[it], vpage = page_per_tile ? vp[0] : vp[it];
-      const int64_t ko =
-          paged ? paged_row(a.k_pages, kpage, kvh, pos, pshift) * D : bh + pos * a.kv_ss;
-      const int64_t vo =
-          paged ? paged_row(a.v_pages, vpage, kvh, pos, pshift) * D : bh + pos * a.kv_ss;
+      const int64_t ko = paged ? a.k_pages.row_on_page(kpage, kvh, pos) * D : bh + pos * a.kv_ss;
+      const int64_t vo = paged ? a.v_pages.row_on_page(vpage, kvh, pos) * D : bh + pos * a.kv_ss;
       copy16(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
       copy16(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
     }
