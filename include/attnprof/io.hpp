@@ -53,6 +53,14 @@ struct PageMap {
   ATTNPROF_HD int64_t row(int64_t b, int64_t h, int64_t pos) const {
     return row_on_page(page(b, pos), h, pos);
   }
+  // The map of a table of `pages_per_seq` pages of `page_size` rows: its shift from the size.
+  // Every map is made here, so none has a shift that disagrees with its page size.
+  static PageMap of(const int32_t* table, int64_t page_size, int64_t pages_per_seq, int64_t heads,
+                    bool bshd) {
+    return {table,         page_size,
+            pages_per_seq, heads,
+            bshd,          page_size > 0 ? std::countr_zero(static_cast<uint64_t>(page_size)) : 0};
+  }
 };
 
 // One tensor: logical (batch, heads, len, dim), stored in `layout` (bhsd or bshd, the spec's), in
@@ -88,12 +96,7 @@ struct TensorView {
   int64_t stride_s() const { return layout == Layout::bhsd ? dim : heads * dim; }
   // A paged view's rows (PageMap); its table is in the memory of `data`.
   PageMap page_map() const {
-    return {block_table,
-            page_size,
-            pages_per_seq(),
-            heads,
-            layout == Layout::bshd,
-            paged() ? std::countr_zero(static_cast<uint64_t>(page_size)) : 0};
+    return PageMap::of(block_table, page_size, pages_per_seq(), heads, layout == Layout::bshd);
   }
   // Element offset of (b, h, pos, d). A paged view reads its block table: host memory only.
   int64_t offset(int64_t b, int64_t h, int64_t pos, int64_t d = 0) const {

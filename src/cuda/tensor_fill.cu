@@ -84,7 +84,7 @@ void fill_input(void* dst, const Spec& spec, TensorId tensor, uint64_t seed, Inp
   if (spec.paged() && (tensor == TensorId::k || tensor == TensorId::v)) {
     if (block_table == nullptr)
       throw std::invalid_argument("fill_input: a paged K/V needs its table");
-    s.pages = {block_table, spec.page_size, spec.pages_per_seq(), s.heads, s.bshd};
+    s.pages = PageMap::of(block_table, spec.page_size, spec.pages_per_seq(), s.heads, s.bshd);
   }
   if (s.elems <= 0) return;
   constexpr int kThreads = 256;
