@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "attnprof/verify.hpp"
 #include "engine_test_util.hpp"
 #include "measure/cuda/device_check.hpp"
+#include "measure/cuda/device_check_kept.hpp"
 #include "measure/cuda/device_verify.hpp"
 #include "one_point.hpp"
 #include "providers/factories.hpp"
@@ -225,6 +227,56 @@ TEST(DeviceVerify, FindsThePoisonAnywhereAndNamesIt) {
     EXPECT_FALSE(verify_passed(v));
     EXPECT_TRUE(std::isinf(v.rel_l2_err)) << v.detail;
   }
+}
+
+// The forward reference kept on the device (device_check_kept.hpp): the next check of the same
+// inputs is served from it with the same sums to the bit, a wrong element is still caught and
+// named from it, and other inputs (another seed), another spec or a forced path never use it.
+TEST(DeviceVerify, TheKeptReferenceServesTheNextCheckAndNeverHidesAWrongOutput) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_naive();
+  const Spec s = make_spec(2, 4, 2, 129, 200, 64, bf16, kCausalBr, Mode::fwd, bshd);
+  auto* stream = static_cast<cudaStream_t>(engine().stream().native);
+  const cuda::DeviceRows all{.all = true, .keep = {}};
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, {.seed = 41});
+  (void)pt.launch_and_read(engine());
+  const int64_t hits0 = cuda::kept_hits();
+  const RowChecks first = cuda::check_on_device(s, pt.io(), stream, all);
+  const RowChecks again = cuda::check_on_device(s, pt.io(), stream, all);
+  EXPECT_EQ(cuda::kept_hits(), hits0 + 1);
+  ASSERT_EQ(first.o.size(), again.o.size());
+  for (size_t t = 0; t < first.o.size(); ++t) {
+    EXPECT_EQ(first.o[t].err2, again.o[t].err2) << t;
+    EXPECT_EQ(first.o[t].ref2, again.o[t].ref2) << t;
+    EXPECT_EQ(first.o[t].max_abs, again.o[t].max_abs) << t;
+    EXPECT_EQ(first.o[t].floor, again.o[t].floor) << t;
+  }
+  ASSERT_EQ(first.lse.size(), again.lse.size());
+  for (size_t t = 0; t < first.lse.size(); ++t) EXPECT_EQ(first.lse[t], again.lse[t]) << t;
+  expect_same_verdict(judge_rows(s, first), judge_rows(s, again), s.label());
+  EXPECT_TRUE(verify_passed(judge_rows(s, again)));
+
+  // One wrong element of O (2.0 in bf16): caught from the kept reference, its row named.
+  const uint16_t two = 0x4000;
+  auto* o = static_cast<unsigned char*>(pt.io().o.data);
+  ASSERT_EQ(cudaMemcpy(o + pt.io().o.offset(1, 3, 77, 5) * 2, &two, 2, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  const VerifyResult bad = judge_rows(s, cuda::check_on_device(s, pt.io(), stream, all));
+  EXPECT_EQ(cuda::kept_hits(), hits0 + 2);
+  EXPECT_FALSE(verify_passed(bad));
+  EXPECT_NE(bad.detail.find("o row (b=1, h=3, i=77)"), std::string::npos) << bad.detail;
+
+  // Other inputs of the same spec: computed afresh (no hit); then the first point's inputs are
+  // no longer the kept ones, and its wrong element is caught by a fresh reference.
+  testing_specs::OnePoint other = testing_specs::prepare_point(*p, engine(), s, {.seed = 42});
+  (void)other.launch_and_read(engine());
+  EXPECT_TRUE(verify_passed(judge_rows(s, cuda::check_on_device(s, other.io(), stream, all))));
+  EXPECT_EQ(cuda::kept_hits(), hits0 + 2);
+  EXPECT_FALSE(verify_passed(judge_rows(s, cuda::check_on_device(s, pt.io(), stream, all))));
+  EXPECT_EQ(cuda::kept_hits(), hits0 + 2);
+  // A forced path computes: the kept reference is not what a path test asks for.
+  (void)cuda::run_device_check(s, other.io(), stream, cuda::DeviceCheckPath::kernels);
+  EXPECT_EQ(cuda::kept_hits(), hits0 + 2);
 }
 
 TEST(DeviceVerify, HeadDimsBeyondSharedMemoryAreSaidToBe) {

@@ -8,6 +8,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "measure/cuda/cuda_fingerprint.hpp"
+#include "measure/cuda/device_check_kept.hpp"
 #include "measure/cuda/device_tensors.hpp"
 #include "measure/cuda/device_verify.hpp"
 #include "measure/cuda/timing_kernels.hpp"
@@ -105,6 +106,7 @@ std::unique_ptr<PointTensors> CudaEngine::allocate(const Spec& spec, bool lse,
                                                    const InputFill& fill) {
   require_available();
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  drop_kept_unless(spec);  // a reference kept for another shape: its memory back first
   return make_device_tensors(spec, lse, fill, &tracker_);
 }
 

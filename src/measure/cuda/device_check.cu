@@ -30,6 +30,7 @@
 #include "cuda/device_buffer.hpp"
 #include "measure/cuda/check_common.cuh"
 #include "measure/cuda/device_check_gemm.hpp"
+#include "measure/cuda/device_check_kept.hpp"
 #include "measure/cuda/device_check_pick.hpp"
 
 namespace attnprof::cuda {
@@ -82,12 +83,14 @@ __device__ void load_tile(double* tile, const View<T>& t, int64_t b, int64_t h, 
 
 struct ForwardArgs {
   Shape s;
-  RowSums o_out;     // O rows (o_out.err2 null: O not checked)
-  const float* lse;  // the provider's LSE (null: none)
-  double* lse_err;   // |lse - lse_ref| per row
-  double* lse_ref;   // backward modes: the reference LSE per row (else null)
-  double* delta;     // backward modes: dO . O_ref per row
-  double* dsum;      // backward modes: sum_c |dO_c O_ref_c| per row (the dQ floor's)
+  RowSums o_out;               // O rows (o_out.err2 null: O not checked)
+  const float* lse;            // the provider's LSE (null: none)
+  double* lse_err;             // |lse - lse_ref| per row
+  double* lse_ref;             // backward modes: the reference LSE per row (else null)
+  double* delta;               // backward modes: dO . O_ref per row
+  double* dsum;                // backward modes: sum_c |dO_c O_ref_c| per row (the dQ floor's)
+  double* o_keep = nullptr;    // mode fwd: O_ref per element to keep (device_check_kept.hpp)
+  double* lse_keep = nullptr;  // mode fwd: the reference LSE per row to keep
 };
 
 // Where a block's rows are: (batch, head) and the first row, for blocks of kWarps rows over
@@ -229,6 +232,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t d = lane; d < Dv; d += kLanes) {
     const double ref = my_acc[d] * inv;
     if (a.o_out.err2) compare(o.at(b, h, i, d), ref, e2, r2, mx);
+    if (a.o_keep) a.o_keep[qr.row * Dv + d] = ref;
     if (a.delta) {
       const double x = d_o.at(b, h, i, d) * ref;
       dl += x;
@@ -246,6 +250,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (lane != 0) return;
   if (a.lse) a.lse_err[row] = lse_error(a.lse[row], lse_ref);
+  if (a.lse_keep) a.lse_keep[row] = lse_ref;
   if (a.delta) {
     a.lse_ref[row] = lse_ref;
     a.delta[row] = dl;
@@ -565,11 +570,23 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
   // A ragged batch: the kernel, which masks each sequence at its lengths.
   if (spec.ragged() && path == DeviceCheckPath::gemm)
     throw FaultError(Fault::harness, "the device check's GEMM path takes no ragged batch");
-  if (path != DeviceCheckPath::kernels && spec.mode == Mode::fwd && !spec.ragged()) {
-    done = gemm_forward_sums(
-        spec, io, stream,
-        {fa.o_out.err2, fa.o_out.ref2, fa.o_out.max_abs, fa.o_out.floor, fa.lse, fa.lse_err},
-        gemm_budget);
+  const ForwardRowSums sums{fa.o_out.err2,  fa.o_out.ref2, fa.o_out.max_abs,
+                            fa.o_out.floor, fa.lse,        fa.lse_err};
+  // The reference kept from the last check of these same inputs, or rows to keep this one's in
+  // (mode fwd; a forced path always computes, it is what a test asks for).
+  const KeptSlot kept =
+      path == DeviceCheckPath::fastest ? kept_forward(spec, io, stream) : KeptSlot{};
+  if (kept.filled) {
+    compare_with_kept(spec, io, stream, kept.rows, sums);
+    done = true;
+  }
+  fa.o_keep = kept.rows.o;
+  fa.lse_keep = kept.rows.lse;
+  if (!done && path != DeviceCheckPath::kernels && spec.mode == Mode::fwd && !spec.ragged()) {
+    ForwardRowSums keep = sums;
+    keep.o_keep = kept.rows.o;
+    keep.lse_keep = kept.rows.lse;
+    done = gemm_forward_sums(spec, io, stream, keep, gemm_budget);
     if (!done && path == DeviceCheckPath::gemm)
       throw FaultError(Fault::harness,
                        "the device check's GEMM path has no memory for its scratch");
@@ -593,6 +610,12 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
     dkdv_kernel<T><<<unsigned(k_blocks), kThreads, dkdv_smem(spec, tile), stream>>>(
         ga, q, k, v, d_o, view_of<T>(io.dk), view_of<T>(io.dv));
     ATTNPROF_CUDA(cudaGetLastError());
+  }
+  if (kept.rows.o != nullptr && !kept.filled) {  // the squared reference and floor rows too
+    ATTNPROF_CUDA(cudaMemcpyAsync(kept.rows.ref2, fa.o_out.ref2, size_t(q_rows) * sizeof(double),
+                                  cudaMemcpyDeviceToDevice, stream));
+    ATTNPROF_CUDA(cudaMemcpyAsync(kept.rows.floor, fa.o_out.floor, size_t(q_rows) * sizeof(double),
+                                  cudaMemcpyDeviceToDevice, stream));
   }
   // The scan: every element of every output of the launch.
   const std::vector<TensorRole> outputs = launch_outputs(spec, io);
@@ -643,6 +666,7 @@ DeviceCheck check_typed(const Spec& spec, const Io& io, cudaStream_t stream, int
     out.dv = to_host(ga.dv_out, k_rows, stream);
   }
   ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  commit_kept(kept);
   for (size_t t = 0; t < outputs.size(); ++t) {
     DeviceScan d{outputs[t], int64_t(scanned[t].count), int64_t(scanned[t].first), 0.0};
     if (d.count > 0) {

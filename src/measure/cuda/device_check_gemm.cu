@@ -139,19 +139,23 @@ __global__ void compare_kernel(View<T> o, const double* acc, const double* row_m
   const double l = row_l[row];
   const double inv = l > 0 ? 1.0 / l : 0.0;
   double e2 = 0, r2 = 0, mx = 0;
-  for (int64_t d = lane; d < dv; d += 32)
-    compare(o.at(b, h, i, d), acc[row * dv + d] * inv, e2, r2, mx);
+  const int64_t flat = (b * q_heads + h) * c.nq + i;
+  for (int64_t d = lane; d < dv; d += 32) {
+    const double ref = acc[row * dv + d] * inv;
+    compare(o.at(b, h, i, d), ref, e2, r2, mx);
+    if (out.o_keep) out.o_keep[flat * dv + d] = ref;
+  }
   e2 = warp_sum(e2);
   r2 = warp_sum(r2);
   mx = warp_max(mx);
   if (lane != 0) return;
-  const int64_t flat = (b * q_heads + h) * c.nq + i;
   out.err2[flat] = e2 <= INFINITY ? e2 : INFINITY;  // a NaN is the worst error there is
   out.ref2[flat] = r2;
   out.max_abs[flat] = mx;
   out.floor[flat] = sqrt(row_w2[row]) * inv;
-  if (out.lse)
-    out.lse_err[flat] = lse_error(out.lse[flat], l > 0 ? row_m[row] + log(l) : -INFINITY);
+  const double lse_ref = l > 0 ? row_m[row] + log(l) : -INFINITY;
+  if (out.lse) out.lse_err[flat] = lse_error(out.lse[flat], lse_ref);
+  if (out.lse_keep) out.lse_keep[flat] = lse_ref;
 }
 
 cublasHandle_t handle() {

@@ -21,6 +21,8 @@ struct ForwardRowSums {
   double* floor = nullptr;     // sqrt(sum_j P_ij^2 |v_j|^2)
   const float* lse = nullptr;  // the provider's LSE (null: none)
   double* lse_err = nullptr;   // |lse - lse_ref|
+  double* o_keep = nullptr;    // where to keep O_ref per element (null: nowhere)
+  double* lse_keep = nullptr;  // where to keep the reference LSE per row
 };
 
 // Fills `out` for mode fwd. False, with nothing written, when its scratch memory cannot be had
