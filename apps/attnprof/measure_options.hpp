@@ -16,7 +16,7 @@ struct MeasureCliOptions {
   std::string timing = "cold";
   std::string clock = "sustained";
   std::string max_noise = "0.5%";
-  std::string min_time = "0.5s";
+  std::string min_time = "100ms";
   std::string point_timeout = "2s";
   int64_t min_samples = 10;
   int warmup = 1;

@@ -34,10 +34,13 @@ struct TimingResult {
   bool noisy = false;
   std::string stop_reason;
   int64_t dropped_throttled = 0;  // samples dropped for low SM clock (CUDA)
-  double clock_mhz = 0;           // median SM clock over kept samples (CUDA)
-  std::string clock_policy;       // "sustained" or "recover" (engine.hpp ClockPolicy)
-  double power_w = 0;             // median board power over kept samples (CUDA, NVML); 0 unknown
-  int64_t copies = 1;             // sets of tensors a batch rotated through (cold, CUDA)
+  // Times the older half of the samples was dropped because the SM clock was still falling
+  // (sustained policy, stats.hpp clock_falling; CUDA)
+  int64_t clock_settling = 0;
+  double clock_mhz = 0;      // median SM clock over kept samples (CUDA)
+  std::string clock_policy;  // "sustained" or "recover" (engine.hpp ClockPolicy)
+  double power_w = 0;        // median board power over kept samples (CUDA, NVML); 0 unknown
+  int64_t copies = 1;        // sets of tensors a batch rotated through (cold, CUDA)
   // CPU timing: the host's 1-minute load average at the end, and the share of the host's CPU
   // time other processes used while this point was sampled; above kBusyHost the row is noisy.
   double host_load = 0;

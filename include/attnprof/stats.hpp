@@ -23,13 +23,13 @@ double percentile(std::vector<double> sorted_values, double p);
 SampleStats summarize(const std::vector<double>& samples);
 
 // When to stop sampling a point. Defaults (docs/method.md, "When to stop"): at least 10 samples and
-// 0.5 s of measured time, then stop once the relative noise is under max(max_noise,
+// 0.1 s of measured time, then stop once the relative noise is under max(max_noise,
 // resolution/median), or at the timeout (the row is then flagged noisy).
 struct StoppingRule {
   int64_t min_samples = 10;
   int64_t max_samples = 100000;
   double max_noise = 0.005;       // 0.5%: below run-to-run drift on a quiet machine
-  double min_time_s = 0.5;        // measured (timed-region) seconds before stopping may happen
+  double min_time_s = 0.1;        // measured (timed-region) seconds before stopping may happen
   double timeout_s = 2.0;         // wall seconds for the whole measurement of one point
   double timer_resolution_s = 0;  // the timer's resolution; sets the floor of reachable noise
   // > 0 (tune's p95 limit, seconds): stop after 10 samples once the third smallest is above it.
@@ -48,6 +48,13 @@ struct StopDecision {
 // time spent measuring this point so far.
 StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
                          double measured_s, double elapsed_s);
+
+// Whether the SM clock is still falling over a point's samples (`clocks`, one per sample in the
+// order taken, MHz): the mean of the last quarter more than `tolerance` (relative) under the mean
+// of the first. A compute-bound kernel under a power cap starts at a recovered clock and slows
+// for a few hundred milliseconds; the sustained policy samples on until its clock has settled.
+// Fewer than 8 clocks, or any unknown (0): false.
+bool clock_falling(const std::vector<double>& clocks, double tolerance = 0.01);
 
 // The timing of a row from its samples' statistics (seconds) and the stop decision; times in
 // microseconds. Engine-specific fields (launches per sample, clocks) are the caller's.

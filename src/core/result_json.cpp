@@ -71,6 +71,7 @@ OrderedJson timing_json(const TimingResult& t) {
           {"noisy", t.noisy},
           {"stop_reason", t.stop_reason},
           {"dropped_throttled", t.dropped_throttled},
+          {"clock_settling", t.clock_settling},
           {"clock_mhz", number(t.clock_mhz)},
           {"clock_policy", t.clock_policy},
           {"power_w", number(t.power_w)},
@@ -294,6 +295,7 @@ TimingResult read_timing(const Reader& in) {
   t.noisy = in.boolean("noisy");
   t.stop_reason = in.string("stop_reason");
   t.dropped_throttled = in.integer("dropped_throttled");
+  if (in.has("clock_settling")) t.clock_settling = in.integer("clock_settling");  // added later
   t.clock_mhz = in.number("clock_mhz");
   if (in.version() >= 2) {
     t.clock_policy = in.string("clock_policy");

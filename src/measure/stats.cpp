@@ -73,6 +73,17 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
   return {false, false, ""};
 }
 
+bool clock_falling(const std::vector<double>& clocks, double tolerance) {
+  const size_t n = clocks.size(), q = n / 4;
+  if (n < 8 || std::find(clocks.begin(), clocks.end(), 0.0) != clocks.end()) return false;
+  double first = 0, last = 0;
+  for (size_t i = 0; i < q; ++i) {
+    first += clocks[i];
+    last += clocks[n - q + i];
+  }
+  return last < first * (1 - tolerance);
+}
+
 TimingResult to_timing(std::string mode, const SampleStats& st, const StopDecision& decision) {
   TimingResult t;
   t.mode = std::move(mode);

@@ -353,11 +353,26 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
   EXPECT_EQ(keys(j["spec"]),
             (std::set<std::string>{"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim",
                                    "v_head_dim", "dtype", "mask", "mode", "layout", "scale"}));
-  EXPECT_EQ(keys(j["timing"]),
-            (std::set<std::string>{"mode", "median_us", "mean_us", "min_us", "p5_us", "p95_us",
-                                   "cv", "rel_noise", "samples", "launches_per_sample", "noisy",
-                                   "stop_reason", "dropped_throttled", "clock_mhz", "clock_policy",
-                                   "power_w", "copies", "host_load", "host_busy"}));
+  EXPECT_EQ(keys(j["timing"]), (std::set<std::string>{"mode",
+                                                      "median_us",
+                                                      "mean_us",
+                                                      "min_us",
+                                                      "p5_us",
+                                                      "p95_us",
+                                                      "cv",
+                                                      "rel_noise",
+                                                      "samples",
+                                                      "launches_per_sample",
+                                                      "noisy",
+                                                      "stop_reason",
+                                                      "dropped_throttled",
+                                                      "clock_settling",
+                                                      "clock_mhz",
+                                                      "clock_policy",
+                                                      "power_w",
+                                                      "copies",
+                                                      "host_load",
+                                                      "host_busy"}));
   EXPECT_EQ(keys(j["memory"]), (std::set<std::string>{"peak_bytes", "extra_bytes", "analytic_bytes",
                                                       "workspace_bytes", "process_hwm_bytes"}));
   EXPECT_EQ(

@@ -237,9 +237,10 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
   rule.timer_resolution_s = resolution;
   const double rated_mhz = ctx.device->clock_khz / 1e3;
 
+  // Per kept sample, in order: its time per launch, SM clock and board power (0: unknown).
   std::vector<double> samples, clocks, watts;
   double measured_s = 0;
-  int64_t n = 1, dropped = 0;
+  int64_t n = 1, dropped = 0, settling = 0;
   bool probing = mode != TimingMode::wall;  // the first sample decides the batch size
   StopDecision decision;
   const auto t0 = Clock::now();
@@ -268,8 +269,8 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     } else if (keep) {
       samples.push_back(x.seconds / static_cast<double>(n));
       measured_s += x.seconds;
-      if (x.mhz > 0) clocks.push_back(x.mhz);
-      if (x.watts > 0) watts.push_back(x.watts);
+      clocks.push_back(x.mhz);
+      watts.push_back(x.watts);
     }
     if (samples.empty()) {
       if (elapsed >= rule.timeout_s) {
@@ -279,14 +280,31 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
       continue;
     }
     decision = should_stop(rule, samples, measured_s, elapsed);
+    // Sustained: a median taken while a power-capped clock is still coming down would be the
+    // recovered clock's, not the steady one's. The older half of the samples is dropped and
+    // sampling goes on (the minimum time counts again) until the clock is flat or time is up.
+    if (decision.stop && decision.why == "converged" && options.clock == ClockPolicy::sustained &&
+        clock_falling(clocks)) {
+      const auto half = static_cast<std::ptrdiff_t>(samples.size() / 2);
+      for (auto it = samples.begin(); it != samples.begin() + half; ++it)
+        measured_s -= *it * static_cast<double>(n);
+      samples.erase(samples.begin(), samples.begin() + half);
+      clocks.erase(clocks.begin(), clocks.begin() + half);
+      watts.erase(watts.begin(), watts.begin() + half);
+      ++settling;
+      continue;
+    }
     if (decision.stop) break;
   }
 
   TimingResult t = to_timing(options.mode, summarize(samples), decision);
   t.launches_per_sample = n;
   t.dropped_throttled = dropped;
+  std::erase(clocks, 0.0);
+  std::erase(watts, 0.0);
   t.clock_mhz = median_of(clocks);
   t.power_w = median_of(watts);
+  t.clock_settling = settling;
   t.clock_policy = std::string(to_string(options.clock));
   t.copies = sampler.copies();
   return t;
