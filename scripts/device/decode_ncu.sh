@@ -5,11 +5,8 @@
 # `attnprof trace --ncu` (each kernel's duration, DRAM and tensor-pipe throughput) into
 # $OUT/ncu.log.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-pkg=$root/.deps/devpkg
-export LD_LIBRARY_PATH="$pkg/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export ATTNPROF_PRESETS="$root/presets" XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/attnprof-cache}
-out=${OUT:-$root/out}
+# shellcheck source=scripts/device/bundle_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 for page in 0 16; do
   timeout 200 "$pkg/bin/attnprof" trace --providers cuda.decode,cudnn.sdpa --batch 64 --heads 32 \
     --kv-heads 8 --head-dim 128 --dtype bf16 --mask causal-br --seq 1 --kv-seq 32k \

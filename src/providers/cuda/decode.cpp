@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -42,14 +43,31 @@ cuda::DecodePipeline pipeline_from_env() {
                                                       : cuda::DecodePipeline::warps4_stages3;
 }
 
+// The split's two knobs, for comparing them on a device: ATTNPROF_DECODE_SPLIT=W:C aims at W
+// waves of CTAs with chunks of at least C >= 256 keys (default 4:256).
+struct SplitKnobs {
+  int64_t waves = 4, min_chunk = 256;
+};
+SplitKnobs split_knobs_from_env() {
+  SplitKnobs k;
+  const char* v = std::getenv("ATTNPROF_DECODE_SPLIT");
+  long long w = 0, c = 0;
+  if (v != nullptr && std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 256) {
+    k.waves = w;
+    k.min_chunk = c;
+  }
+  return k;
+}
+
 Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
   const int tile = cuda::kDecodeChunkGranule;
   const int rows = int(s.group_size() * s.q_len);
   const int64_t slots = int64_t(std::max(sm_count, 1)) *
                         ctas_per_sm(cuda::decode_smem_bytes(int(s.head_dim), rows, pipeline));
   const int64_t ctas = s.batch * s.kv_heads;
-  const int64_t want = std::max<int64_t>(1, (4 * slots + ctas - 1) / ctas);
-  const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
+  const SplitKnobs knobs = split_knobs_from_env();
+  const int64_t want = std::max<int64_t>(1, (knobs.waves * slots + ctas - 1) / ctas);
+  const int64_t most = std::max<int64_t>(1, s.kv_len / knobs.min_chunk);
   const int64_t splits = std::min(want, most);
   const int64_t chunk = ((s.kv_len + splits - 1) / splits + tile - 1) / tile * tile;
   Split out;

@@ -81,7 +81,7 @@ __device__ Smem<T, D> carve(unsigned char* base, int rows) {
 
 // MAXR: the most query rows this instantiation holds (registers are sized for it).
 template <class T, int D, int MAXR>
-__global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeArgs a) {
+__global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeArgs a) {
   constexpr int KT = key_tile<D>();
   constexpr int RG = kThreads / KT;  // row groups of the score phase
   constexpr int RPT = (MAXR + RG - 1) / RG;
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeArgs a) {
 // The splits of one row combined: O = sum_s o_s 2^(m_s - M) / L, the sink joining M and L.
 // One block of D threads per (sequence, query head, query row).
 template <class T, int D>
-__global__ void __launch_bounds__(D) merge_kernel(const DecodeArgs a) {
+__global__ void __launch_bounds__(D) merge_reduce_kernel(const DecodeArgs a) {
   const int64_t row = blockIdx.x;
   const int i = int(row % a.q_len), h = int((row / a.q_len) % a.q_heads),
             b = int(row / (int64_t(a.q_len) * a.q_heads));
@@ -293,19 +293,19 @@ template <class T, int D, int MAXR>
 void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
   const int rows = (a.q_heads / a.kv_heads) * a.q_len;
   const int smem = decode_smem_bytes(D, rows, a.pipeline);
-  static const cudaError_t set =
-      cudaFuncSetAttribute(decode_kernel<T, D, MAXR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           decode_smem_bytes(D, MAXR, a.pipeline));
+  static const cudaError_t set = cudaFuncSetAttribute(attention_split_kernel<T, D, MAXR>,
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      decode_smem_bytes(D, MAXR, a.pipeline));
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
-  decode_kernel<T, D, MAXR><<<grid, kThreads, smem, stream>>>(a);
+  attention_split_kernel<T, D, MAXR><<<grid, kThreads, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
 template <class T, int D>
 void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
   const int64_t rows_total = int64_t(a.batch) * a.q_heads * a.q_len;
-  merge_kernel<T, D><<<unsigned(rows_total), D, 0, stream>>>(a);
+  merge_reduce_kernel<T, D><<<unsigned(rows_total), D, 0, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
 }
 

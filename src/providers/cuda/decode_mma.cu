@@ -85,7 +85,7 @@ __device__ __forceinline__ float quad_sum(float x) {
 
 // kWarps warps per CTA, each kStages tiles deep.
 template <class T, int D, int kWarps, int kStages>
-__global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
+__global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const DecodeArgs a) {
   constexpr int KS = D / 16;  // k-steps of Q.K^T
   constexpr int NB = D / 8;   // n-blocks of P.V
   constexpr int CH = D / 8;   // 16-byte chunks per row
@@ -298,11 +298,12 @@ __global__ void __launch_bounds__(kWarps * 32) mma_kernel(const DecodeArgs a) {
 template <class T, int D, int kWarps, int kStages>
 void launch_pipeline(const DecodeArgs& a, cudaStream_t stream) {
   const int smem = mma_smem_bytes(D, kWarps, kStages);
-  static const cudaError_t set = cudaFuncSetAttribute(
-      mma_kernel<T, D, kWarps, kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  static const cudaError_t set =
+      cudaFuncSetAttribute(attention_mma_kernel<T, D, kWarps, kStages>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
-  mma_kernel<T, D, kWarps, kStages><<<grid, kWarps * 32, smem, stream>>>(a);
+  attention_mma_kernel<T, D, kWarps, kStages><<<grid, kWarps * 32, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
