@@ -31,7 +31,16 @@ int ctas_per_sm(int smem_bytes) {
 }
 
 // How the keys are split: `splits` chunks of `chunk` keys (a multiple of the key tile) per
-// sequence, enough CTAs for about four waves of the GPU, chunks of at least 256 keys.
+// sequence. Measured on the H200 (bench/results/h200/2026-12-01-sweep, calls 5 and 6), at B 1, 8
+// and 64, 32/8 heads, D 128, KV 1k..32k:
+//  - a (batch, KV head) per CTA already fills a wave: no split (B 64: 3.50 TB/s at KV 1k where
+//    3 splits of 384 keys gave 2.62). Not for a ragged batch, whose long sequences would then
+//    set the time: it keeps about four waves in chunks of at least 256 keys (0.88x its uniform
+//    rate at B 64 with KV 1k..32k, where one split gave 0.71x);
+//  - else up to about four waves, in chunks of at least 1024 keys (B 8, KV 32k: 17 splits of
+//    1984 keys, 3.56 TB/s, where 5 gave 2.67);
+//  - and where that is under a wave, as many splits as fill one, in chunks of at least 256 keys
+//    (B 1, KV 32k: 32 splits of 1024, 2.68 TB/s, where 128 of 256 gave 1.49).
 struct Split {
   int chunk = 0, splits = 1;
 };
@@ -44,9 +53,9 @@ cuda::DecodePipeline pipeline_from_env() {
 }
 
 // The split's two knobs, for comparing them on a device: ATTNPROF_DECODE_SPLIT=W:C aims at W
-// waves of CTAs with chunks of at least C >= 256 keys (default 4:256).
+// waves of CTAs in chunks of at least C >= 256 keys (default 4:1024).
 struct SplitKnobs {
-  int64_t waves = 4, min_chunk = 256;
+  int64_t waves = 4, min_chunk = 1024;
 };
 SplitKnobs split_knobs_from_env() {
   SplitKnobs k;
@@ -66,9 +75,15 @@ Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
                         ctas_per_sm(cuda::decode_smem_bytes(int(s.head_dim), rows, pipeline));
   const int64_t ctas = s.batch * s.kv_heads;
   const SplitKnobs knobs = split_knobs_from_env();
-  const int64_t want = std::max<int64_t>(1, (knobs.waves * slots + ctas - 1) / ctas);
-  const int64_t most = std::max<int64_t>(1, s.kv_len / knobs.min_chunk);
-  const int64_t splits = std::min(want, most);
+  const int64_t want = (knobs.waves * slots + ctas - 1) / ctas;
+  const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
+  int64_t splits = 1;
+  if (s.ragged()) {
+    splits = std::min(want, most);
+  } else if (ctas < slots) {
+    splits = std::min(want, std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
+    if (splits * ctas < slots) splits = std::min(std::max<int64_t>(1, slots / ctas), most);
+  }
   const int64_t chunk = ((s.kv_len + splits - 1) / splits + tile - 1) / tile * tile;
   Split out;
   out.chunk = int(chunk);
