@@ -3,17 +3,33 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
 
 namespace attnprof::cuda {
 
+namespace {
+std::atomic<MemoryReclaimer> reclaimer{nullptr};
+}  // namespace
+
+void set_memory_reclaimer(MemoryReclaimer reclaim) {
+  reclaimer.store(reclaim);
+}
+
 DeviceBuffer::DeviceBuffer(int64_t bytes, MemoryTracker* tracker) : tracker_(tracker) {
   if (bytes < 0) throw std::invalid_argument(fmt::format("DeviceBuffer: negative size {}", bytes));
   if (bytes == 0) return;  // an empty buffer holds no memory and reports none
   void* p = nullptr;
-  const cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes));
+  cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes));
+  if (e == cudaErrorMemoryAllocation) {
+    const MemoryReclaimer reclaim = reclaimer.load();
+    if (reclaim != nullptr && reclaim()) {
+      (void)cudaGetLastError();  // the failed allocation's error is not sticky: cleared
+      e = cudaMalloc(&p, static_cast<size_t>(bytes));
+    }
+  }
   if (e != cudaSuccess) {
     check_cuda(e,
                fmt::format("cudaMalloc({} bytes = {:.3f} GiB)", bytes,

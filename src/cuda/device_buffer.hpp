@@ -8,6 +8,13 @@
 
 namespace attnprof::cuda {
 
+// Memory the harness holds for reuse and can give back (the device check's kept reference,
+// src/measure/cuda/device_check_kept.hpp): when a cudaMalloc fails for want of memory, the
+// reclaimer is called once and, if it freed anything, the allocation is tried again, so what
+// the harness keeps never moves a point's out-of-memory boundary. Null: none.
+using MemoryReclaimer = bool (*)();
+void set_memory_reclaimer(MemoryReclaimer reclaim);
+
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;

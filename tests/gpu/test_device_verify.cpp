@@ -14,6 +14,7 @@
 
 #include "attnprof/runner.hpp"
 #include "attnprof/verify.hpp"
+#include "cuda/device_buffer.hpp"
 #include "engine_test_util.hpp"
 #include "measure/cuda/device_check.hpp"
 #include "measure/cuda/device_check_kept.hpp"
@@ -277,6 +278,27 @@ TEST(DeviceVerify, TheKeptReferenceServesTheNextCheckAndNeverHidesAWrongOutput) 
   // A forced path computes: the kept reference is not what a path test asks for.
   (void)cuda::run_device_check(s, other.io(), stream, cuda::DeviceCheckPath::kernels);
   EXPECT_EQ(cuda::kept_hits(), hits0 + 2);
+}
+
+// What the kept reference holds is given back to an allocation that fails for want of memory
+// (device_buffer.hpp set_memory_reclaimer): an allocation of more than is free, but less than is
+// free plus the kept rows, succeeds, and the next check computes its reference again.
+TEST(DeviceVerify, AFailingAllocationGetsTheKeptReferencesMemory) {
+  REQUIRE_ENGINE();
+  const Spec s = make_spec(1, 32, 32, 16384, 1024, 128, fp16);  // kept rows: 549 MB
+  const InputFill fill{.seed = 5};
+  auto tensors = engine().allocate(s, false, fill);
+  auto* stream = static_cast<cudaStream_t>(engine().stream().native);
+  (void)cuda::check_on_device(s, tensors->io(), stream, {.all = false, .keep = {}});
+  const int64_t hits0 = cuda::kept_hits();
+  (void)cuda::check_on_device(s, tensors->io(), stream, {.all = false, .keep = {}});
+  ASSERT_EQ(cuda::kept_hits(), hits0 + 1);  // kept
+  size_t free_bytes = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+  const int64_t ask = int64_t(free_bytes) + (int64_t{256} << 20);
+  EXPECT_NO_THROW({ cuda::DeviceBuffer big(ask, nullptr); });
+  (void)cuda::check_on_device(s, tensors->io(), stream, {.all = false, .keep = {}});
+  EXPECT_EQ(cuda::kept_hits(), hits0 + 1);  // given back: computed again (and kept again)
 }
 
 TEST(DeviceVerify, HeadDimsBeyondSharedMemoryAreSaidToBe) {

@@ -93,6 +93,7 @@ struct Kept {
   std::string key;       // the filled reference's; empty: none
   std::string spec_key;  // Spec::key() of the filled reference
   int64_t hits = 0;
+  bool in_use = false;  // a KeptSlot's rows point into buf
 };
 Kept& kept() {
   static Kept k;
@@ -150,10 +151,25 @@ void compare_typed(const Spec& spec, const Io& io, cudaStream_t stream, const Ke
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
+// The reclaimer DeviceBuffer calls when an allocation fails (device_buffer.hpp).
+bool release_kept() {
+  Kept& k = kept();
+  if (k.buf.bytes() == 0 || k.in_use) return false;
+  k.buf = DeviceBuffer();
+  k.key.clear();
+  k.spec_key.clear();
+  return true;
+}
+
 }  // namespace
 
 KeptSlot kept_forward(const Spec& spec, const Io& io, cudaStream_t stream) {
   if (spec.mode != Mode::fwd || keeping_disabled()) return {};
+  static const bool registered = [] {
+    set_memory_reclaimer(&release_kept);
+    return true;
+  }();
+  (void)registered;
   const int64_t q_rows = spec.batch * spec.q_heads * spec.q_len;
   const int64_t bytes = q_rows * (spec.dv() + 3) * int64_t(sizeof(double));
   size_t free_bytes = 0, total = 0;
@@ -171,6 +187,8 @@ KeptSlot kept_forward(const Spec& spec, const Io& io, cudaStream_t stream) {
     ++k.hits;
     slot.rows = rows_in(k.buf, q_rows, spec.dv());
     slot.filled = true;
+    k.in_use = true;
+    slot.hold.reset(&k.in_use);
     return slot;
   }
   k.key.clear();  // the buffer is about to hold other rows
@@ -186,6 +204,8 @@ KeptSlot kept_forward(const Spec& spec, const Io& io, cudaStream_t stream) {
     }
   }
   slot.rows = rows_in(k.buf, q_rows, spec.dv());
+  k.in_use = true;
+  slot.hold.reset(&k.in_use);
   return slot;
 }
 
@@ -197,11 +217,8 @@ void commit_kept(const KeptSlot& slot) {
 }
 
 void drop_kept_unless(const Spec& spec) {
-  Kept& k = kept();
-  if (k.buf.bytes() == 0 || (!k.spec_key.empty() && k.spec_key == spec.key())) return;
-  k.buf = DeviceBuffer();
-  k.key.clear();
-  k.spec_key.clear();
+  const Kept& k = kept();
+  if (k.spec_key.empty() || k.spec_key != spec.key()) (void)release_kept();
 }
 
 int64_t kept_hits() {

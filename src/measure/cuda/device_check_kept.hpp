@@ -9,13 +9,15 @@
 // provider's O and the kept rows only (memory-bound) where the reference costs a kernel over
 // every visible (query, key) pair. It keeps the reference, never a verdict: every check compares
 // its own outputs. One entry, of at most kKeptBytes and 1/16 of the device's memory; untracked
-// (the check's memory, not the point's), and dropped before a point of another shape allocates.
+// (the check's memory, not the point's), dropped before a point of another shape allocates, and
+// given back to any allocation that fails for want of memory while no check uses it.
 // Internal to src/measure/cuda.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "attnprof/io.hpp"
@@ -37,10 +39,16 @@ struct KeptRows {
 
 // What kept_forward found: the reference of these inputs (filled), or rows for the check to fill
 // and commit, or nothing (rows.o null: mode bwd, disabled, or over the budget).
+// While a slot with rows lives, the kept buffer is in use: an allocation that fails then does
+// not reclaim it (device_buffer.hpp), since the check reads or writes it.
+struct KeptInUse {
+  void operator()(bool* in_use) const { *in_use = false; }
+};
 struct KeptSlot {
   KeptRows rows;
   bool filled = false;
   std::string key;
+  std::unique_ptr<bool, KeptInUse> hold;
 };
 
 // The kept reference of io's inputs for `spec` (mode fwd), or space for it. Synchronous (the
