@@ -19,6 +19,12 @@ struct Outcome {
 };
 
 // `env`: assignments for the command's environment, e.g. "ATTNPROF_TEST_PROVIDERS=1".
+// Ten quick CPU points (two providers x five lengths): the grid the shard, merge and --gpus
+// tests split and join.
+inline const std::string kTenPointGrid =
+    " --device cpu --providers cpu.naive,cpu.flash --seq 16,32,48,64,80 --heads 1 --head-dim 8 "
+    "--dtype fp32 --min-time 1ms --point-timeout 20ms --min-samples 3 --no-trace --no-history ";
+
 inline Outcome run_cli(const std::string& args, const std::string& env = "") {
   static int serial = 0;
   const auto err_path =

@@ -20,9 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing_cli::run_cli;
 
-const std::string kGrid =
-    " --device cpu --providers cpu.naive,cpu.flash --seq 16,32,48,64,80 --heads 1 --head-dim 8 "
-    "--dtype fp32 --min-time 1ms --point-timeout 20ms --min-samples 3 --no-trace --no-history ";
+const std::string& kGrid = testing_cli::kTenPointGrid;
 const std::string kTwoGpus = "ATTNPROF_TEST_GPU_COUNT=2";
 
 class GpusCli : public testing_cli::JournalDirTest {

@@ -97,6 +97,11 @@ __device__ __forceinline__ double warp_max(double x) {
   return x;
 }
 
+// An error sum as the host judges it: a NaN anywhere is the worst error there is (inf).
+__device__ __forceinline__ double nan_as_inf(double err) {
+  return err <= INFINITY ? err : INFINITY;
+}
+
 // Lane's share of the comparison of one reference element with the provider's.
 __device__ __forceinline__ void compare(double got, double ref, double& e2, double& r2,
                                         double& mx) {
@@ -108,8 +113,7 @@ __device__ __forceinline__ void compare(double got, double ref, double& e2, doub
 
 // |lse - lse_ref|: 0 where both are the same infinity (a row that sees no key), inf for a NaN.
 __device__ __forceinline__ double lse_error(double got, double ref) {
-  const double err = isinf(got) && isinf(ref) ? 0.0 : fabs(got - ref);
-  return err <= INFINITY ? err : INFINITY;
+  return nan_as_inf(isinf(got) && isinf(ref) ? 0.0 : fabs(got - ref));
 }
 
 // The score modifiers on the device: the softcap (0: none) of each scaled score and the sink

@@ -64,7 +64,7 @@ __device__ void finish_row(const RowSums& out, int64_t row, double e2, double r2
   r2 = warp_sum(r2);
   mx = warp_max(mx);
   if ((threadIdx.x & 31) == 0) {
-    out.err2[row] = e2 <= INFINITY ? e2 : INFINITY;
+    out.err2[row] = nan_as_inf(e2);
     out.ref2[row] = r2;
     out.max_abs[row] = mx;
   }

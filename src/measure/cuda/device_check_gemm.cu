@@ -149,7 +149,7 @@ __global__ void compare_kernel(View<T> o, const double* acc, const double* row_m
   r2 = warp_sum(r2);
   mx = warp_max(mx);
   if (lane != 0) return;
-  out.err2[flat] = e2 <= INFINITY ? e2 : INFINITY;  // a NaN is the worst error there is
+  out.err2[flat] = nan_as_inf(e2);
   out.ref2[flat] = r2;
   out.max_abs[flat] = mx;
   out.floor[flat] = sqrt(row_w2[row]) * inv;

@@ -90,8 +90,7 @@ uint64_t inputs_hash(const Spec& spec, const Io& io, cudaStream_t stream) {
 // The one kept entry of this process.
 struct Kept {
   DeviceBuffer buf;
-  std::string key;       // the filled reference's; empty: none
-  std::string spec_key;  // Spec::key() of the filled reference
+  std::string key;  // the filled reference's ("Spec::key()|device|hash"); empty: none
   int64_t hits = 0;
   bool in_use = false;  // a KeptSlot's rows point into buf
 };
@@ -134,7 +133,7 @@ __global__ void compare_kernel(View<T> o, KeptRows kept, ForwardRowSums out, Dev
   e2 = warp_sum(e2);
   mx = warp_max(mx);
   if (lane != 0) return;
-  out.err2[row] = e2 <= INFINITY ? e2 : INFINITY;  // a NaN is the worst error there is
+  out.err2[row] = nan_as_inf(e2);
   out.ref2[row] = kept.ref2[row];
   out.max_abs[row] = mx;
   out.floor[row] = kept.floor[row];
@@ -157,7 +156,6 @@ bool release_kept() {
   if (k.buf.bytes() == 0 || k.in_use) return false;
   k.buf = DeviceBuffer();
   k.key.clear();
-  k.spec_key.clear();
   return true;
 }
 
@@ -192,7 +190,6 @@ KeptSlot kept_forward(const Spec& spec, const Io& io, cudaStream_t stream) {
     return slot;
   }
   k.key.clear();  // the buffer is about to hold other rows
-  k.spec_key.clear();
   if (k.buf.bytes() < bytes) {
     k.buf = DeviceBuffer();
     try {
@@ -211,14 +208,12 @@ KeptSlot kept_forward(const Spec& spec, const Io& io, cudaStream_t stream) {
 
 void commit_kept(const KeptSlot& slot) {
   if (slot.rows.o == nullptr || slot.filled) return;
-  Kept& k = kept();
-  k.key = slot.key;
-  k.spec_key = slot.key.substr(0, slot.key.find('|'));
+  kept().key = slot.key;
 }
 
 void drop_kept_unless(const Spec& spec) {
-  const Kept& k = kept();
-  if (k.spec_key.empty() || k.spec_key != spec.key()) (void)release_kept();
+  const std::string& key = kept().key;
+  if (key.empty() || key.substr(0, key.find('|')) != spec.key()) (void)release_kept();
 }
 
 int64_t kept_hits() {

@@ -11,6 +11,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "measure/cuda/check_common.cuh"
 
 namespace attnprof::cuda {
 
@@ -51,11 +52,7 @@ __device__ double rel_error(double err2, double ref2, double floor) {
   const double f = 0.0 < floor ? floor : 0.0;
   const double denom2 = ref2 < f * f ? f * f : ref2;
   const double e = denom2 > 0 ? sqrt(err2 / denom2) : sqrt(err2);
-  return e <= INFINITY ? e : INFINITY;
-}
-
-__device__ double finite_or_inf(double x) {
-  return x <= INFINITY ? x : INFINITY;
+  return nan_as_inf(e);
 }
 
 // picks[3 * block + k]: the block's best of kind k (worst O, largest max_abs, worst LSE).
@@ -68,7 +65,7 @@ __global__ void pick_kernel(ForwardSums s, int64_t rows, Pick* picks) {
       p[0] = {rel_error(s.err2[r], s.ref2[r], s.floor ? s.floor[r] : 0.0), r};
       p[1] = {s.max_abs[r], r};
     }
-    if (s.lse_err) p[2] = {finite_or_inf(s.lse_err[r]), r};
+    if (s.lse_err) p[2] = {nan_as_inf(s.lse_err[r]), r};
     for (int k = 0; k < 3; ++k) {
       if (beats(p[k], best[k])) best[k] = p[k];
     }
