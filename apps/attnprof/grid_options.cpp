@@ -57,8 +57,7 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--v-head-dim", o.v_head_dim,
                   "Head dims of V and O (default: the head dim; MLA prefill: 192 with 128)");
   sub->add_option("--dtype", o.dtype,
-                  "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2 (comma list; default fp16; fp8 forward "
-                  "only)");
+                  "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2 (comma list; default fp16)");
   sub->add_option("--mask", o.mask, "none, causal, causal-br, window:W (comma list)");
   sub->add_option("--mode", o.mode, "fwd, bwd, fwd_bwd (comma list)");
   sub->add_option("--page-size", o.page_size,

@@ -11,7 +11,7 @@
 namespace attnprof {
 
 // fp8_e4m3 and fp8_e5m2: one byte per element with a per-tensor scale (inputs.hpp
-// fp8_tensor_scale), forward only.
+// fp8_tensor_scale); in backward modes dO, dQ, dK and dV are fp8 at the same scale.
 enum class DType { fp32, fp16, bf16, fp8_e4m3, fp8_e5m2 };
 enum class MaskKind { none, causal_tl, causal_br, window };
 enum class Mode { fwd, bwd, fwd_bwd };

@@ -116,9 +116,6 @@ std::vector<std::string> Spec::validate() const {
   }
   if (int(dtype) < 0 || int(dtype) > int(DType::fp8_e5m2)) {
     errors.push_back(fmt::format("dtype must be one of {}", kDTypeChoices));
-  } else if (is_fp8(dtype) && mode != Mode::fwd) {
-    errors.push_back(fmt::format("dtype {} is forward only (mode {} needs fp16, bf16 or fp32)",
-                                 to_string(dtype), to_string(mode)));
   }
   if (int(mode) < 0 || int(mode) > int(Mode::fwd_bwd)) {
     errors.push_back(fmt::format("mode must be one of {}", kModeChoices));

@@ -267,9 +267,10 @@ TEST(Inputs, Fp8InputsAreTheScaledCodesValues) {
       const float x = random_normal(5, uint32_t(TensorId::q), i);
       const float v = input_value(InputPattern::random, 5, TensorId::q, i, code, 0, 0);
       EXPECT_EQ(float_to_bits(round_to_dtype(v, code)), float_to_bits(v));
-      if (v == 0.0f) {
+      if (v == 0.0f) {  // below half the least subnormal's real value: 1.2e-4 in e4m3
         ++zeros;
-        EXPECT_LT(std::fabs(x), 2e-5f) << i;
+        EXPECT_LE(std::fabs(x), 0.5f * fp8_bits_to_float(1, format) / fp8_tensor_scale(format))
+            << i;
         continue;
       }
       const float scaled = v * fp8_tensor_scale(format);
@@ -277,7 +278,8 @@ TEST(Inputs, Fp8InputsAreTheScaledCodesValues) {
                 double(fp8_bits_to_float(float_to_fp8_bits(scaled, format), format)));
       if (std::fabs(x) > 0.01) worst = std::max(worst, std::fabs(double(v) - x) / std::fabs(x));
     }
-    EXPECT_LE(zeros, 10) << "format " << format;
+    // P(|x| < 1.2e-4) ~ 1e-4 for a standard normal: ~10 zeros in e4m3, none in e5m2.
+    EXPECT_LE(zeros, 30) << "format " << format;
     EXPECT_LE(worst, u) << "format " << format;
     EXPECT_GT(worst, u / 4) << "format " << format;  // the rounding is there
   }

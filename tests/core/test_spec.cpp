@@ -70,12 +70,6 @@ TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
          s.mode = Mode::fwd_bwd;
        },
        "a paged KV cache is read by the forward only"},
-      {"fp8 backward",
-       [](Spec& s) {
-         s.dtype = DType::fp8_e4m3;
-         s.mode = Mode::bwd;
-       },
-       "dtype fp8_e4m3 is forward only (mode bwd needs fp16, bf16 or fp32)"},
       {"negative softcap", [](Spec& s) { s.softcap = -1; }, "softcap must be finite and >= 0"},
       {"softcap backward",
        [](Spec& s) {

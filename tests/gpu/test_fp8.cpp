@@ -1,8 +1,9 @@
 // fp8 on the GPU: the device fill stores the scaled fp8 bits of the host's values; cudnn.sdpa's
 // fp8 forward passes the fp64 check at the fp8 bounds over masks, GQA, layouts, MLA's head dims,
 // decode and a paged cache, or is refused in cuDNN's words; every forward mutation over it is
-// caught by the device check; cuda.naive widens to bf16 and passes; a provider without fp8 is
-// refused in words.
+// caught by the device check; its fp8 backward passes at the gradient bounds and a wrong dK head
+// or a racing dQ row over it is caught; cuda.naive widens to bf16 and passes; a provider without
+// fp8 is refused in words.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -129,6 +130,58 @@ TEST(Fp8, EveryForwardMutationIsCaught) {
     const Result r = run_point(s, *mutant, engine(), o);
     EXPECT_EQ(r.status, Status::incorrect) << test::to_string(m) << ": " << r.reason;
     EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total) << test::to_string(m);
+  }
+}
+
+// cuDNN's fp8 backward (Hopper: D 128 only, dQ, dK, dV in fp8) passes the fp64 check at the fp8
+// gradient bounds, with GQA, both layouts, causal and not, bwd and fwd_bwd; another head dim is
+// refused in cuDNN's words. Lengths are multiples of 64: cuDNN 9.19 wrote wrong dQ rows in a
+// last partial tile of queries on the H200 (N 1000: worst row 0.48-0.81), which verification
+// reports as incorrect (bench/results/h200/2026-12-02-fp8-backward).
+TEST(Fp8, CudnnBackwardPassesTheFp64CheckAtTheFp8GradientBounds) {
+  REQUIRE_ENGINE();
+  auto p = make_cudnn_sdpa();
+  if (!p || !p->availability().available) GTEST_SKIP() << "cuDNN not available";
+  if (engine().device().cc_major < 9) GTEST_SKIP() << "cuDNN's fp8 SDPA needs sm_90";
+  for (DType t : {e4m3, e5m2}) {
+    // 64/8 heads causal: dV sums a group of 8 query heads and reaches ~15 (the harness's fp8
+    // scale leaves 56, inputs.hpp).
+    for (const Spec& s : {make_spec(2, 8, 2, 1024, 1024, 128, t, kCausal, Mode::bwd),
+                          make_spec(1, 4, 4, 2048, 2048, 128, t, kNone, Mode::bwd, bshd),
+                          make_spec(1, 8, 8, 768, 1536, 128, t, kNone, Mode::fwd_bwd),
+                          make_spec(1, 64, 8, 1024, 1024, 128, t, kCausal, Mode::bwd),
+                          make_spec(1, 16, 2, 4096, 4096, 128, t, kCausal, Mode::fwd_bwd)}) {
+      const Result r = run_point(s, *p, engine(), quick_run_options());
+      std::printf("[ fp8 bwd  ] %s: %s, rel %.3g (bound %.3g) at %s; %s %s\n", s.label().c_str(),
+                  std::string(to_string(r.status)).c_str(), r.verify.rel_l2_err, r.verify.tolerance,
+                  r.verify.detail.c_str(), r.reason.c_str(), r.provider_note.c_str());
+      EXPECT_EQ(r.status, Status::passed)
+          << s.label() << ": " << r.reason << " " << r.verify.detail;
+      EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total) << s.label();
+      // The worst row, relative to its bound, is a gradient row or (fwd_bwd) an O row.
+      EXPECT_TRUE(r.verify.tolerance == tolerance_for(t).gradient ||
+                  (s.mode == Mode::fwd_bwd && r.verify.tolerance == tolerance_for(t).output))
+          << s.label() << ": " << r.verify.tolerance;
+    }
+  }
+  const Result d64 = run_point(make_spec(1, 4, 4, 512, 512, 64, e4m3, kCausal, Mode::bwd), *p,
+                               engine(), quick_run_options());
+  EXPECT_EQ(d64.status, Status::not_supported) << d64.reason;
+  EXPECT_NE(d64.reason.find("cuDNN"), std::string::npos) << d64.reason;
+  EXPECT_EQ(d64.reason.find('\n'), std::string::npos) << "one line: " << d64.reason;
+}
+
+// A wrong dK head and a racing dQ row are caught over cuDNN's fp8 backward.
+TEST(Fp8, BackwardMutationsAreCaught) {
+  REQUIRE_ENGINE();
+  RunOptions o = quick_run_options();
+  o.verify.repeats = 10;  // the race damages one launch in ten
+  const Spec s = make_spec(2, 8, 2, 1024, 1024, 128, e4m3, kCausal, Mode::bwd);
+  for (Mutation m : {Mutation::wrong_dk_head, Mutation::race}) {
+    auto mutant = test::make_mutant(m, DeviceKind::cuda);
+    if (Support ok = mutant->supports(s, engine().device()); !ok.ok) GTEST_SKIP() << ok.reason;
+    const Result r = run_point(s, *mutant, engine(), o);
+    EXPECT_EQ(r.status, Status::incorrect) << test::to_string(m) << ": " << r.reason;
   }
 }
 

@@ -13,7 +13,7 @@ ProviderTraits cudnn_sdpa_traits(bool inference) {
   t.library = "cuDNN";
   t.in_default_set = true;
   t.paged_kv = true;  // page tables (sdpa.cpp)
-  t.fp8 = true;       // the fp8 forward graph (sdpa.cpp), Hopper and newer
+  t.fp8 = true;       // the fp8 forward and backward graphs (sdpa.cpp), Hopper and newer
   t.softcap = true;   // a score modifier (sdpa.cpp): with no mask or top-left causal only
   t.sinks = true;     // set_sink_token (cuDNN 9.13 and newer)
   t.ragged = true;    // the padding mask with the harness's lengths (sdpa.cpp)

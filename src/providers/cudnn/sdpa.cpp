@@ -10,7 +10,10 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -48,7 +51,7 @@ enum Uid : int64_t {
   kPageTable,
   kSeqQ,
   kSeqKV,
-  // fp8 only: the per-tensor scales (Scales below) and the amax cuDNN reports of P and O
+  // fp8 only: the per-tensor scales (fp8_scalars below) and the amax cuDNN reports of P and O
   kDescaleQ,
   kDescaleK,
   kDescaleV,
@@ -57,13 +60,37 @@ enum Uid : int64_t {
   kScaleO,
   kAmaxS,
   kAmaxO,
-  kSink  // Spec::sinks: the sink logits, (1, Hq, 1, 1) fp32
+  kSink,  // Spec::sinks: the sink logits, (1, Hq, 1, 1) fp32
+  // fp8 backward only: the descales of O, dO and dP (the gradient of the scores, which cuDNN
+  // rounds to fp8 before dQ and dK), the scales of dP, dQ, dK and dV, their four amax outputs
+  kDescaleO,
+  kDescaleDO,
+  kDescaleDP,
+  kScaleDP,
+  kScaleDQ,
+  kScaleDK,
+  kScaleDV,
+  kAmaxDQ,
+  kAmaxDK,
+  kAmaxDV,
+  kAmaxDP
 };
 
 // fp8: P (the softmax probabilities, in [0, 1]) goes to fp8 times this before P V, a power of two
 // below e4m3's largest value (448), so the largest probability keeps full precision; its descale
 // is exact.
 constexpr float kScaleP = 256.0f;
+
+// fp8 backward: dP (cuDNN's name for the scores' gradient, scale * P o (dP - D), the gradient of
+// Q K^T) goes to fp8 times this before dQ and dK. Its largest |value| measured on the H200 was
+// 1.0 in causal attention (the first rows, which see few keys) and 0.24 down to 0.03 without a
+// mask from N 1k to 16k (cuDNN's amax output, bench/results/h200/2026-12-02-fp8-backward), most
+// elements far smaller (P ~ 1/N). The scale puts 1.75 (e4m3, 2^8) and 3.5 (e5m2, 2^14) at the
+// format's largest value, which keeps e4m3's small elements out of its subnormals (a scale of 16
+// let the worst dQ row of N 16k without a mask reach 0.375). A power of two: the descale is exact.
+float dp_scale(DType t) {
+  return t == DType::fp8_e5m2 ? 16384.0f : 256.0f;
+}
 
 constexpr int64_t kMaxHeadDim = 256;  // cuDNN 9's fp16/bf16 SDPA limit on sm_90 (and 9.10+ sm_80)
 
@@ -227,6 +254,25 @@ void apply_softcap(fe::graph::SDPA_attributes& a, const Spec& s) {
   });
 }
 
+// fp8 only: a per-tensor scale or descale, one fp32 value.
+TensorPtr scalar_tensor(fe::graph::Graph& g, const char* name, Uid uid) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim({1, 1, 1, 1})
+                      .set_stride({1, 1, 1, 1})
+                      .set_data_type(fe::DataType_t::FLOAT));
+}
+
+// fp8 only: an amax output cuDNN writes (never read).
+void describe_amax(fe::graph::Tensor_attributes& t, Uid uid) {
+  t.set_output(true)
+      .set_uid(uid)
+      .set_dim({1, 1, 1, 1})
+      .set_stride({1, 1, 1, 1})
+      .set_data_type(fe::DataType_t::FLOAT);
+}
+
 std::shared_ptr<fe::graph::Graph> new_graph(const Spec& s, const char* name) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_name(name)
@@ -269,25 +315,13 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const Spec& s, bool stats_out) {
     // The fp8 forward: Q, K, V dequantized by their descales, P quantized with kScaleP and O
     // with O's scale (the harness's per-tensor scales, inputs.hpp); cuDNN also reports the amax
     // of P and O (written, not read).
-    const auto scalar = [&](const char* name, Uid uid) {
-      return g->tensor(fe::graph::Tensor_attributes()
-                           .set_name(name)
-                           .set_uid(uid)
-                           .set_dim({1, 1, 1, 1})
-                           .set_stride({1, 1, 1, 1})
-                           .set_data_type(fe::DataType_t::FLOAT));
-    };
+    const auto scalar = [&](const char* name, Uid uid) { return scalar_tensor(*g, name, uid); };
     auto [o8, stats8, amax_s, amax_o] =
         g->sdpa_fp8(q, k, v, scalar("descale_q", kDescaleQ), scalar("descale_k", kDescaleK),
                     scalar("descale_v", kDescaleV), scalar("descale_s", kDescaleS),
                     scalar("scale_s", kScaleS), scalar("scale_o", kScaleO), std::move(attrs));
-    for (auto [t, uid] : {std::pair{amax_s, kAmaxS}, std::pair{amax_o, kAmaxO}}) {
-      t->set_output(true)
-          .set_uid(uid)
-          .set_dim({1, 1, 1, 1})
-          .set_stride({1, 1, 1, 1})
-          .set_data_type(fe::DataType_t::FLOAT);
-    }
+    describe_amax(*amax_s, kAmaxS);
+    describe_amax(*amax_o, kAmaxO);
     o = o8;
     stats = stats8;
   } else {
@@ -312,11 +346,40 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const Spec& s) {
   auto d_o = io_tensor(*g, "dO", kDO, s, s.q_heads, s.q_len, s.dv());
   auto stats = g->tensor(fe::graph::Tensor_attributes().set_name("stats"));
   describe_stats(*stats, s);
-  auto attrs = fe::graph::SDPA_backward_attributes()
-                   .set_name("sdpa_backward")
-                   .set_attn_scale(static_cast<float>(s.softmax_scale()));
-  apply_mask(attrs, s);
-  auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, std::move(attrs));
+  TensorPtr dq, dk, dv;
+  if (is_fp8(s.dtype)) {
+    // The fp8 backward: every input dequantized by its descale (P by kScaleP's, dP by
+    // dp_scale's), dP and the gradients quantized by their scales; dQ, dK and dV in fp8 at the
+    // harness's scale (cuDNN writes fp16/bf16 gradients on Blackwell only).
+    auto attrs = fe::graph::SDPA_fp8_backward_attributes()
+                     .set_name("sdpa_fp8_backward")
+                     .set_attn_scale(static_cast<float>(s.softmax_scale()));
+    apply_mask(attrs, s);
+    const auto scalar = [&](const char* name, Uid uid) { return scalar_tensor(*g, name, uid); };
+    auto out = g->sdpa_fp8_backward(
+        q, k, v, o, d_o, stats, scalar("descale_q", kDescaleQ), scalar("descale_k", kDescaleK),
+        scalar("descale_v", kDescaleV), scalar("descale_o", kDescaleO),
+        scalar("descale_do", kDescaleDO), scalar("descale_s", kDescaleS),
+        scalar("descale_dp", kDescaleDP), scalar("scale_s", kScaleS), scalar("scale_dq", kScaleDQ),
+        scalar("scale_dk", kScaleDK), scalar("scale_dv", kScaleDV), scalar("scale_dp", kScaleDP),
+        std::move(attrs));
+    dq = out[0];
+    dk = out[1];
+    dv = out[2];
+    describe_amax(*out[3], kAmaxDQ);
+    describe_amax(*out[4], kAmaxDK);
+    describe_amax(*out[5], kAmaxDV);
+    describe_amax(*out[6], kAmaxDP);
+  } else {
+    auto attrs = fe::graph::SDPA_backward_attributes()
+                     .set_name("sdpa_backward")
+                     .set_attn_scale(static_cast<float>(s.softmax_scale()));
+    apply_mask(attrs, s);
+    auto out = g->sdpa_backward(q, k, v, o, d_o, stats, std::move(attrs));
+    dq = out[0];
+    dk = out[1];
+    dv = out[2];
+  }
   describe_output(*dq, kDQ, s, s.q_heads, s.q_len, s.head_dim);
   describe_output(*dk, kDK, s, s.kv_heads, s.kv_len, s.head_dim);
   describe_output(*dv, kDV, s, s.kv_heads, s.kv_len, s.dv());
@@ -427,12 +490,10 @@ class CudnnSdpaRun final : public Run {
       seq_kv_ = lengths(spec.kv_len);
     }
     if (is_fp8(spec.dtype)) {
-      const float scale = fp8_tensor_scale(fp8_format(spec.dtype));
-      // descale Q, K, V and S (= P), scale S and O; then the two amax outputs.
-      const float host[kScalars] = {1 / scale, 1 / scale, 1 / scale, 1 / kScaleP,
-                                    kScaleP,   scale,     0,         0};
-      scalars_ = DeviceBuffer(sizeof host, ctx.tracker);
-      ATTNPROF_CUDA(cudaMemcpy(scalars_.data(), host, sizeof host, cudaMemcpyHostToDevice));
+      const std::vector<float> host = fp8_scalars(spec.dtype);
+      scalars_ = DeviceBuffer(static_cast<int64_t>(host.size() * sizeof(float)), ctx.tracker);
+      ATTNPROF_CUDA(cudaMemcpy(scalars_.data(), host.data(), host.size() * sizeof(float),
+                               cudaMemcpyHostToDevice));
     }
     if (spec.mode == Mode::bwd) {
       cudaStream_t prepare_stream = nullptr;
@@ -468,6 +529,8 @@ class CudnnSdpaRun final : public Run {
     if (spec_.softcap > 0 && m.kind == MaskKind::causal_tl)
       note += std::string(note.empty() ? "" : "; ") +
               "the causal mask applied inside the softcap's score modifier";
+    if (const std::string amax = fp8_backward_amax(); !amax.empty())
+      note += std::string(note.empty() ? "" : "; ") + amax;
     return note;
   }
 
@@ -486,18 +549,64 @@ class CudnnSdpaRun final : public Run {
       pack.emplace(kSeqKV, seq_kv_.data());
     }
     if (io.sink.present()) pack.emplace(kSink, io.sink.data);
-    if (scalars_.data() != nullptr) {
-      float* f = scalars_.as<float>();
-      int i = 0;
-      for (Uid uid : {kDescaleQ, kDescaleK, kDescaleV, kDescaleS, kScaleS, kScaleO, kAmaxS, kAmaxO})
-        pack.emplace(uid, f + i++);
-    }
+    add_scalars(pack,
+                {kDescaleQ, kDescaleK, kDescaleV, kDescaleS, kScaleS, kScaleO, kAmaxS, kAmaxO});
     return pack;
   }
-  static std::unordered_map<int64_t, void*> backward_pack(const Io& io) {
-    return {{kQ, io.q.data},   {kK, io.k.data},    {kV, io.v.data},
-            {kO, io.o.data},   {kDO, io.d_o.data}, {kStats, io.lse.data},
-            {kDQ, io.dq.data}, {kDK, io.dk.data},  {kDV, io.dv.data}};
+  std::unordered_map<int64_t, void*> backward_pack(const Io& io) const {
+    std::unordered_map<int64_t, void*> pack = {
+        {kQ, io.q.data},   {kK, io.k.data},    {kV, io.v.data},
+        {kO, io.o.data},   {kDO, io.d_o.data}, {kStats, io.lse.data},
+        {kDQ, io.dq.data}, {kDK, io.dk.data},  {kDV, io.dv.data}};
+    add_scalars(pack, {kDescaleQ, kDescaleK, kDescaleV, kDescaleO, kDescaleDO, kDescaleS,
+                       kDescaleDP, kScaleS, kScaleDQ, kScaleDK, kScaleDV, kScaleDP, kAmaxDQ,
+                       kAmaxDK, kAmaxDV, kAmaxDP});
+    return pack;
+  }
+  // fp8 backward: the largest |dP|, |dQ|, |dK|, |dV| cuDNN saw in the last launch (its amax
+  // outputs, real values) against the largest each format holds at its scale, so a row shows how
+  // much of the range its gradients used; "" for other points.
+  std::string fp8_backward_amax() const {
+    if (scalars_.data() == nullptr || spec_.mode == Mode::fwd) return "";
+    std::vector<float> host(kScalarUids.size());
+    ATTNPROF_CUDA(cudaMemcpy(host.data(), scalars_.data(), host.size() * sizeof(float),
+                             cudaMemcpyDeviceToHost));
+    const auto at = [&](Uid uid) {
+      return host[size_t(std::find(kScalarUids.begin(), kScalarUids.end(), uid) -
+                         kScalarUids.begin())];
+    };
+    const int format = fp8_format(spec_.dtype);
+    const float largest = fp8_bits_to_float(fp8_max_bits(format), format);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "fp8 backward amax: dP %.3g of %.3g, dQ %.3g, dK %.3g, dV %.3g of %.3g",
+                  at(kAmaxDP), largest / dp_scale(spec_.dtype), at(kAmaxDQ), at(kAmaxDK),
+                  at(kAmaxDV), largest / fp8_tensor_scale(format));
+    return buf;
+  }
+
+  // fp8 only: the graph's scales, descales and amax outputs, from scalars_.
+  void add_scalars(std::unordered_map<int64_t, void*>& pack,
+                   std::initializer_list<Uid> uids) const {
+    if (scalars_.data() == nullptr) return;
+    float* f = scalars_.as<float>();
+    for (Uid uid : uids) {
+      const auto at = std::find(kScalarUids.begin(), kScalarUids.end(), uid);
+      pack.emplace(uid, f + (at - kScalarUids.begin()));
+    }
+  }
+
+  // fp8 only: the value of each of kScalarUids. Every fp8 tensor of the harness holds its real
+  // values times fp8_tensor_scale (inputs.hpp): Q, K, V, O and dO in, O, dQ, dK and dV out; P
+  // and dP are cuDNN's own, at kScaleP and dp_scale. The amax outputs start at 0.
+  static constexpr std::array<Uid, 19> kScalarUids = {
+      kDescaleQ, kDescaleK, kDescaleV,  kDescaleS,  kScaleS,  kScaleO,  kAmaxS,
+      kAmaxO,    kDescaleO, kDescaleDO, kDescaleDP, kScaleDP, kScaleDQ, kScaleDK,
+      kScaleDV,  kAmaxDQ,   kAmaxDK,    kAmaxDV,    kAmaxDP};
+  static std::vector<float> fp8_scalars(DType t) {
+    const float x = fp8_tensor_scale(fp8_format(t)), dp = dp_scale(t);
+    return {1 / x,  1 / x, 1 / x, 1 / kScaleP, kScaleP, x, 0, 0, 1 / x, 1 / x,
+            1 / dp, dp,    x,     x,           x,       0, 0, 0, 0};
   }
 
   void execute(const fe::graph::Graph& g, std::unordered_map<int64_t, void*>& pack,
@@ -517,7 +626,6 @@ class CudnnSdpaRun final : public Run {
   // Paged uniform batches only: every sequence's length, for cuDNN's padding mask (a ragged
   // batch's are the harness's, Io::seq_q and seq_kv).
   DeviceBuffer seq_q_, seq_kv_;
-  static constexpr int kScalars = 8;
   DeviceBuffer scalars_;  // fp8 only: the scales and the amax outputs, one float each
 };
 
