@@ -54,8 +54,9 @@ struct ProviderTraits {
   // runner refuses a paged point to a provider without it, saying so.
   bool paged_kv = false;
   // Takes fp8 inputs (DType::fp8_e4m3/fp8_e5m2: one byte per element with the harness's
-  // per-tensor scale, inputs.hpp fp8_tensor_scale) and writes O in the same format. The runner
-  // refuses an fp8 point to a provider without it, saying so.
+  // per-tensor scale, inputs.hpp fp8_tensor_scale) and writes O (with `backward`: dQ, dK and dV
+  // too, from an fp8 dO) in the same format. The runner refuses an fp8 point to a provider
+  // without it, saying so.
   bool fp8 = false;
   // Applies logit soft-capping (Spec::softcap) and attention sinks (Spec::sinks); the runner
   // refuses such points to a provider without them, saying so.
