@@ -42,8 +42,12 @@ TEST(Fp8, TheReferencePassesAndOthersAreRefusedInWords) {
       EXPECT_TRUE(yes.traits.fp8);
       // Backward rows (dQ, dK, dV; fwd_bwd's O too) are judged ratio-first: the bound named is the
       // worst row's, the gradient bound when a gradient row is the worst.
-      if (mode == Mode::fwd) EXPECT_EQ(yes.verify.tolerance, tolerance_for(t).output);
-      if (mode == Mode::bwd) EXPECT_EQ(yes.verify.tolerance, tolerance_for(t).gradient);
+      if (mode == Mode::fwd) {
+        EXPECT_EQ(yes.verify.tolerance, tolerance_for(t).output);
+      }
+      if (mode == Mode::bwd) {
+        EXPECT_EQ(yes.verify.tolerance, tolerance_for(t).gradient);
+      }
       // The reference computes in fp64 from the very values the fp8 codes hold: no fp8 error.
       EXPECT_LT(yes.verify.rel_l2_err, 1e-6) << yes.verify.detail;
       const Result back = result_from_json(nlohmann::json::parse(to_json(yes).dump()));
