@@ -571,10 +571,7 @@ class CudnnSdpaRun final : public Run {
     std::vector<float> host(kScalarUids.size());
     ATTNPROF_CUDA(cudaMemcpy(host.data(), scalars_.data(), host.size() * sizeof(float),
                              cudaMemcpyDeviceToHost));
-    const auto at = [&](Uid uid) {
-      return host[size_t(std::find(kScalarUids.begin(), kScalarUids.end(), uid) -
-                         kScalarUids.begin())];
-    };
+    const auto at = [&](Uid uid) { return host[scalar_slot(uid)]; };
     const int format = fp8_format(spec_.dtype);
     const float largest = fp8_bits_to_float(fp8_max_bits(format), format);
     char buf[256];
@@ -590,23 +587,57 @@ class CudnnSdpaRun final : public Run {
                    std::initializer_list<Uid> uids) const {
     if (scalars_.data() == nullptr) return;
     float* f = scalars_.as<float>();
-    for (Uid uid : uids) {
-      const auto at = std::find(kScalarUids.begin(), kScalarUids.end(), uid);
-      pack.emplace(uid, f + (at - kScalarUids.begin()));
-    }
+    for (Uid uid : uids) pack.emplace(uid, f + scalar_slot(uid));
   }
 
-  // fp8 only: the value of each of kScalarUids. Every fp8 tensor of the harness holds its real
-  // values times fp8_tensor_scale (inputs.hpp): Q, K, V, O and dO in, O, dQ, dK and dV out; P
-  // and dP are cuDNN's own, at kScaleP and dp_scale. The amax outputs start at 0.
+  // fp8 only: the scalars' order in scalars_, and each one's slot there.
   static constexpr std::array<Uid, 19> kScalarUids = {
       kDescaleQ, kDescaleK, kDescaleV,  kDescaleS,  kScaleS,  kScaleO,  kAmaxS,
       kAmaxO,    kDescaleO, kDescaleDO, kDescaleDP, kScaleDP, kScaleDQ, kScaleDK,
       kScaleDV,  kAmaxDQ,   kAmaxDK,    kAmaxDV,    kAmaxDP};
+  static size_t scalar_slot(Uid uid) {
+    return size_t(std::find(kScalarUids.begin(), kScalarUids.end(), uid) - kScalarUids.begin());
+  }
+  // fp8 only: a scalar's value. Every fp8 tensor of the harness holds its real values times
+  // fp8_tensor_scale (inputs.hpp): Q, K, V, O and dO in, O, dQ, dK and dV out; P and dP are
+  // cuDNN's own, at kScaleP and dp_scale. The amax outputs start at 0.
+  static float fp8_scalar(Uid uid, DType t) {
+    const float x = fp8_tensor_scale(fp8_format(t));
+    switch (uid) {
+      case kDescaleQ:
+      case kDescaleK:
+      case kDescaleV:
+      case kDescaleO:
+      case kDescaleDO:
+        return 1 / x;
+      case kScaleO:
+      case kScaleDQ:
+      case kScaleDK:
+      case kScaleDV:
+        return x;
+      case kDescaleS:
+        return 1 / kScaleP;
+      case kScaleS:
+        return kScaleP;
+      case kDescaleDP:
+        return 1 / dp_scale(t);
+      case kScaleDP:
+        return dp_scale(t);
+      case kAmaxS:
+      case kAmaxO:
+      case kAmaxDQ:
+      case kAmaxDK:
+      case kAmaxDV:
+      case kAmaxDP:
+        return 0;
+      default:
+        throw std::logic_error("not an fp8 scalar");
+    }
+  }
   static std::vector<float> fp8_scalars(DType t) {
-    const float x = fp8_tensor_scale(fp8_format(t)), dp = dp_scale(t);
-    return {1 / x,  1 / x, 1 / x, 1 / kScaleP, kScaleP, x, 0, 0, 1 / x, 1 / x,
-            1 / dp, dp,    x,     x,           x,       0, 0, 0, 0};
+    std::vector<float> values;
+    for (Uid uid : kScalarUids) values.push_back(fp8_scalar(uid, t));
+    return values;
   }
 
   void execute(const fe::graph::Graph& g, std::unordered_map<int64_t, void*>& pack,
