@@ -14,6 +14,7 @@
 #include "measure/cuda/device_verify.hpp"
 #include "one_point.hpp"
 #include "providers/factories.hpp"
+#include "row_checks.hpp"
 #include "test_specs.hpp"
 
 namespace attnprof {
@@ -77,19 +78,7 @@ TEST(CudaDecode, EveryRowPassesBothChecks) {
     testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
     const std::string note = pt.run->note();
     EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
-    const HostOutputs out = pt.launch_and_read(engine());
-    VerifyOptions full;
-    full.full = true;
-    const RowChecks host = check_on_host(s, fill, out, full);
-    const VerifyResult hv = judge_rows(s, host);
-    EXPECT_TRUE(verify_passed(hv)) << "host: " << hv.detail << " (" << note << ")";
-    EXPECT_EQ(host.nonfinite, 0) << host.first_nonfinite;
-    auto* stream = static_cast<cudaStream_t>(engine().stream().native);
-    const RowChecks dev = cuda::check_on_device(s, pt.io(), stream, {.all = true, .keep = {}});
-    const VerifyResult dv = judge_rows(s, dev);
-    EXPECT_TRUE(verify_passed(dv)) << "device: " << dv.detail;
-    EXPECT_EQ(dev.rows_checked, seq_lens(s).q_total() * s.q_heads);
-    EXPECT_EQ(dev.lse.size(), dev.o.size());  // the LSE is written and checked on every row
+    testing::expect_rows_pass_both_checks(s, fill, pt, note);
   }
 }
 

@@ -17,6 +17,24 @@ ProviderTraits unfused(std::string name, std::string description, Family family)
   return t;
 }
 
+// One of attnprof's own fused kernels: in the default set, writing the LSE, taking the softcap,
+// the sinks and ragged batches.
+ProviderTraits own_kernel(std::string name, std::string description) {
+  ProviderTraits t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.device = DeviceKind::cuda;
+  t.family = Family::fused;
+  t.fused = true;
+  t.library = "attnprof";
+  t.in_default_set = true;
+  t.writes_lse = true;
+  t.softcap = true;
+  t.sinks = true;
+  t.ragged = true;  // each sequence's lengths bound its rows and keys
+  return t;
+}
+
 constexpr const char* kNaiveRecipe =
     "cuBLAS S = scale*QK^T stored in the dtype (fp32 accumulate; fp32 without TF32), masked row "
     "softmax kernel (fp32 math, P in the dtype), cuBLAS O = PV; S and P materialized (B*Hq*Nq*Nk "
@@ -56,24 +74,23 @@ ProviderTraits cuda_naive_expand_traits() {
 }
 
 ProviderTraits cuda_decode_traits() {
-  ProviderTraits t;
-  t.name = "cuda.decode";
-  t.description =
+  ProviderTraits t = own_kernel(
+      "cuda.decode",
       "attnprof's split-KV decode kernel: one CTA per (sequence, KV head, chunk of keys) holding "
       "the KV head's query rows (GQA packed), K/V streamed through shared memory by cp.async, "
-      "fp32 scores and online softmax on the CUDA cores, an exact log-sum-exp merge of the "
-      "splits; at most 64 query rows per KV head";
-  t.device = DeviceKind::cuda;
-  t.family = Family::fused;
-  t.fused = true;
-  t.library = "attnprof";
-  t.in_default_set = true;
-  t.writes_lse = true;
+      "scores and P V on mma.sync up to 16 rows (CUDA cores beyond), online softmax in fp32, "
+      "an exact log-sum-exp merge of the splits; at most 64 query rows per KV head");
   t.paged_kv = true;  // reads each key through the block table
-  t.softcap = true;
-  t.sinks = true;
-  t.ragged = true;  // each sequence's lengths bound its keys and rows
   return t;
+}
+
+ProviderTraits cuda_flash_traits() {
+  return own_kernel(
+      "cuda.flash",
+      "attnprof's fused prefill kernel, FlashAttention-2's forward for sm80+: a CTA per 128 "
+      "query rows of a head, K/V tiles through shared memory by cp.async, Q K^T and P V on "
+      "mma.sync (fp32 accumulate), online softmax in base 2, masked tiles skipped; native GQA, "
+      "head dims 64 and 128");
 }
 
 ProviderTraits cuda_math_traits() {

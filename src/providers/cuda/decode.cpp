@@ -107,40 +107,12 @@ class DecodeRun final : public Run {
   }
 
   void launch(Stream& stream, const Io& io) override {
-    const Spec& s = spec_;
     cuda::DecodeArgs a;
-    a.q = io.q.data;
-    a.k = io.k.data;
-    a.v = io.v.data;
-    a.o = io.o.data;
-    a.lse = io.lse.present() ? io.lse.as<float>() : nullptr;
-    a.q_sb = io.q.stride_b();
-    a.q_sh = io.q.stride_h();
-    a.q_ss = io.q.stride_s();
-    a.o_sb = io.o.stride_b();
-    a.o_sh = io.o.stride_h();
-    a.o_ss = io.o.stride_s();
-    a.kv_sb = io.k.stride_b();
-    a.kv_sh = io.k.stride_h();
-    a.kv_ss = io.k.stride_s();
+    static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
     if (io.k.paged()) {
       a.k_pages = io.k.page_map();
       a.v_pages = io.v.page_map();
     }
-    a.seq_q = io.seq_q;
-    a.seq_kv = io.seq_kv;
-    a.batch = int(s.batch);
-    a.q_heads = int(s.q_heads);
-    a.kv_heads = int(s.kv_heads);
-    a.q_len = int(s.q_len);
-    a.kv_len = int(s.kv_len);
-    a.head_dim = int(s.head_dim);
-    a.mask = s.mask.kind;
-    a.window = int(s.mask.window);
-    a.scale = float(s.softmax_scale());
-    a.softcap = float(s.softcap);
-    a.sink = io.sink.present() ? io.sink.as<const float>() : nullptr;
-    a.dtype = s.dtype;
     a.chunk = split_.chunk;
     a.splits = split_.splits;
     a.pipeline = pipeline_;

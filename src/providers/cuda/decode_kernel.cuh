@@ -24,6 +24,7 @@
 
 #include "attnprof/io.hpp"
 #include "attnprof/spec.hpp"
+#include "providers/cuda/attention_args.hpp"
 
 namespace attnprof::cuda {
 
@@ -40,27 +41,9 @@ __host__ __device__ constexpr int partial_stride(int head_dim) {
 // 209 KiB of shared memory per SM; bench/results/h200/2026-12-01-decode compares them).
 enum class DecodePipeline { warps4_stages3, warps2_stages6 };
 
-struct DecodeArgs {
-  const void* q = nullptr;
-  const void* k = nullptr;
-  const void* v = nullptr;
-  void* o = nullptr;
-  float* lse = nullptr;  // (B, Hq, Nq) fp32; null: not written
-  // Element strides of Q and O (b, h, s) and of contiguous K and V (same for both: D == Dv).
-  int64_t q_sb = 0, q_sh = 0, q_ss = 0;
-  int64_t o_sb = 0, o_sh = 0, o_ss = 0;
-  int64_t kv_sb = 0, kv_sh = 0, kv_ss = 0;
-  PageMap k_pages, v_pages;        // table null: contiguous
-  const int32_t* seq_q = nullptr;  // a ragged batch's lengths (device); null: uniform
-  const int32_t* seq_kv = nullptr;
-  int batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
-  MaskKind mask = MaskKind::none;
-  int window = 0;
-  float scale = 1;              // softmax scale (natural units)
-  float softcap = 0;            // 0: none
-  const float* sink = nullptr;  // (Hq) sink logits; null: none
-  DType dtype = DType::bf16;    // bf16 or fp16
-  int chunk = 0;                // keys per split (a multiple of the key tile)
+struct DecodeArgs : AttentionArgs {
+  PageMap k_pages, v_pages;  // table null: contiguous
+  int chunk = 0;             // keys per split (a multiple of the key tile)
   int splits = 1;
   DecodePipeline pipeline = DecodePipeline::warps4_stages3;
   float* partial = nullptr;  // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats

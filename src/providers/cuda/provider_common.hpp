@@ -1,4 +1,5 @@
-// What the CUDA attention providers (cuda.naive, cuda.naive.expand, cuda.math) share besides
+// What the CUDA attention providers (cuda.naive, cuda.naive.expand, cuda.math, and attnprof's own
+// kernels) share besides
 // their kernels: whether a device is usable at all, the checks every one of them applies to a
 // spec, and finding the bound set of tensors a launch names.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "attnprof/provider.hpp"
+#include "providers/cuda/attention_args.hpp"
 #include "providers/cuda/attention_gemms.hpp"
 
 namespace attnprof::cuda {
@@ -24,6 +26,10 @@ Availability device_availability();
 // build has sm_80 and sm_90a code and compute_80 PTX), the forward mode, and a score matrix
 // whose size in bytes fits an int64 (`provider` names who says no: the reason stands alone).
 Support supports_forward_on(const Spec& spec, const Device& device, const std::string& provider);
+
+// What attnprof's own kernels (cuda.decode, cuda.flash) are told about a point: the spec's shape,
+// mask, scale and softcap, and the bound tensors with their strides, lengths and sinks.
+AttentionArgs attention_args(const Spec& spec, const Io& io);
 
 // The stream a Run is launched on.
 inline cudaStream_t native_stream(const Stream& s) {

@@ -1,0 +1,137 @@
+// cuda.flash (attnprof's fused prefill kernel) on the GPU: every row of O and the LSE against the
+// host's fp64 reference and the device check, over the shapes it takes: head dims 64 and 128,
+// fp16 and bf16, every mask, Nq != Nk both ways, lengths that are no multiple of a tile, MHA, GQA
+// and MQA, both layouts, ragged batches, softcap and sinks; relaunches; and what it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnprof/ragged.hpp"
+#include "attnprof/verify.hpp"
+#include "engine_test_util.hpp"
+#include "measure/cuda/device_verify.hpp"
+#include "one_point.hpp"
+#include "providers/factories.hpp"
+#include "row_checks.hpp"
+#include "test_specs.hpp"
+
+namespace attnprof {
+namespace {
+
+using namespace testing_specs;
+
+cuda::CudaEngine& engine() {
+  return testing::process_engine();
+}
+
+Spec variant(Spec s, std::string lens, double softcap = 0, bool sinks = false) {
+  s.seqlens = std::move(lens);
+  s.softcap = softcap;
+  s.sinks = sinks;
+  return s;
+}
+
+std::vector<Spec> cases() {
+  return {
+      make_spec(1, 4, 4, 1000, 1000, 128, bf16, kNone),
+      make_spec(2, 8, 2, 777, 777, 128, fp16, kCausal),
+      make_spec(1, 8, 1, 300, 1234, 128, bf16, kCausalBr),  // MQA, Nq < Nk
+      make_spec(1, 4, 4, 1234, 300, 128, bf16, kCausal),    // Nq > Nk: rows past Nk see 0..Nk-1
+      make_spec(1, 4, 2, 1234, 300, 64, fp16, kCausalBr),   // Nq > Nk: early rows see nothing
+      make_spec(2, 6, 3, 513, 513, 64, bf16, window(100)),
+      make_spec(1, 4, 4, 2048, 2048, 64, fp16, kNone, Mode::fwd, bshd),
+      make_spec(1, 8, 2, 1500, 1500, 128, bf16, kCausal, Mode::fwd, bshd),
+      make_spec(3, 2, 2, 1, 700, 128, bf16, kCausalBr),  // one query row per sequence
+      make_spec(1, 2, 2, 129, 65, 64, bf16, window(7)),
+      variant(make_spec(4, 8, 2, 1024, 1024, 128, bf16, kCausal), "uniform:1:1024"),
+      variant(make_spec(3, 4, 4, 600, 900, 64, fp16, kCausalBr), "uniform:50:600"),
+      variant(make_spec(2, 8, 4, 1000, 1000, 128, bf16, kCausal), "", 50.0),
+      variant(make_spec(2, 8, 4, 800, 800, 64, fp16, window(64)), "", 0, true),
+      variant(make_spec(1, 4, 2, 333, 999, 128, fp16, kCausalBr), "", 30.0, true),
+  };
+}
+
+TEST(CudaFlash, EveryRowPassesBothChecks) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_flash();
+  ASSERT_TRUE(p->availability().available);
+  for (const Spec& s : cases()) {
+    SCOPED_TRACE(s.label());
+    const Support sup = p->supports(s, engine().device());
+    ASSERT_TRUE(sup.ok) << sup.reason;
+    ASSERT_EQ(variant_refusal(p->traits(), s), "");
+    const InputFill fill{.seed = 23};
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    testing::expect_rows_pass_both_checks(s, fill, pt, pt.run->note());
+  }
+}
+
+// The mask-coverage inputs (Q = 0, so every key a row sees gets the same weight; V encodes the
+// key index): O's first three dims are the means of j % 64, j / 64 % 256 and j % 7 over the
+// keys the mask lets the row see, computed from Mask::visible alone. Short rows in fp16, so
+// that a mask one key off moves a mean by more than the rounding.
+TEST(CudaFlash, MaskCoverageMatchesTheMaskDefinition) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_flash();
+  for (const Spec& s : {make_spec(1, 2, 1, 200, 200, 64, fp16, kCausal),
+                        make_spec(1, 2, 2, 70, 150, 128, fp16, kCausalBr),
+                        make_spec(1, 2, 2, 150, 70, 128, fp16, kCausalBr),
+                        make_spec(1, 2, 2, 150, 70, 64, fp16, kCausal),
+                        make_spec(1, 2, 2, 260, 260, 64, fp16, window(9)),
+                        make_spec(1, 2, 2, 130, 140, 128, fp16, kNone)}) {
+    SCOPED_TRACE(s.label());
+    const InputFill fill{.seed = 5, .pattern = InputPattern::mask_coverage};
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    const HostOutputs out = pt.launch_and_read(engine());
+    int64_t bad = 0;
+    std::string first_bad;
+    for (int64_t i = 0; i < s.q_len; ++i) {
+      const CoverageMeans want = coverage_means(s, i);
+      for (int d = 0; d < 3; ++d) {
+        const double got = out.o[size_t(i * s.head_dim + d)];  // b 0, h 0 (bhsd)
+        if (std::abs(got - want.mean[d]) <= 2e-3 * (1 + std::abs(want.mean[d]))) continue;
+        if (bad++ == 0)
+          first_bad = "row " + std::to_string(i) + " dim " + std::to_string(d) + ": " +
+                      std::to_string(got) + " against " + std::to_string(want.mean[d]) + " over " +
+                      std::to_string(want.visible) + " keys";
+      }
+    }
+    EXPECT_EQ(bad, 0) << first_bad;
+  }
+}
+
+// A second launch on the same run reads the same inputs and writes the same bits.
+TEST(CudaFlash, RelaunchesAreBitIdentical) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_flash();
+  const Spec s = make_spec(2, 8, 2, 1111, 1111, 128, bf16, kCausal);
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 3});
+  const HostOutputs a = pt.launch_and_read(engine());
+  const HostOutputs b = pt.launch_and_read(engine());
+  EXPECT_EQ(a.o, b.o);
+  EXPECT_EQ(a.lse, b.lse);
+}
+
+TEST(CudaFlash, RefusesWhatItIsNotBuiltFor) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_flash();
+  const auto reason = [&](const Spec& s) { return p->supports(s, engine().device()).reason; };
+  EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 256, bf16, kCausal)).find("head dims 64 and 128"),
+            std::string::npos);
+  EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::fwd, Layout::bhsd, 64))
+                .find("Dv == D"),
+            std::string::npos);
+  EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, fp32, kCausal)).find("fp16 and bf16 only"),
+            std::string::npos);
+  EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd)).find("forward"),
+            std::string::npos);
+  EXPECT_NE(variant_refusal(p->traits(), paged(make_spec(1, 8, 8, 1, 64, 128, bf16), 16))
+                .find("no paged KV cache"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnprof
