@@ -13,6 +13,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
 #include "providers/cuda/warp_mma.cuh"
@@ -25,22 +28,24 @@ constexpr int kWarps = kFlashThreads / 32;
 constexpr int kWarpRows = kFlashRows / kWarps;  // 32
 constexpr int kMT = kWarpRows / 16;             // m16 tiles per warp
 
-template <int D>
+// Keys per tile: 8192 / D (FlashAttention-2's choice), or half that with
+// ATTNPROF_FLASH_TILE=half (fewer score registers, more tiles), for comparing them on a device.
+template <int D, bool kHalf>
 constexpr int key_tile() {
-  return D == 64 ? 128 : 64;
+  return (D == 64 ? 128 : 64) / (kHalf ? 2 : 1);
 }
 template <int D>
 constexpr int row_elems() {
   return D + 8;  // 16 bytes of padding
 }
-template <int D>
+template <int D, bool kHalf>
 constexpr int smem_bytes() {
-  return (kFlashRows + 2 * key_tile<D>()) * row_elems<D>() * 2;
+  return (kFlashRows + 2 * key_tile<D, kHalf>()) * row_elems<D>() * 2;
 }
 
-template <class T, int D>
+template <class T, int D, bool kHalf>
 __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const FlashArgs a) {
-  constexpr int BC = key_tile<D>();
+  constexpr int BC = key_tile<D, kHalf>();
   constexpr int ROW = row_elems<D>();
   constexpr int CH = D / 8;    // 16-byte chunks per row
   constexpr int KS = D / 16;   // k-steps of Q K^T
@@ -147,23 +152,39 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
       }
     }
 
-    // Scale (and cap) into base 2; mask where some row does not see the whole tile.
-    const bool whole = k0 >= all_first && k0 + BC - 1 <= all_last;
+    // Scale (and cap) into base 2; mask where some row does not see the whole tile. Each pass
+    // is its own loop, so the common one (scale only) is all the code a tile runs.
+    if (capped) {
 #pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
+      for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-      for (int nb = 0; nb < NS; ++nb)
+        for (int nb = 0; nb < NS; ++nb)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          float x = capped ? score2(a, s[mt][nb][e]) : s[mt][nb][e] * scale2;
-          if (!whole) {  // rows past the sequence see no key
+          for (int e = 0; e < 4; ++e) s[mt][nb][e] = score2(a, s[mt][nb][e]);
+    } else {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int nb = 0; nb < NS; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mt][nb][e] *= scale2;
+    }
+    if (k0 < all_first || k0 + BC - 1 > all_last) {
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {  // rows past the sequence see no key
+          const int i = m0 + warp * kWarpRows + mt * 16 + g + 8 * (e >> 1);
+          const int lo_i = i < sq.nq ? first_key(a, sq, i) : 1;
+          const int hi_i = i < sq.nq ? last_key(a, sq, i) : 0;
+#pragma unroll
+          for (int nb = 0; nb < NS; ++nb) {
             const int pos = k0 + nb * 8 + 2 * t4 + (e & 1);
-            const int i = m0 + warp * kWarpRows + mt * 16 + g + 8 * (e >> 1);
-            if (i >= sq.nq || pos < first_key(a, sq, i) || pos > last_key(a, sq, i)) x = -INFINITY;
+            if (pos < lo_i || pos > hi_i) s[mt][nb][e] = -INFINITY;
           }
-          s[mt][nb][e] = x;
         }
-        // The online softmax of rows g (e 0, 1) and g + 8 (e 2, 3) of each m tile.
+    }
+    // The online softmax of rows g (e 0, 1) and g + 8 (e 2, 3) of each m tile.
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -251,26 +272,44 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
   }
 }
 
-template <class T, int D>
-void launch_typed(const FlashArgs& a, cudaStream_t stream) {
-  constexpr int smem = smem_bytes<D>();
+template <class T, int D, bool kHalf>
+void launch_tiled(const FlashArgs& a, cudaStream_t stream) {
+  constexpr int smem = smem_bytes<D, kHalf>();
   static const cudaError_t set = cudaFuncSetAttribute(
-      flash_forward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      flash_forward_kernel<T, D, kHalf>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned((a.q_len + kFlashRows - 1) / kFlashRows), unsigned(a.q_heads),
                   unsigned(a.batch));
-  flash_forward_kernel<T, D><<<grid, kFlashThreads, smem, stream>>>(a);
+  flash_forward_kernel<T, D, kHalf><<<grid, kFlashThreads, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T, int D>
+void launch_typed(const FlashArgs& a, cudaStream_t stream) {
+  if (flash_half_tiles()) return launch_tiled<T, D, true>(a, stream);
+  return launch_tiled<T, D, false>(a, stream);
 }
 
 }  // namespace
 
+bool flash_half_tiles() {
+  static const bool half = [] {
+    const char* v = std::getenv("ATTNPROF_FLASH_TILE");
+    return v != nullptr && std::string_view(v) == "half";
+  }();
+  return half;
+}
+
 int flash_key_tile(int head_dim) {
-  return head_dim == 64 ? key_tile<64>() : key_tile<128>();
+  const bool h = flash_half_tiles();
+  if (head_dim == 64) return h ? key_tile<64, true>() : key_tile<64, false>();
+  return h ? key_tile<128, true>() : key_tile<128, false>();
 }
 
 int flash_smem_bytes(int head_dim) {
-  return head_dim == 64 ? smem_bytes<64>() : smem_bytes<128>();
+  const bool h = flash_half_tiles();
+  if (head_dim == 64) return h ? smem_bytes<64, true>() : smem_bytes<64, false>();
+  return h ? smem_bytes<128, true>() : smem_bytes<128, false>();
 }
 
 void launch_flash(const FlashArgs& a, cudaStream_t stream) {
