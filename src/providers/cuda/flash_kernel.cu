@@ -13,9 +13,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <cstdlib>
-#include <string_view>
-
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
 #include "providers/cuda/warp_mma.cuh"
@@ -28,24 +25,24 @@ constexpr int kWarps = kFlashThreads / 32;
 constexpr int kWarpRows = kFlashRows / kWarps;  // 32
 constexpr int kMT = kWarpRows / 16;             // m16 tiles per warp
 
-// Keys per tile: 8192 / D (FlashAttention-2's choice), or half that with
-// ATTNPROF_FLASH_TILE=half (fewer score registers, more tiles), for comparing them on a device.
-template <int D, bool kHalf>
+// Keys per tile: 8192 / D. Half that (fewer score registers, twice the tiles) measured
+// 0.84-0.98x on the H200 (bench/results/h200/2026-12-02-flash, call 2).
+template <int D>
 constexpr int key_tile() {
-  return (D == 64 ? 128 : 64) / (kHalf ? 2 : 1);
+  return D == 64 ? 128 : 64;
 }
 template <int D>
 constexpr int row_elems() {
   return D + 8;  // 16 bytes of padding
 }
-template <int D, bool kHalf>
+template <int D>
 constexpr int smem_bytes() {
-  return (kFlashRows + 2 * key_tile<D, kHalf>()) * row_elems<D>() * 2;
+  return (kFlashRows + 2 * key_tile<D>()) * row_elems<D>() * 2;
 }
 
-template <class T, int D, bool kHalf>
+template <class T, int D>
 __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const FlashArgs a) {
-  constexpr int BC = key_tile<D, kHalf>();
+  constexpr int BC = key_tile<D>();
   constexpr int ROW = row_elems<D>();
   constexpr int CH = D / 8;    // 16-byte chunks per row
   constexpr int KS = D / 16;   // k-steps of Q K^T
@@ -116,8 +113,8 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
       m[mt][hh] = -INFINITY;
       l[mt][hh] = 0;
     }
-  const float scale2 = a.scale * kLog2e;
   const bool capped = a.softcap > 0;
+  const float mul = capped ? 1.f : a.scale * kLog2e;  // a raw score to base 2
   const T* qw = qs + warp * kWarpRows * ROW;
 
   for (int j = 0; j < tiles; ++j) {
@@ -152,8 +149,9 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
       }
     }
 
-    // Scale (and cap) into base 2; mask where some row does not see the whole tile. Each pass
-    // is its own loop, so the common one (scale only) is all the code a tile runs.
+    // Capped scores go into base 2 here; otherwise the scale joins the exponent below (one
+    // FFMA per score). Then the mask, where some row does not see the whole tile. Each pass is
+    // its own loop, so the common case runs none but the mask's edge tiles.
     if (capped) {
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt)
@@ -161,13 +159,6 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
         for (int nb = 0; nb < NS; ++nb)
 #pragma unroll
           for (int e = 0; e < 4; ++e) s[mt][nb][e] = score2(a, s[mt][nb][e]);
-    } else {
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-        for (int nb = 0; nb < NS; ++nb)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) s[mt][nb][e] *= scale2;
     }
     if (k0 < all_first || k0 + BC - 1 > all_last) {
 #pragma unroll
@@ -189,11 +180,11 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
     for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
-        float mx = m[mt][hh];
+        float mx = -INFINITY;
 #pragma unroll
         for (int nb = 0; nb < NS; ++nb)
           mx = fmaxf(mx, fmaxf(s[mt][nb][2 * hh], s[mt][nb][2 * hh + 1]));
-        mx = quad_max(mx);
+        mx = fmaxf(m[mt][hh], quad_max(mx) * mul);      // base 2
         const float base = mx == -INFINITY ? 0.f : mx;  // a row that has seen nothing yet
         const float alpha = fast_exp2(m[mt][hh] - base);
         m[mt][hh] = mx;
@@ -202,15 +193,18 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
         for (int nb = 0; nb < NS; ++nb)
 #pragma unroll
           for (int e = 2 * hh; e < 2 * hh + 2; ++e) {
-            const float p = fast_exp2(s[mt][nb][e] - base);
+            const float p = fast_exp2(fmaf(s[mt][nb][e], mul, -base));
             s[mt][nb][e] = p;
             sum += p;
           }
         l[mt][hh] = l[mt][hh] * alpha + sum;
+        // Once the rows' maxima settle most tiles leave them: then the warp skips the rescale.
+        if (__any_sync(0xffffffffu, alpha != 1.f)) {
 #pragma unroll
-        for (int nb = 0; nb < NO; ++nb) {
-          o[mt][nb][2 * hh] *= alpha;
-          o[mt][nb][2 * hh + 1] *= alpha;
+          for (int nb = 0; nb < NO; ++nb) {
+            o[mt][nb][2 * hh] *= alpha;
+            o[mt][nb][2 * hh + 1] *= alpha;
+          }
         }
       }
 
@@ -272,44 +266,26 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
   }
 }
 
-template <class T, int D, bool kHalf>
-void launch_tiled(const FlashArgs& a, cudaStream_t stream) {
-  constexpr int smem = smem_bytes<D, kHalf>();
+template <class T, int D>
+void launch_typed(const FlashArgs& a, cudaStream_t stream) {
+  constexpr int smem = smem_bytes<D>();
   static const cudaError_t set = cudaFuncSetAttribute(
-      flash_forward_kernel<T, D, kHalf>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      flash_forward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned((a.q_len + kFlashRows - 1) / kFlashRows), unsigned(a.q_heads),
                   unsigned(a.batch));
-  flash_forward_kernel<T, D, kHalf><<<grid, kFlashThreads, smem, stream>>>(a);
+  flash_forward_kernel<T, D><<<grid, kFlashThreads, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
-}
-
-template <class T, int D>
-void launch_typed(const FlashArgs& a, cudaStream_t stream) {
-  if (flash_half_tiles()) return launch_tiled<T, D, true>(a, stream);
-  return launch_tiled<T, D, false>(a, stream);
 }
 
 }  // namespace
 
-bool flash_half_tiles() {
-  static const bool half = [] {
-    const char* v = std::getenv("ATTNPROF_FLASH_TILE");
-    return v != nullptr && std::string_view(v) == "half";
-  }();
-  return half;
-}
-
 int flash_key_tile(int head_dim) {
-  const bool h = flash_half_tiles();
-  if (head_dim == 64) return h ? key_tile<64, true>() : key_tile<64, false>();
-  return h ? key_tile<128, true>() : key_tile<128, false>();
+  return head_dim == 64 ? key_tile<64>() : key_tile<128>();
 }
 
 int flash_smem_bytes(int head_dim) {
-  const bool h = flash_half_tiles();
-  if (head_dim == 64) return h ? smem_bytes<64, true>() : smem_bytes<64, false>();
-  return h ? smem_bytes<128, true>() : smem_bytes<128, false>();
+  return head_dim == 64 ? smem_bytes<64>() : smem_bytes<128>();
 }
 
 void launch_flash(const FlashArgs& a, cudaStream_t stream) {

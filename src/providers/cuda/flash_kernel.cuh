@@ -29,8 +29,6 @@ inline constexpr int kFlashThreads = 128;
 // Nothing beyond what every attnprof kernel is told.
 using FlashArgs = AttentionArgs;
 
-// Whether ATTNPROF_FLASH_TILE=half asks for tiles of half the keys (read once per process).
-bool flash_half_tiles();
 // Keys per tile at a head dim (64 or 128).
 int flash_key_tile(int head_dim);
 // Bytes of dynamic shared memory one CTA takes (Q's block, one K tile, one V tile).
