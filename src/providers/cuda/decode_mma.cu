@@ -76,17 +76,37 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
       vp[it] = a.v_pages.page(b, pos);
     }
   };
+  // Contiguous, or pages that hold whole tiles: a tile's rows are one base and a stride apart,
+  // so each lane's copies are one address each plus a constant (no per-copy page arithmetic).
+  const int j0 = lane / CH, c8 = (lane % CH) * 8;
+  constexpr int JS = 32 / CH;  // rows between a lane's copies
+  const int64_t page_step = (a.k_pages.bshd ? a.k_pages.heads : 1) * D;
   auto load = [&](int n) {
     T* ks = stages + (n % kStages) * warp_stage_elems<D>();
     T* vs = ks + kTile * ROW;
     const int start = tile_start(n);
+    if (!paged || page_per_tile) {
+      const int64_t step = paged ? page_step : a.kv_ss;
+      const int64_t kb =
+          paged ? a.k_pages.row_on_page(kp[0], kvh, start) * D : bh + start * a.kv_ss;
+      const int64_t vb = paged ? a.v_pages.row_on_page(vp[0], kvh, start) * D : kb;
+      const T* kfrom = k + kb + j0 * step + c8;
+      const T* vfrom = v + vb + j0 * step + c8;
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        const int jr = j0 + JS * it;
+        const bool valid = start + jr <= kr.hi;
+        copy16(ks + jr * ROW + c8, valid ? kfrom + it * JS * step : k, valid);
+        copy16(vs + jr * ROW + c8, valid ? vfrom + it * JS * step : v, valid);
+      }
+      return;
+    }
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       const int ci = lane + 32 * it, jr = ci / CH, cc = ci % CH, pos = start + jr;
       const bool valid = pos <= kr.hi;
-      const int32_t kpage = page_per_tile ? kp[0] : kp[it], vpage = page_per_tile ? vp[0] : vp[it];
-      const int64_t ko = paged ? a.k_pages.row_on_page(kpage, kvh, pos) * D : bh + pos * a.kv_ss;
-      const int64_t vo = paged ? a.v_pages.row_on_page(vpage, kvh, pos) * D : bh + pos * a.kv_ss;
+      const int64_t ko = a.k_pages.row_on_page(kp[it], kvh, pos) * D;
+      const int64_t vo = a.v_pages.row_on_page(vp[it], kvh, pos) * D;
       copy16(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
       copy16(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
     }
