@@ -35,8 +35,9 @@ int ctas_per_sm(int smem_bytes) {
 // and 64, 32/8 heads, D 128, KV 1k..32k:
 //  - a (batch, KV head) per CTA already fills a wave: no split (B 64: 3.50 TB/s at KV 1k where
 //    3 splits of 384 keys gave 2.62). Not for a ragged batch, whose long sequences would then
-//    set the time: it keeps about four waves in chunks of at least 256 keys (0.88x its uniform
-//    rate at B 64 with KV 1k..32k, where one split gave 0.71x);
+//    set the time: it keeps about sixteen waves in chunks of at least 256 keys (B 64, KV
+//    1k..32k: 0.97x its uniform rate, where 4 waves gave 0.90x, 2 0.85x and one split 0.71x;
+//    bench/results/h200/2026-12-02-decode-paged, call 6);
 //  - else up to about four waves, in chunks of at least 1024 keys (B 8, KV 32k: 17 splits of
 //    1984 keys, 3.56 TB/s, where 5 gave 2.67);
 //  - and where that is under a wave, as many splits as fill one, in chunks of at least 256 keys
@@ -52,10 +53,11 @@ cuda::DecodePipeline pipeline_from_env() {
                                                       : cuda::DecodePipeline::warps4_stages3;
 }
 
-// The split's two knobs, for comparing them on a device: ATTNPROF_DECODE_SPLIT=W:C aims at W
-// waves of CTAs in chunks of at least C >= 256 keys (default 4:1024).
+// The split's knobs, for comparing them on a device: ATTNPROF_DECODE_SPLIT=W:C aims at W waves
+// of CTAs (a uniform batch and a ragged one alike) in chunks of at least C >= 256 keys
+// (default: 4 waves, 16 for a ragged batch, and 1024 keys).
 struct SplitKnobs {
-  int64_t waves = 4, min_chunk = 1024;
+  int64_t waves = 4, ragged_waves = 16, min_chunk = 1024;
 };
 SplitKnobs split_knobs_from_env() {
   SplitKnobs k;
@@ -63,6 +65,7 @@ SplitKnobs split_knobs_from_env() {
   long long w = 0, c = 0;
   if (v != nullptr && std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 256) {
     k.waves = w;
+    k.ragged_waves = w;
     k.min_chunk = c;
   }
   return k;
@@ -79,7 +82,7 @@ Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
   const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
   int64_t splits = 1;
   if (s.ragged()) {
-    splits = std::min(want, most);
+    splits = std::min((knobs.ragged_waves * slots + ctas - 1) / ctas, most);
   } else if (ctas < slots) {
     splits = std::min(want, std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
     if (splits * ctas < slots) splits = std::min(std::max<int64_t>(1, slots / ctas), most);
