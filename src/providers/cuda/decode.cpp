@@ -35,9 +35,9 @@ int ctas_per_sm(int smem_bytes) {
 // and 64, 32/8 heads, D 128, KV 1k..32k:
 //  - a (batch, KV head) per CTA already fills a wave: no split (B 64: 3.50 TB/s at KV 1k where
 //    3 splits of 384 keys gave 2.62). Not for a ragged batch, whose long sequences would then
-//    set the time: it keeps about sixteen waves in chunks of at least 256 keys (B 64, KV
+//    set the time: it keeps about sixteen waves in chunks of at least 1024 keys (B 64, KV
 //    1k..32k: 0.97x its uniform rate, where 4 waves gave 0.90x, 2 0.85x and one split 0.71x;
-//    bench/results/h200/2026-12-02-decode-paged, call 6);
+//    B 8: chunks of 512 keys gave 0.73x; bench/results/h200/2026-12-02-decode-paged, calls 6-8);
 //  - else up to about four waves, in chunks of at least 1024 keys (B 8, KV 32k: 17 splits of
 //    1984 keys, 3.56 TB/s, where 5 gave 2.67);
 //  - and where that is under a wave, as many splits as fill one, in chunks of at least 256 keys
@@ -82,7 +82,8 @@ Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
   const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
   int64_t splits = 1;
   if (s.ragged()) {
-    splits = std::min((knobs.ragged_waves * slots + ctas - 1) / ctas, most);
+    splits = std::min((knobs.ragged_waves * slots + ctas - 1) / ctas,
+                      std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
   } else if (ctas < slots) {
     splits = std::min(want, std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
     if (splits * ctas < slots) splits = std::min(std::max<int64_t>(1, slots / ctas), most);
