@@ -35,9 +35,10 @@ int ctas_per_sm(int smem_bytes) {
 // and 64, 32/8 heads, D 128, KV 1k..32k:
 //  - a (batch, KV head) per CTA already fills a wave: no split (B 64: 3.50 TB/s at KV 1k where
 //    3 splits of 384 keys gave 2.62). Not for a ragged batch, whose long sequences would then
-//    set the time: it keeps about sixteen waves in chunks of at least 1024 keys (B 64, KV
-//    1k..32k: 0.97x its uniform rate, where 4 waves gave 0.90x, 2 0.85x and one split 0.71x;
-//    B 8: chunks of 512 keys gave 0.73x; bench/results/h200/2026-12-02-decode-paged, calls 6-8);
+//    set the time: it keeps about sixteen waves in chunks of at least 2048 keys (KV 1k..32k,
+//    bench/results/h200/2026-12-02-decode-paged, calls 6-9: at B 64 9 splits of 3648 keys,
+//    0.97x its uniform rate, where 3 gave 0.90x and one 0.71x; at B 8 16 of 2048, where 32 of
+//    1024 gave 0.82x and 64 of 512 0.73x);
 //  - else up to about four waves, in chunks of at least 1024 keys (B 8, KV 32k: 17 splits of
 //    1984 keys, 3.56 TB/s, where 5 gave 2.67);
 //  - and where that is under a wave, as many splits as fill one, in chunks of at least 256 keys
@@ -55,9 +56,9 @@ cuda::DecodePipeline pipeline_from_env() {
 
 // The split's knobs, for comparing them on a device: ATTNPROF_DECODE_SPLIT=W:C aims at W waves
 // of CTAs (a uniform batch and a ragged one alike) in chunks of at least C >= 256 keys
-// (default: 4 waves, 16 for a ragged batch, and 1024 keys).
+// (default: 4 waves and 1024 keys; for a ragged batch 16 waves and 2048 keys).
 struct SplitKnobs {
-  int64_t waves = 4, ragged_waves = 16, min_chunk = 1024;
+  int64_t waves = 4, min_chunk = 1024, ragged_waves = 16, ragged_min_chunk = 2048;
 };
 SplitKnobs split_knobs_from_env() {
   SplitKnobs k;
@@ -67,6 +68,7 @@ SplitKnobs split_knobs_from_env() {
     k.waves = w;
     k.ragged_waves = w;
     k.min_chunk = c;
+    k.ragged_min_chunk = c;
   }
   return k;
 }
@@ -83,7 +85,7 @@ Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
   int64_t splits = 1;
   if (s.ragged()) {
     splits = std::min((knobs.ragged_waves * slots + ctas - 1) / ctas,
-                      std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
+                      std::max<int64_t>(1, s.kv_len / knobs.ragged_min_chunk));
   } else if (ctas < slots) {
     splits = std::min(want, std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
     if (splits * ctas < slots) splits = std::min(std::max<int64_t>(1, slots / ctas), most);
