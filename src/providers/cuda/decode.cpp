@@ -88,8 +88,8 @@ Split choose_split(const Spec& s, int sm_count, cuda::DecodePipeline pipeline) {
                       std::max<int64_t>(1, s.kv_len / knobs.ragged_min_chunk));
   } else if (ctas < slots) {
     splits = std::min(want, std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
-    if (splits * ctas < slots) splits = std::min(std::max<int64_t>(1, slots / ctas), most);
   }
+  if (splits * ctas < slots) splits = std::max(splits, std::min(slots / ctas, most));
   const int64_t chunk = ((s.kv_len + splits - 1) / splits + tile - 1) / tile * tile;
   Split out;
   out.chunk = int(chunk);
