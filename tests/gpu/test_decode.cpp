@@ -13,6 +13,7 @@
 #include "engine_test_util.hpp"
 #include "measure/cuda/device_verify.hpp"
 #include "one_point.hpp"
+#include "providers/cuda/decode_split.hpp"
 #include "providers/factories.hpp"
 #include "row_checks.hpp"
 #include "test_specs.hpp"
@@ -111,6 +112,32 @@ TEST(CudaDecode, RefusesWhatItIsNotBuiltFor) {
   EXPECT_TRUE(p->supports(make_spec(1, 128, 8, 4, 64, 128, DType::bf16, br), engine().device()).ok);
   EXPECT_FALSE(
       p->supports(make_spec(1, 128, 8, 5, 64, 128, DType::bf16, br), engine().device()).ok);
+}
+
+// The split rule on an H200's 132 SMs (host code: runs without a GPU), at the configurations
+// measured in bench/results/h200/2026-12-01-sweep and 2026-12-02-decode-paged.
+TEST(CudaDecodeSplit, TheMeasuredConfigurationsOnAnH200) {
+  const auto split = [](Spec s, std::string lens = "") {
+    s.seqlens = std::move(lens);
+    return cuda::choose_decode_split(s, 132, cuda::DecodePipeline::warps4_stages3);
+  };
+  const Mask br{MaskKind::causal_br, 0};
+  const auto decode = [&](int64_t b, int64_t kv) {
+    return make_spec(b, 32, 8, 1, kv, 128, DType::bf16, br);
+  };
+  const auto expect = [](cuda::DecodeSplit got, int splits, int chunk) {
+    EXPECT_EQ(got.splits, splits);
+    EXPECT_EQ(got.chunk, chunk);
+  };
+  expect(split(decode(64, 32768)), 1, 32768);  // 512 CTAs fill the GPU already
+  expect(split(decode(64, 1024)), 1, 1024);
+  expect(split(decode(8, 32768)), 17, 1984);
+  expect(split(decode(1, 32768)), 32, 1024);
+  expect(split(decode(64, 32768), "uniform:1024:32768"), 9, 3648);
+  expect(split(decode(8, 32768), "uniform:1024:32768"), 16, 2048);
+  // A ragged batch too small to fill one wave is still split (chunks of at least 256 keys).
+  EXPECT_GT(split(make_spec(6, 16, 2, 1, 3000, 128, DType::bf16, br), "uniform:1:3000").splits, 1);
+  EXPECT_GT(split(make_spec(4, 16, 2, 2, 2048, 64, DType::fp16, br), "uniform:100:2048").splits, 1);
 }
 
 }  // namespace
