@@ -140,5 +140,29 @@ TEST(CudaDecodeSplit, TheMeasuredConfigurationsOnAnH200) {
   EXPECT_GT(split(make_spec(4, 16, 2, 2, 2048, 64, DType::fp16, br), "uniform:100:2048").splits, 1);
 }
 
+// What attnprof's own kernels refuse, in the words of their shared check (host code: runs
+// without a GPU, on a described H200).
+TEST(OwnKernelSupport, RefusalsNameTheDtypesAndHeadDimsBuiltFor) {
+  Device h200;
+  h200.kind = DeviceKind::cuda;
+  h200.name = "NVIDIA H200";
+  h200.cc_major = 9;
+  const Mask br{MaskKind::causal_br, 0};
+  const auto reason = [&](const Provider& p, const Spec& s) { return p.supports(s, h200).reason; };
+  const auto decode = make_cuda_decode();
+  const auto flash = make_cuda_flash();
+  EXPECT_EQ(reason(*decode, make_spec(1, 8, 8, 1, 64, 96, DType::bf16, br)),
+            "cuda.decode is built for head dims 64, 128 and 256 with Dv == D; this spec has D 96 "
+            "and Dv 96");
+  EXPECT_EQ(
+      reason(*flash, make_spec(1, 8, 8, 64, 64, 128, DType::bf16, br, Mode::fwd, Layout::bhsd, 64)),
+      "cuda.flash is built for head dims 64 and 128 with Dv == D; this spec has D 128 and "
+      "Dv 64");
+  EXPECT_EQ(reason(*flash, make_spec(1, 8, 8, 64, 64, 128, DType::fp32, br)),
+            "cuda.flash takes fp16 and bf16 only, not fp32");
+  EXPECT_TRUE(decode->supports(make_spec(1, 8, 8, 1, 64, 256, DType::fp16, br), h200).ok);
+  EXPECT_TRUE(flash->supports(make_spec(1, 8, 2, 64, 64, 64, DType::bf16, br), h200).ok);
+}
+
 }  // namespace
 }  // namespace attnprof

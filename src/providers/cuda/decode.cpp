@@ -88,15 +88,8 @@ class DecodeProvider final : public Provider {
   Availability availability() const override { return cuda::device_availability(); }
 
   Support supports(const Spec& spec, const Device& device) const override {
-    if (Support base = cuda::supports_forward_on(spec, device, name()); !base.ok) return base;
-    if (spec.dtype != DType::fp16 && spec.dtype != DType::bf16)
-      return Support::no(
-          fmt::format("{} takes fp16 and bf16 only, not {}", name(), to_string(spec.dtype)));
-    if (spec.dv() != spec.head_dim ||
-        (spec.head_dim != 64 && spec.head_dim != 128 && spec.head_dim != 256))
-      return Support::no(fmt::format(
-          "{} is built for head dims 64, 128 and 256 with Dv == D; this spec has D {} and Dv {}",
-          name(), spec.head_dim, spec.dv()));
+    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128, 256}); !base.ok)
+      return base;
     const int64_t rows = spec.group_size() * spec.q_len;
     if (rows > max_rows(spec.head_dim))
       return Support::no(fmt::format(

@@ -40,14 +40,8 @@ class FlashProvider final : public Provider {
   Availability availability() const override { return cuda::device_availability(); }
 
   Support supports(const Spec& spec, const Device& device) const override {
-    if (Support base = cuda::supports_forward_on(spec, device, name()); !base.ok) return base;
-    if (spec.dtype != DType::fp16 && spec.dtype != DType::bf16)
-      return Support::no(
-          fmt::format("{} takes fp16 and bf16 only, not {}", name(), to_string(spec.dtype)));
-    if (spec.dv() != spec.head_dim || (spec.head_dim != 64 && spec.head_dim != 128))
-      return Support::no(fmt::format(
-          "{} is built for head dims 64 and 128 with Dv == D; this spec has D {} and Dv {}", name(),
-          spec.head_dim, spec.dv()));
+    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128}); !base.ok)
+      return base;
     if (spec.q_len >= (int64_t{1} << 30) || spec.kv_len >= (int64_t{1} << 30) ||
         spec.batch > 65535 || spec.q_heads > 65535)
       return Support::no(fmt::format(

@@ -99,12 +99,7 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
   commit_copies();
 
   float o[kMT][NO][4];
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int nb = 0; nb < NO; ++nb)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[mt][nb][e] = 0;
+  zero(o);
   float m[kMT][2], l[kMT][2];
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
@@ -125,12 +120,7 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
     commit_copies();
 
     float s[kMT][NS][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int nb = 0; nb < NS; ++nb)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[mt][nb][e] = 0;
+    zero(s);
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) {
       uint32_t qa[kMT][4];

@@ -1,13 +1,14 @@
 // What the CUDA attention providers (cuda.naive, cuda.naive.expand, cuda.math, and attnprof's own
-// kernels) share besides
-// their kernels: whether a device is usable at all, the checks every one of them applies to a
-// spec, and finding the bound set of tensors a launch names.
+// kernels) share besides their kernels: whether a device is usable at all, the checks every one
+// of them applies to a spec, what the own kernels are told about a point, and finding the bound
+// set of tensors a launch names.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ Availability device_availability();
 // build has sm_80 and sm_90a code and compute_80 PTX), the forward mode, and a score matrix
 // whose size in bytes fits an int64 (`provider` names who says no: the reason stands alone).
 Support supports_forward_on(const Spec& spec, const Device& device, const std::string& provider);
+
+// The further checks attnprof's own kernels (cuda.decode, cuda.flash) share: fp16 or bf16, and
+// one of the head dims `dims` (ascending) they are built for, with Dv == D.
+Support supports_own_kernel(const Spec& spec, const Device& device, const std::string& provider,
+                            std::initializer_list<int64_t> dims);
 
 // What attnprof's own kernels (cuda.decode, cuda.flash) are told about a point: the spec's shape,
 // mask, scale and softcap, and the bound tensors with their strides, lengths and sinks.

@@ -2,7 +2,7 @@
 // flash_kernel.cu): 16-byte asynchronous copies into shared memory, mma.sync m16n8k16 with fp32
 // accumulators, ldmatrix (plain and transposed), two floats packed as a bf16 or fp16 pair, a
 // float rounded to the dtype, the reductions across the four lanes (a quad) that hold one row
-// of an accumulator fragment, and 2^x on the SFU.
+// of an accumulator fragment, zeroed fragments, and 2^x on the SFU.
 //
 // Fragment layout of m16n8k16 (lane = 4 g + t4): C/D hold rows g (elements 0, 1) and g + 8
 // (2, 3) at columns 2 t4 and 2 t4 + 1; A holds rows g and g + 8 at columns 2 t4 (+1) and
@@ -88,6 +88,17 @@ __device__ __forceinline__ T narrow(float x) {
   } else {
     return __float2half_rn(x);
   }
+}
+
+// Accumulator fragments (A x B tiles of one m16n8 each) set to 0.
+template <int A, int B>
+__device__ __forceinline__ void zero(float (&c)[A][B][4]) {
+#pragma unroll
+  for (int i = 0; i < A; ++i)
+#pragma unroll
+    for (int j = 0; j < B; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) c[i][j][e] = 0;
 }
 
 __device__ __forceinline__ float quad_max(float x) {
