@@ -24,6 +24,7 @@ ProviderTraits cuda_naive_expand_traits();
 ProviderTraits cuda_math_traits();
 ProviderTraits cuda_decode_traits();
 ProviderTraits cuda_flash_traits();
+ProviderTraits cuda_mla_decode_traits();
 ProviderTraits cudnn_sdpa_traits(bool inference);
 // backend: "default", "flash", "efficient", "cudnn", "math" (torch.sdpa.*) or "naive".
 ProviderTraits torch_traits(std::string_view backend);
@@ -32,8 +33,9 @@ ProviderTraits torch_traits(std::string_view backend);
 std::unique_ptr<Provider> make_cuda_naive();
 std::unique_ptr<Provider> make_cuda_naive_expand();
 std::unique_ptr<Provider> make_cuda_math();
-std::unique_ptr<Provider> make_cuda_decode();  // attnprof's own decode kernel
-std::unique_ptr<Provider> make_cuda_flash();   // attnprof's own prefill kernel
+std::unique_ptr<Provider> make_cuda_decode();      // attnprof's own decode kernel
+std::unique_ptr<Provider> make_cuda_flash();       // attnprof's own prefill kernel
+std::unique_ptr<Provider> make_cuda_mla_decode();  // attnprof's own MLA decode kernel (sm_90a)
 
 // cuDNN (src/providers/cudnn/), built with ATTNPROF_WITH_CUDNN
 std::unique_ptr<Provider> make_cudnn_sdpa();

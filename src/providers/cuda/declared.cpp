@@ -93,6 +93,17 @@ ProviderTraits cuda_flash_traits() {
       "head dims 64 and 128");
 }
 
+ProviderTraits cuda_mla_decode_traits() {
+  ProviderTraits t = own_kernel(
+      "cuda.mla.decode",
+      "attnprof's absorbed-MLA decode kernel for Hopper (sm_90a): d_qk 576, d_v 512, one CTA per "
+      "64 query rows of a KV head and chunk of keys, two warpgroups, S = Q K^T and P V on wgmma "
+      "from 128-byte-swizzled shared memory (cp.async, two stages of 32 keys), online softmax in "
+      "fp32, an exact log-sum-exp merge of the splits");
+  t.paged_kv = true;  // reads each key through the block table
+  return t;
+}
+
 ProviderTraits cuda_math_traits() {
   return unfused("cuda.math",
                  "PyTorch's math SDPA recipe, unfused: fp32 upcast of Q/K/V, Q and K each times "

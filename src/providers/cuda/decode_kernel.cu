@@ -319,7 +319,7 @@ void launch_rows(const DecodeArgs& a, cudaStream_t stream) {
   } else {
     launch_typed<T, D, (D == 256 ? 32 : kMaxDecodeRows)>(a, stream);
   }
-  if (a.splits > 1) launch_merge<T, D>(a, stream);
+  if (a.splits > 1) launch_decode_merge(a, D, stream);
 }
 
 template <class T>
@@ -360,6 +360,26 @@ int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int
 void launch_decode(const DecodeArgs& a, cudaStream_t stream) {
   if (a.dtype == DType::bf16) return launch_dim<__nv_bfloat16>(a, stream);
   return launch_dim<__half>(a, stream);
+}
+
+void launch_decode_merge(const DecodeArgs& a, int value_dim, cudaStream_t stream) {
+  const bool bf16 = a.dtype == DType::bf16;
+  switch (value_dim) {
+    case 64:
+      return bf16 ? launch_merge<__nv_bfloat16, 64>(a, stream)
+                  : launch_merge<__half, 64>(a, stream);
+    case 128:
+      return bf16 ? launch_merge<__nv_bfloat16, 128>(a, stream)
+                  : launch_merge<__half, 128>(a, stream);
+    case 256:
+      return bf16 ? launch_merge<__nv_bfloat16, 256>(a, stream)
+                  : launch_merge<__half, 256>(a, stream);
+    case 512:
+      return bf16 ? launch_merge<__nv_bfloat16, 512>(a, stream)
+                  : launch_merge<__half, 512>(a, stream);
+    default:
+      throw CudaError(cudaErrorInvalidValue, "decode merge: value dim not instantiated");
+  }
 }
 
 }  // namespace attnprof::cuda

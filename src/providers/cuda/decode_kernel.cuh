@@ -65,4 +65,8 @@ int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int
 // 256; G * q_len <= kMaxDecodeRows.
 void launch_decode(const DecodeArgs& a, cudaStream_t stream);
 
+// Enqueues the merge of `a.splits` partial sums of `value_dim` (64, 128, 256 or 512) columns per
+// row into O and the LSE: cuda.decode's, and cuda.mla.decode's (mla_decode_kernel.cuh).
+void launch_decode_merge(const DecodeArgs& a, int value_dim, cudaStream_t stream);
+
 }  // namespace attnprof::cuda

@@ -49,6 +49,15 @@ SplitKnobs split_knobs_from_env() {
   return k;
 }
 
+// `kv_len` keys in about `splits` chunks, each a multiple of `tile`.
+DecodeSplit chunks_of(int64_t kv_len, int64_t splits, int64_t tile) {
+  const int64_t chunk = ((kv_len + splits - 1) / splits + tile - 1) / tile * tile;
+  DecodeSplit out;
+  out.chunk = int(chunk);
+  out.splits = int((kv_len + chunk - 1) / chunk);
+  return out;
+}
+
 }  // namespace
 
 DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipeline) {
@@ -68,11 +77,19 @@ DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipe
     splits = std::min(want, std::max<int64_t>(1, s.kv_len / knobs.min_chunk));
   }
   if (splits * ctas < slots) splits = std::max(splits, std::min(slots / ctas, most));
-  const int64_t chunk = ((s.kv_len + splits - 1) / splits + tile - 1) / tile * tile;
-  DecodeSplit out;
-  out.chunk = int(chunk);
-  out.splits = int((s.kv_len + chunk - 1) / chunk);
-  return out;
+  return chunks_of(s.kv_len, splits, tile);
+}
+
+DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks) {
+  const int64_t tile = kDecodeChunkGranule;
+  const int64_t slots = std::max(sm_count, 1);
+  const int64_t ctas = s.batch * s.kv_heads * std::max(row_blocks, 1);
+  int64_t splits = std::max<int64_t>(1, slots / ctas);
+  splits = std::min(splits, std::max<int64_t>(1, s.kv_len / 256));
+  if (s.ragged())
+    splits = std::max(
+        splits, std::min((4 * slots + ctas - 1) / ctas, std::max<int64_t>(1, s.kv_len / 512)));
+  return chunks_of(s.kv_len, splits, tile);
 }
 
 }  // namespace attnprof::cuda

@@ -18,4 +18,10 @@ struct DecodeSplit {
 // (ATTNPROF_DECODE_SPLIT=W:C overrides the waves and the shortest chunk, for comparing them).
 DecodeSplit choose_decode_split(const Spec& spec, int sm_count, DecodePipeline pipeline);
 
+// cuda.mla.decode's split (mla_decode_kernel.cuh: one CTA of `row_blocks` per KV head and chunk,
+// one CTA per SM): a uniform batch that fills a wave is not split; under a wave, as many splits
+// as fill one, in chunks of at least 256 keys. A ragged batch aims at four waves in chunks of at
+// least 512 keys, so that its long sequences do not set the time.
+DecodeSplit choose_mla_decode_split(const Spec& spec, int sm_count, int row_blocks);
+
 }  // namespace attnprof::cuda

@@ -38,20 +38,21 @@ Support supports_forward_on(const Spec& spec, const Device& device, const std::s
 }
 
 Support supports_own_kernel(const Spec& spec, const Device& device, const std::string& provider,
-                            std::initializer_list<int64_t> dims) {
+                            std::initializer_list<int64_t> dims, int64_t dv) {
   if (Support base = supports_forward_on(spec, device, provider); !base.ok) return base;
   if (spec.dtype != DType::fp16 && spec.dtype != DType::bf16)
     return Support::no(
         fmt::format("{} takes fp16 and bf16 only, not {}", provider, to_string(spec.dtype)));
-  if (spec.dv() == spec.head_dim &&
+  if (spec.dv() == (dv > 0 ? dv : spec.head_dim) &&
       std::find(dims.begin(), dims.end(), spec.head_dim) != dims.end())
     return Support::yes();
   std::string list;  // "64, 128 and 256"
   for (auto d = dims.begin(); d != dims.end(); ++d)
     list += (d == dims.begin() ? "" : d + 1 == dims.end() ? " and " : ", ") + std::to_string(*d);
   return Support::no(
-      fmt::format("{} is built for head dims {} with Dv == D; this spec has D {} and Dv {}",
-                  provider, list, spec.head_dim, spec.dv()));
+      fmt::format("{} is built for head dim{} {} with Dv {}; this spec has D {} and Dv {}",
+                  provider, dims.size() > 1 ? "s" : "", list, dv > 0 ? std::to_string(dv) : "== D",
+                  spec.head_dim, spec.dv()));
 }
 
 AttentionArgs attention_args(const Spec& s, const Io& io) {

@@ -1,0 +1,116 @@
+// cuda.mla.decode: attnprof's own absorbed-MLA decode kernel (mla_decode_kernel.cu) for Hopper:
+// DeepSeek-V3's decode step with d_qk 576 and d_v 512, every query head of a KV head (128 on
+// one latent head) in CTAs of 64 rows on wgmma. The keys of each sequence are split across CTAs
+// when the batch alone leaves SMs idle; the row's note records the split.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cuda/device_buffer.hpp"
+#include "providers/cuda/decode_split.hpp"
+#include "providers/cuda/mla_decode_kernel.cuh"
+#include "providers/cuda/provider_common.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+using cuda::DeviceBuffer;
+
+// The most query tokens per sequence: a decode step or a short speculative chunk.
+constexpr int64_t kMaxQueryTokens = 64;
+
+class MlaDecodeRun final : public Run {
+ public:
+  MlaDecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
+      : spec_(spec),
+        row_blocks_(cuda::mla_row_blocks(int(spec.group_size()), int(spec.q_len))),
+        split_(cuda::choose_mla_decode_split(spec, device.sm_count, row_blocks_)) {
+    const int64_t floats =
+        cuda::mla_partial_floats(spec.batch, spec.q_heads, spec.q_len, split_.splits);
+    partial_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
+  }
+
+  void launch(Stream& stream, const Io& io) override {
+    cuda::MlaDecodeArgs a;
+    static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
+    if (io.k.paged()) {
+      a.k_pages = io.k.page_map();
+      a.v_pages = io.v.page_map();
+    }
+    a.v_sb = io.v.stride_b();
+    a.v_sh = io.v.stride_h();
+    a.v_ss = io.v.stride_s();
+    a.chunk = split_.chunk;
+    a.splits = split_.splits;
+    a.row_blocks = row_blocks_;
+    a.partial = static_cast<float*>(partial_.data());
+    cuda::launch_mla_decode(a, cuda::native_stream(stream));
+  }
+
+  int64_t workspace_bytes() const override { return partial_.bytes(); }
+
+  std::string note() const override {
+    const int64_t ctas = spec_.batch * spec_.kv_heads * row_blocks_ * split_.splits;
+    return fmt::format(
+        "split-KV: {} split{} of {} keys per sequence, {} CTAs of {} query rows{} (wgmma, {} B of "
+        "shared memory)",
+        split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas, cuda::kMlaRows,
+        split_.splits > 1 ? ", then a merge" : "", cuda::mla_decode_smem_bytes());
+  }
+
+ private:
+  Spec spec_;
+  int row_blocks_;
+  cuda::DecodeSplit split_;
+  DeviceBuffer partial_;  // splits > 1: fp32 partial sums
+};
+
+class MlaDecodeProvider final : public Provider {
+ public:
+  ProviderTraits traits() const override { return cuda_mla_decode_traits(); }
+  Availability availability() const override { return cuda::device_availability(); }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    if (Support base =
+            cuda::supports_own_kernel(spec, device, name(), {cuda::kMlaQkDim}, cuda::kMlaVDim);
+        !base.ok)
+      return base;
+    if (device.cc_major != 9 || device.cc_minor != 0)
+      return Support::no(
+          fmt::format("{} is built for sm_90a only (wgmma, Hopper); {} is compute capability {}.{}",
+                      name(), device.name, device.cc_major, device.cc_minor));
+    if (spec.q_len > kMaxQueryTokens)
+      return Support::no(fmt::format(
+          "{} takes at most {} query tokens per sequence (a decode step or a speculative chunk); "
+          "this spec has {}: it is a decode kernel, not a prefill",
+          name(), kMaxQueryTokens, spec.q_len));
+    if (spec.kv_len >= (int64_t{1} << 30) || spec.batch > 65535 ||
+        spec.kv_heads * cuda::mla_row_blocks(int(spec.group_size()), int(spec.q_len)) > 65535)
+      return Support::no(fmt::format(
+          "{} indexes keys in 32 bits and launches a (row blocks x kv_heads, splits, batch) "
+          "grid: at most 2^30 keys, 65535 sequences and 65535 blocks of 64 query rows",
+          name()));
+    return Support::yes();
+  }
+  int64_t workspace_estimate(const Spec& spec) const override {
+    // The split never exceeds kv_len / 256 per sequence (a ragged batch's: kv_len / 512).
+    const int64_t splits = std::max<int64_t>(1, spec.kv_len / 256) + 1;
+    return cuda::mla_partial_floats(spec.batch, spec.q_heads, spec.q_len, int(splits)) *
+           int64_t(sizeof(float));
+  }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io&) override {
+    return std::make_unique<MlaDecodeRun>(spec, device, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cuda_mla_decode() {
+  return std::make_unique<MlaDecodeProvider>();
+}
+
+}  // namespace attnprof

@@ -1,0 +1,306 @@
+// cuda.mla.decode's kernel (mla_decode_kernel.cuh). Verified end to end: every row of O and the
+// LSE against the fp64 reference on the host and on the device (tests/gpu/test_mla_decode.cpp).
+//
+// Per tile of kMlaKeyTile keys (stage s of two):
+//   all     wait for the tile's copies, fence them to the async proxy, __syncthreads (every
+//           thread is done with the other stage and with the exchanged P), copy the next tile
+//   wg 0    S = Q K^T: 9 column blocks x 4 k-steps of wgmma m64n32k16; scale (cap), mask, the
+//           online softmax on the fragments; P rounded to the dtype as A fragments; P and the
+//           rows' rescale to shared memory; arrive at barrier 1
+//   wg 1    wait at barrier 1; P and the rescale from shared memory
+//   both    O *= rescale; O += P V[:, 256 wg .. 256 wg + 255]: 2 k-steps of wgmma m64n256k16
+// At the end warpgroup 0's row max and sum go through shared memory to both, and each writes its
+// 256 columns (or the split's partial sums).
+#include "providers/cuda/mla_decode_kernel.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda/cuda_check.hpp"
+#include "providers/cuda/attention_rows.cuh"
+#include "providers/cuda/decode_common.cuh"
+#include "providers/cuda/warp_mma.cuh"
+#include "providers/cuda/wgmma.cuh"
+
+namespace attnprof::cuda {
+
+namespace {
+
+constexpr int D = kMlaQkDim, DV = kMlaVDim, ROWS = kMlaRows, KT = kMlaKeyTile;
+constexpr int KSTEPS = KT / 16;  // k-steps of P V
+
+constexpr int kQBytes = ROWS * D * 2;
+constexpr int kKBytes = KT * D * 2;
+constexpr int kVBytes = KT * DV * 2;
+constexpr int kStageBytes = kKBytes + kVBytes;
+constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0's 128 threads
+constexpr int kAlphaBytes = 128 * 2 * 4;       // each thread's two rows' rescale
+constexpr int kRowBytes = ROWS * 2 * 4;        // the rows' max and sum at the end
+constexpr int kSmemBytes = 1024 + kQBytes + 2 * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
+
+template <class T>
+__global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int QCH = D / 8, VCH = DV / 8;  // 16-byte chunks of a K and a V row
+  constexpr int SREGS = KT / 2;             // S accumulators per thread (64 x KT / 128)
+  constexpr int OREGS = DV / 2 / 2;         // O accumulators per thread (64 x 256 / 128)
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzle is of address bits: every tile starts 1024-byte aligned.
+  const auto raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  unsigned char* base = smem_raw + ((1024 - (raw & 1023)) & 1023);
+  unsigned char* qs = base;
+  unsigned char* stages = qs + kQBytes;
+  auto* xp = reinterpret_cast<uint32_t*>(stages + 2 * kStageBytes);
+  auto* xalpha = reinterpret_cast<float*>(xp + KSTEPS * 4 * 128);
+  auto* xrow = xalpha + 256;
+
+  const int kvh = int(blockIdx.x) / a.row_blocks, rb = int(blockIdx.x) % a.row_blocks;
+  const int split = int(blockIdx.y), b = int(blockIdx.z);
+  const int tid = threadIdx.x, wg = tid >> 7, wt = tid & 127, warp = wt >> 5;
+  const int lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+  const Seq sq = seq_of(a, b);
+  const int G = a.q_heads / a.kv_heads;
+  const int R = G * sq.nq, r0 = rb * ROWS;
+  if (r0 >= R) return;  // a ragged batch's shorter sequence: no rows here
+  const decode::KeyRange kr = decode::key_range(a, sq, split, KT);
+
+  const T* qg = static_cast<const T*>(a.q);
+  const T* kg = static_cast<const T*>(a.k);
+  const T* vg = static_cast<const T*>(a.v);
+
+  // The tile of keys from k0 into stage s: K's 576 and V's 512 columns, swizzled; keys past the
+  // CTA's range zero-filled.
+  auto load_tile = [&](int k0, int s) {
+    unsigned char* ks = stages + s * kStageBytes;
+    unsigned char* vs = ks + kKBytes;
+    for (int idx = tid; idx < KT * QCH; idx += kMlaThreads) {
+      const int key = idx / QCH, c = idx % QCH, pos = k0 + key;
+      const bool valid = pos <= kr.hi;
+      const T* src = kg;
+      if (valid) src += decode::kv_row(a, a.k_pages, b, kvh, pos, D) + c * 8;
+      copy16(ks + swizzled_offset(key, c * 8, KT), src, valid);
+    }
+    for (int idx = tid; idx < KT * VCH; idx += kMlaThreads) {
+      const int key = idx / VCH, c = idx % VCH, pos = k0 + key;
+      const bool valid = pos <= kr.hi;
+      const T* src = vg;
+      if (valid) {
+        src += a.v_pages.table == nullptr ? b * a.v_sb + kvh * a.v_sh + int64_t(pos) * a.v_ss
+                                          : a.v_pages.row(b, kvh, pos) * DV;
+        src += c * 8;
+      }
+      copy16(vs + swizzled_offset(key, c * 8, KT), src, valid);
+    }
+  };
+
+  // This thread's two rows (of warpgroup 0's S, and of both warpgroups' O): r0 + 16 warp + g
+  // and + 8; their query head and token, and the keys each sees (an absent row: none).
+  int head[2], tok[2], first[2], last[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = r0 + 16 * warp + g + 8 * h;
+    head[h] = kvh * G + r / sq.nq;
+    tok[h] = r % sq.nq;
+    first[h] = r < R ? max(kr.lo, first_key(a, sq, tok[h])) : 1;
+    last[h] = r < R ? min(kr.hi, last_key(a, sq, tok[h])) : 0;
+  }
+
+  float o[OREGS];
+#pragma unroll
+  for (int i = 0; i < OREGS; ++i) o[i] = 0;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+  const float scale2 = a.scale * kLog2e;
+
+  if (kr.tiles > 0) {
+    // Q's block (rows past the KV head's zero-filled), with the first tile.
+    for (int idx = tid; idx < ROWS * QCH; idx += kMlaThreads) {
+      const int row = idx / QCH, c = idx % QCH, r = r0 + row;
+      const bool valid = r < R;
+      const T* src = qg;
+      if (valid) src += b * a.q_sb + (kvh * G + r / sq.nq) * a.q_sh + (r % sq.nq) * a.q_ss + c * 8;
+      copy16(qs + swizzled_offset(row, c * 8, ROWS), src, valid);
+    }
+    load_tile(kr.t0, 0);
+    commit_copies();
+  }
+
+  for (int t = 0; t < kr.tiles; ++t) {
+    const int k0 = kr.t0 + t * KT, s = t & 1;
+    wait_copies<0>();
+    fence_async_shared();
+    __syncthreads();
+    if (t + 1 < kr.tiles) {
+      load_tile(k0 + KT, s ^ 1);
+      commit_copies();
+    }
+    const unsigned char* ks = stages + s * kStageBytes;
+    const unsigned char* vs = ks + kKBytes;
+
+    uint32_t pa[KSTEPS][4];
+    float alpha[2];
+    if (wg == 0) {
+      float sacc[SREGS];
+#pragma unroll
+      for (int i = 0; i < SREGS; ++i) sacc[i] = 0;
+      wgmma_fence();
+#pragma unroll
+      for (int blk = 0; blk < D / 64; ++blk)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
+                          kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+      wgmma_commit();
+      wgmma_wait<0>();
+      pin(sacc);
+
+      // Scale (cap) and mask; element e of n-block j is row (e >= 2), key k0 + 8 j + 2 t4 + e % 2.
+      const bool whole = k0 >= max(first[0], first[1]) && k0 + KT - 1 <= min(last[0], last[1]);
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < KT / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int h = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
+          float x = a.softcap > 0 ? score2(a, sacc[4 * j + e]) : sacc[4 * j + e] * scale2;
+          if (!whole && (pos < first[h] || pos > last[h])) x = -INFINITY;
+          sacc[4 * j + e] = x;
+          mx[h] = fmaxf(mx[h], x);
+        }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float mnew = fmaxf(m[h], quad_max(mx[h]));
+        alpha[h] = mnew == -INFINITY ? 1.f : fast_exp2(m[h] - mnew);
+        m[h] = mnew;
+      }
+      const float use[2] = {m[0] == -INFINITY ? 0.f : m[0], m[1] == -INFINITY ? 0.f : m[1]};
+      float sum[2] = {0, 0};
+#pragma unroll
+      for (int j = 0; j < KT / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float p = fast_exp2(sacc[4 * j + e] - use[e >> 1]);
+          sacc[4 * j + e] = p;
+          sum[e >> 1] += p;
+        }
+      l[0] = l[0] * alpha[0] + sum[0];
+      l[1] = l[1] * alpha[1] + sum[1];
+#pragma unroll
+      for (int k = 0; k < KSTEPS; ++k) {
+        const float* lo = sacc + 8 * k;  // n-blocks 2 k and 2 k + 1
+        pa[k][0] = pack2<T>(lo[0], lo[1]);
+        pa[k][1] = pack2<T>(lo[2], lo[3]);
+        pa[k][2] = pack2<T>(lo[4], lo[5]);
+        pa[k][3] = pack2<T>(lo[6], lo[7]);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) xp[(k * 4 + q) * 128 + wt] = pa[k][q];
+      }
+      xalpha[2 * wt] = alpha[0];
+      xalpha[2 * wt + 1] = alpha[1];
+      barrier_arrive(1, kMlaThreads);
+    } else {
+      barrier_sync(1, kMlaThreads);
+#pragma unroll
+      for (int k = 0; k < KSTEPS; ++k)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) pa[k][q] = xp[(k * 4 + q) * 128 + wt];
+      alpha[0] = xalpha[2 * wt];
+      alpha[1] = xalpha[2 * wt + 1];
+    }
+
+    if (alpha[0] != 1.f || alpha[1] != 1.f) {
+#pragma unroll
+      for (int j = 0; j < OREGS / 4; ++j) {
+        o[4 * j] *= alpha[0];
+        o[4 * j + 1] *= alpha[0];
+        o[4 * j + 2] *= alpha[1];
+        o[4 * j + 3] *= alpha[1];
+      }
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < KSTEPS; ++k)
+      wgmma_rs_n256<T>(o, pa[k], mnmajor_descriptor(vs + 4 * wg * KT * 128 + k * 16 * 128, KT), 1);
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin(o);
+  }
+
+  // The rows' max and sum, from warpgroup 0 to both.
+  if (wg == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] = quad_sum(l[h]);
+      if (t4 == 0) {
+        xrow[2 * (16 * warp + g + 8 * h)] = m[h];
+        xrow[2 * (16 * warp + g + 8 * h) + 1] = l[h];
+      }
+    }
+  }
+  __syncthreads();
+
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int lr = 16 * warp + g + 8 * h;
+    if (r0 + lr >= R) continue;
+    const float rm = xrow[2 * lr], rl = xrow[2 * lr + 1];
+    const int64_t row = (int64_t(b) * a.q_heads + head[h]) * a.q_len + tok[h];
+    const int col0 = 256 * wg + 2 * t4;
+    if (a.splits > 1) {
+      float* p = a.partial + (row * a.splits + split) * partial_stride(DV);
+#pragma unroll
+      for (int j = 0; j < OREGS / 4; ++j)
+        *reinterpret_cast<float2*>(p + col0 + 8 * j) =
+            make_float2(o[4 * j + 2 * h], o[4 * j + 2 * h + 1]);
+      if (wg == 0 && t4 == 0) {
+        p[DV] = rm;
+        p[DV + 1] = rl;
+      }
+      continue;
+    }
+    const RowEnd end = end_row(rm, rl, sink2(a, head[h]));
+    T* out = static_cast<T*>(a.o) + b * a.o_sb + head[h] * a.o_sh + tok[h] * a.o_ss + col0;
+#pragma unroll
+    for (int j = 0; j < OREGS / 4; ++j)
+      *reinterpret_cast<uint32_t*>(out + 8 * j) =
+          pack2<T>(o[4 * j + 2 * h] * end.factor, o[4 * j + 2 * h + 1] * end.factor);
+    if (wg == 0 && t4 == 0 && a.lse != nullptr) a.lse[row] = end.lse;
+  }
+#else
+  __trap();  // built for sm_90a only (the provider refuses other devices)
+#endif
+}
+
+template <class T>
+void launch_typed(const MlaDecodeArgs& a, cudaStream_t stream) {
+  static const cudaError_t set = cudaFuncSetAttribute(
+      mla_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  ATTNPROF_CUDA(set);
+  const dim3 grid(unsigned(a.row_blocks * a.kv_heads), unsigned(a.splits), unsigned(a.batch));
+  mla_decode_kernel<T><<<grid, kMlaThreads, kSmemBytes, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+}  // namespace
+
+int mla_row_blocks(int group, int q_len) {
+  return (group * q_len + kMlaRows - 1) / kMlaRows;
+}
+
+int mla_decode_smem_bytes() {
+  return kSmemBytes;
+}
+
+int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits) {
+  return splits > 1 ? batch * q_heads * q_len * splits * partial_stride(kMlaVDim) : 0;
+}
+
+void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream) {
+  if (a.dtype == DType::bf16) {
+    launch_typed<__nv_bfloat16>(a, stream);
+  } else {
+    launch_typed<__half>(a, stream);
+  }
+  if (a.splits > 1) launch_decode_merge(a, kMlaVDim, stream);
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,51 @@
+// The absorbed-MLA decode kernel behind cuda.mla.decode (mla_decode.cpp): DeepSeek-V3's decode
+// step with the projections absorbed, so that every query head attends one shared latent KV head
+// with d_qk 576 (512 latent + 64 rope) and d_v 512. With 128 query heads a token's K and V feed
+// 128 rows: the work is near the balance of compute and memory, and it runs on Hopper's
+// warpgroup MMA (wgmma, sm_90a only).
+//
+//   grid (row blocks x kv_heads, splits, batch), 256 threads (two warpgroups): one CTA per 64
+//   query rows (heads x query tokens) of a KV head and one chunk of its keys; the row blocks of a
+//   chunk are neighbours in the grid, so the second reads K and V from L2. Q's 64 x 576 block
+//   stays in shared memory; K and V tiles of 32 keys stream through two stages (cp.async).
+//   Warpgroup 0 computes S = Q K^T (wgmma, both operands in shared memory) and the online
+//   softmax, and hands P and each row's rescale to warpgroup 1 through shared memory; each
+//   warpgroup then adds P V for its half of the 512 value columns (wgmma, P from registers, V
+//   MN-major in shared memory). One split writes O and the LSE; several write fp32 partial sums
+//   that cuda.decode's merge kernel combines.
+//
+// Masks none, causal and window (per query token), ragged batches, contiguous or paged K and V, a
+// logit softcap, sinks; bf16 and fp16.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "providers/cuda/decode_kernel.cuh"
+
+namespace attnprof::cuda {
+
+inline constexpr int kMlaQkDim = 576;
+inline constexpr int kMlaVDim = 512;
+inline constexpr int kMlaRows = 64;  // query rows per CTA
+inline constexpr int kMlaThreads = 256;
+inline constexpr int kMlaKeyTile = 32;
+
+struct MlaDecodeArgs : DecodeArgs {
+  int64_t v_sb = 0, v_sh = 0, v_ss = 0;  // contiguous V's element strides (Dv != D)
+  int row_blocks = 1;                    // CTAs per (KV head, chunk)
+};
+
+// CTAs per (KV head, chunk): the KV head's query rows (group x q_len) in blocks of kMlaRows.
+int mla_row_blocks(int group, int q_len);
+// Bytes of dynamic shared memory one CTA takes.
+int mla_decode_smem_bytes();
+// Floats of the partial-sum workspace (0 for one split).
+int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits);
+
+// Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 576, v_head_dim
+// 512, bf16 or fp16; the device is sm_90.
+void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream);
+
+}  // namespace attnprof::cuda

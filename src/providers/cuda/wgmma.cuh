@@ -1,0 +1,83 @@
+// The warpgroup-level pieces of attnprof's Hopper kernels (sm_90a; mla_decode_kernel.cu): shared
+// memory descriptors of the 128-byte-swizzled layout, the fences and groups around
+// wgmma.mma_async (the instructions themselves are generated: wgmma_ops.cuh), named barriers
+// between warpgroups, and the fence that hands data written through the generic proxy (stores,
+// cp.async) to the async proxy wgmma reads shared memory through.
+//
+// The layout: an operand tile is held as column blocks of 64 16-bit elements (128 bytes) per row,
+// each block rows x 128 bytes, 1024-byte aligned; the 16-byte chunk c of row r sits at chunk
+// c ^ (r % 8) of its row (swizzled_chunk). One wgmma k-step (16 elements, 32 bytes) of a K-major
+// operand starts 32 bytes into the rows; 8-row groups are 1024 bytes apart. An MN-major operand
+// (B = V, rows being the k index) steps 16 rows (2048 bytes) per k-step, and its 64-wide blocks
+// along N are one block apart.
+//
+// Accumulators of m64nN (fp32): warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8
+// (lane = 4 g + t4), at columns 8 j + 2 t4 (+1) in d[4 j] (d[4 j + 1]) and d[4 j + 2] (+3): per
+// warp, mma.sync's m16n8 layout repeated over N / 8 blocks (warp_mma.cuh). An A fragment from
+// registers (m64k16) is mma.sync's m16n8k16 A fragment of the warp's 16 rows.
+#pragma once
+
+#include <cstdint>
+
+#include "providers/cuda/wgmma_ops.cuh"
+
+namespace attnprof::cuda {
+
+// The byte offset of element column `col` (a multiple of 8) of row `row` in a swizzled tile of
+// `rows` rows: its column block, its row, its chunk swizzled by the row.
+__device__ __forceinline__ int swizzled_offset(int row, int col, int rows) {
+  const int block = col >> 6, chunk = (col >> 3) & 7;
+  return block * rows * 128 + row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+
+// A descriptor of the 128-byte swizzle mode (bits 62-63: 1) at shared address `smem`: leading
+// byte offset `lbo` and stride byte offset `sbo` (both in bytes, multiples of 16).
+__device__ __forceinline__ uint64_t smem_descriptor(const void* smem, uint32_t lbo, uint32_t sbo) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+// A K-major operand: 8-row groups 1024 bytes apart (the leading offset is unused: 16).
+__device__ __forceinline__ uint64_t kmajor_descriptor(const void* smem) {
+  return smem_descriptor(smem, 16, 1024);
+}
+// An MN-major operand of `rows` rows (the k index) per column block: blocks along N `rows` x 128
+// bytes apart (leading), 8-row groups along K 1024 bytes apart (stride).
+__device__ __forceinline__ uint64_t mnmajor_descriptor(const void* smem, int rows) {
+  return smem_descriptor(smem, uint32_t(rows) * 128, 1024);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Registers an accumulator lives in, pinned across an asynchronous wgmma (the compiler may not
+// move their reads or writes over it).
+template <int N>
+__device__ __forceinline__ void pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared memory written by this thread's stores or completed cp.async copies, made visible to
+// wgmma (the async proxy).
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Named barriers: `threads` (a multiple of 32) arrive at barrier `id` (1-15; 0 is
+// __syncthreads); sync waits for all of them, arrive does not wait.
+__device__ __forceinline__ void barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,151 @@
+// cuda.mla.decode (attnprof's absorbed-MLA decode kernel, sm_90a) on the GPU: every row of O and
+// the LSE against the host's fp64 reference and the device check, over the shapes it takes: 128
+// query heads on one latent head and fewer, one and several query tokens (row blocks cut short),
+// one split and many, every mask, both layouts, paged and ragged caches, softcap and sinks,
+// bf16 and fp16; relaunches; and what it refuses, in words. Its split rule runs without a GPU.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnprof/verify.hpp"
+#include "engine_test_util.hpp"
+#include "one_point.hpp"
+#include "providers/cuda/decode_split.hpp"
+#include "providers/cuda/mla_decode_kernel.cuh"
+#include "providers/factories.hpp"
+#include "row_checks.hpp"
+#include "test_specs.hpp"
+
+namespace attnprof {
+namespace {
+
+using testing_specs::make_spec;
+
+cuda::CudaEngine& engine() {
+  return testing::process_engine();
+}
+
+constexpr int64_t kD = cuda::kMlaQkDim, kDv = cuda::kMlaVDim;
+
+Spec mla(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, DType t, Mask mask,
+         Layout layout = Layout::bhsd) {
+  return make_spec(b, hq, hkv, nq, nk, kD, t, mask, Mode::fwd, layout, kDv);
+}
+
+Spec variant(Spec s, std::string lens = "", int64_t page = 0, double softcap = 0,
+             bool sinks = false) {
+  s.seqlens = std::move(lens);
+  s.page_size = page;
+  s.softcap = softcap;
+  s.sinks = sinks;
+  return s;
+}
+
+bool is_hopper() {
+  const Device& d = engine().device();
+  return d.cc_major == 9 && d.cc_minor == 0;
+}
+
+std::vector<Spec> cases() {
+  const Mask none{}, tl{MaskKind::causal_tl, 0}, br{MaskKind::causal_br, 0},
+      win{MaskKind::window, 100};
+  const DType bf = DType::bf16, fp = DType::fp16;
+  return {
+      mla(1, 128, 1, 1, 3000, bf, br),  // two row blocks, many splits
+      mla(2, 128, 1, 1, 777, fp, none),
+      mla(2, 16, 1, 2, 1500, bf, br),   // 32 rows: a row block cut short; two causal tokens
+      mla(1, 32, 1, 3, 2000, fp, win),  // 96 rows: the second block half full
+      mla(2, 8, 1, 5, 700, bf, tl),
+      mla(2, 64, 1, 1, 1024, bf, br, Layout::bshd),
+      mla(1, 128, 2, 1, 900, bf, br),  // two KV heads of 64 query heads each
+      mla(3, 128, 1, 1, 1, bf, br),    // one key
+      variant(mla(2, 128, 1, 1, 2048, bf, br), "", 64),
+      variant(mla(2, 16, 1, 2, 1000, fp, br, Layout::bshd), "", 16),
+      variant(mla(4, 128, 1, 1, 2048, bf, br), "uniform:1:2048"),
+      variant(mla(2, 128, 1, 1, 600, bf, br), "", 0, 30.0, true),
+      variant(mla(2, 32, 1, 1, 1000, fp, win), "", 0, 0, true),
+  };
+}
+
+TEST(CudaMlaDecode, EveryRowPassesBothChecks) {
+  REQUIRE_ENGINE();
+  if (!is_hopper()) GTEST_SKIP() << "cuda.mla.decode runs on sm_90 only";
+  auto p = make_cuda_mla_decode();
+  ASSERT_TRUE(p->availability().available);
+  for (const Spec& s : cases()) {
+    SCOPED_TRACE(s.label());
+    const Support sup = p->supports(s, engine().device());
+    ASSERT_TRUE(sup.ok) << sup.reason;
+    ASSERT_EQ(variant_refusal(p->traits(), s), "");
+    const InputFill fill{.seed = 23};
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    testing::expect_rows_pass_both_checks(s, fill, pt, pt.run->note());
+  }
+}
+
+// A second launch on the same run writes the same bits (the partial sums are rewritten whole).
+TEST(CudaMlaDecode, RelaunchesAreBitIdentical) {
+  REQUIRE_ENGINE();
+  if (!is_hopper()) GTEST_SKIP() << "cuda.mla.decode runs on sm_90 only";
+  auto p = make_cuda_mla_decode();
+  const Spec s = mla(2, 128, 1, 1, 5000, DType::bf16, Mask{MaskKind::causal_br, 0});
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 4});
+  EXPECT_NE(pt.run->note().find("splits of"), std::string::npos) << pt.run->note();
+  const HostOutputs a = pt.launch_and_read(engine());
+  const HostOutputs b = pt.launch_and_read(engine());
+  EXPECT_EQ(a.o, b.o);
+  EXPECT_EQ(a.lse, b.lse);
+}
+
+// What it refuses, on a described H200 and an A100 (host code: runs without a GPU).
+TEST(CudaMlaDecodeSupport, RefusalsSayWhy) {
+  Device h200;
+  h200.kind = DeviceKind::cuda;
+  h200.name = "NVIDIA H200";
+  h200.cc_major = 9;
+  Device a100 = h200;
+  a100.name = "NVIDIA A100";
+  a100.cc_major = 8;
+  const Mask br{MaskKind::causal_br, 0};
+  const auto p = make_cuda_mla_decode();
+  const auto reason = [&](const Spec& s, const Device* d = nullptr) {
+    return p->supports(s, d != nullptr ? *d : h200).reason;
+  };
+  EXPECT_TRUE(p->supports(mla(64, 128, 1, 1, 4096, DType::bf16, br), h200).ok);
+  EXPECT_EQ(reason(make_spec(1, 8, 8, 1, 64, 128, DType::bf16, br)),
+            "cuda.mla.decode is built for head dim 576 with Dv 512; this spec has D 128 and Dv "
+            "128");
+  EXPECT_EQ(reason(mla(1, 128, 1, 1, 64, DType::fp32, br)),
+            "cuda.mla.decode takes fp16 and bf16 only, not fp32");
+  EXPECT_EQ(reason(mla(1, 128, 1, 1, 64, DType::bf16, br), &a100),
+            "cuda.mla.decode is built for sm_90a only (wgmma, Hopper); NVIDIA A100 is compute "
+            "capability 8.0");
+  EXPECT_NE(reason(mla(1, 128, 1, 65, 64, DType::bf16, br)).find("not a prefill"),
+            std::string::npos);
+}
+
+// The split rule on an H200's 132 SMs: a batch that fills the SMs is not split; below, as many
+// splits as fill them, in chunks of at least 256 keys; a ragged batch aims at four waves.
+TEST(CudaMlaDecodeSplit, FillsTheSmsOnAnH200) {
+  const Mask br{MaskKind::causal_br, 0};
+  const auto split = [&](int64_t b, int64_t kv, std::string lens = "") {
+    Spec s = mla(b, 128, 1, 1, kv, DType::bf16, br);
+    s.seqlens = std::move(lens);
+    return cuda::choose_mla_decode_split(s, 132, cuda::mla_row_blocks(128, 1));
+  };
+  const auto expect = [](cuda::DecodeSplit got, int splits, int chunk) {
+    EXPECT_EQ(got.splits, splits);
+    EXPECT_EQ(got.chunk, chunk);
+  };
+  expect(split(64, 16384), 1, 16384);  // 128 CTAs
+  expect(split(128, 4096), 1, 4096);
+  expect(split(16, 32768), 4, 8192);  // 32 CTAs x 4
+  expect(split(1, 32768), 64, 512);   // 66 wanted: chunks of 497 round up to 512
+  expect(split(1, 1024), 4, 256);     // no chunk under 256 keys
+  expect(split(64, 32768, "uniform:1024:32768"), 5, 6592);
+}
+
+}  // namespace
+}  // namespace attnprof
