@@ -41,9 +41,8 @@ constexpr int kSmemBytes = 1024 + kQBytes + 2 * kStageBytes + kPBytes + kAlphaBy
 template <class T>
 __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int QCH = D / 8, VCH = DV / 8;  // 16-byte chunks of a K and a V row
-  constexpr int SREGS = KT / 2;             // S accumulators per thread (64 x KT / 128)
-  constexpr int OREGS = DV / 2 / 2;         // O accumulators per thread (64 x 256 / 128)
+  constexpr int SREGS = KT / 2;      // S accumulators per thread (64 x KT / 128)
+  constexpr int OREGS = DV / 2 / 2;  // O accumulators per thread (64 x 256 / 128)
   extern __shared__ unsigned char smem_raw[];
   // The swizzle is of address bits: every tile starts 1024-byte aligned.
   const auto raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -68,29 +67,27 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   const T* kg = static_cast<const T*>(a.k);
   const T* vg = static_cast<const T*>(a.v);
 
-  // The tile of keys from k0 into stage s: K's 576 and V's 512 columns, swizzled; keys past the
-  // CTA's range zero-filled.
+  // The tile of keys from k0 into stage s, swizzled: thread tid copies chunk tid % 8 of each
+  // 64-column block of key tid / 8 (one row address per tile, the blocks at fixed offsets);
+  // keys past the CTA's range zero-filled.
+  const int ck = tid & 7, ckey = tid >> 3;
+  const int cdst = ckey * 128 + ((ck ^ (ckey & 7)) << 4);
   auto load_tile = [&](int k0, int s) {
-    unsigned char* ks = stages + s * kStageBytes;
-    unsigned char* vs = ks + kKBytes;
-    for (int idx = tid; idx < KT * QCH; idx += kMlaThreads) {
-      const int key = idx / QCH, c = idx % QCH, pos = k0 + key;
-      const bool valid = pos <= kr.hi;
-      const T* src = kg;
-      if (valid) src += decode::kv_row(a, a.k_pages, b, kvh, pos, D) + c * 8;
-      copy16(ks + swizzled_offset(key, c * 8, KT), src, valid);
+    unsigned char* ks = stages + s * kStageBytes + cdst;
+    unsigned char* vs = stages + s * kStageBytes + kKBytes + cdst;
+    const int pos = k0 + ckey;
+    const bool valid = pos <= kr.hi;
+    const T* ksrc = kg + ck * 8;
+    const T* vsrc = vg + ck * 8;
+    if (valid) {
+      ksrc += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
+      vsrc += a.v_pages.table == nullptr ? b * a.v_sb + kvh * a.v_sh + int64_t(pos) * a.v_ss
+                                         : a.v_pages.row(b, kvh, pos) * DV;
     }
-    for (int idx = tid; idx < KT * VCH; idx += kMlaThreads) {
-      const int key = idx / VCH, c = idx % VCH, pos = k0 + key;
-      const bool valid = pos <= kr.hi;
-      const T* src = vg;
-      if (valid) {
-        src += a.v_pages.table == nullptr ? b * a.v_sb + kvh * a.v_sh + int64_t(pos) * a.v_ss
-                                          : a.v_pages.row(b, kvh, pos) * DV;
-        src += c * 8;
-      }
-      copy16(vs + swizzled_offset(key, c * 8, KT), src, valid);
-    }
+#pragma unroll
+    for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, ksrc + blk * 64, valid);
+#pragma unroll
+    for (int blk = 0; blk < DV / 64; ++blk) copy16(vs + blk * KT * 128, vsrc + blk * 64, valid);
   };
 
   // This thread's two rows (of warpgroup 0's S, and of both warpgroups' O): r0 + 16 warp + g
@@ -112,13 +109,17 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   const float scale2 = a.scale * kLog2e;
 
   if (kr.tiles > 0) {
-    // Q's block (rows past the KV head's zero-filled), with the first tile.
-    for (int idx = tid; idx < ROWS * QCH; idx += kMlaThreads) {
-      const int row = idx / QCH, c = idx % QCH, r = r0 + row;
+    // Q's block (rows past the KV head's zero-filled), with the first tile: rows tid / 8 and
+    // tid / 8 + 32, chunk tid % 8 of each column block.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = ckey + 32 * half, r = r0 + row;
       const bool valid = r < R;
-      const T* src = qg;
-      if (valid) src += b * a.q_sb + (kvh * G + r / sq.nq) * a.q_sh + (r % sq.nq) * a.q_ss + c * 8;
-      copy16(qs + swizzled_offset(row, c * 8, ROWS), src, valid);
+      const T* src = qg + ck * 8;
+      if (valid) src += b * a.q_sb + (kvh * G + r / sq.nq) * a.q_sh + (r % sq.nq) * a.q_ss;
+      unsigned char* dst = qs + row * 128 + ((ck ^ (row & 7)) << 4);
+#pragma unroll
+      for (int blk = 0; blk < D / 64; ++blk) copy16(dst + blk * ROWS * 128, src + blk * 64, valid);
     }
     load_tile(kr.t0, 0);
     commit_copies();
@@ -155,17 +156,25 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 
       // Scale (cap) and mask; element e of n-block j is row (e >= 2), key k0 + 8 j + 2 t4 + e % 2.
       const bool whole = k0 >= max(first[0], first[1]) && k0 + KT - 1 <= min(last[0], last[1]);
+      if (a.softcap > 0) {
+#pragma unroll
+        for (int i = 0; i < SREGS; ++i) sacc[i] = score2(a, sacc[i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < SREGS; ++i) sacc[i] *= scale2;
+      }
+      if (!whole) {
+#pragma unroll
+        for (int j = 0; j < KT / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int h = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
+            if (pos < first[h] || pos > last[h]) sacc[4 * j + e] = -INFINITY;
+          }
+      }
       float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int j = 0; j < KT / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int h = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
-          float x = a.softcap > 0 ? score2(a, sacc[4 * j + e]) : sacc[4 * j + e] * scale2;
-          if (!whole && (pos < first[h] || pos > last[h])) x = -INFINITY;
-          sacc[4 * j + e] = x;
-          mx[h] = fmaxf(mx[h], x);
-        }
+      for (int i = 0; i < SREGS; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sacc[i]);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const float mnew = fmaxf(m[h], quad_max(mx[h]));
