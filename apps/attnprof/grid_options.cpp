@@ -69,6 +69,9 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
   sub->add_option("--sinks", o.sinks,
                   "Attention sinks, a learned logit per head (GPT-OSS): on, off ('off,on' "
                   "compares them; forward only)");
+  sub->add_option("--shared-latent", o.shared_latent,
+                  "Absorbed MLA: V is K's first Dv columns, one latent cache (DeepSeek-V3 decode; "
+                  "the deepseek-v3-mla-decode model sets it): on, off (forward only)");
   sub->add_option("--seqlens", o.seqlens,
                   "Ragged batch: each sequence's keys drawn from uniform:A:B, zipf:A:B[:S] or "
                   "a list L1/L2/... (at most the KV length; off: uniform lengths; 'off,"
@@ -84,6 +87,7 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
     ax.v_head_dim = {m.v_head_dim};
     ax.softcap = {m.softcap};
     ax.sinks = {m.sinks};
+    ax.shared_latent = {m.shared_latent};
     ax.model_dim.reset();
   }
   if (!o.batch.empty()) {
@@ -108,6 +112,9 @@ void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {
   if (!o.page_size.empty()) ax.page_size = int_option(o.page_size, "--page-size");
   if (!o.softcap.empty()) ax.softcap = int_option(o.softcap, "--softcap");
   if (!o.sinks.empty()) ax.sinks = parse_list<bool>(o.sinks, "--sinks", parse_on_off, "on, off");
+  if (!o.shared_latent.empty())
+    ax.shared_latent =
+        parse_list<bool>(o.shared_latent, "--shared-latent", parse_on_off, "on, off");
   if (!o.seqlens.empty()) ax.seqlens = parse_seqlens_list(o.seqlens);
 }
 
@@ -116,7 +123,7 @@ bool any_grid_option(const GridCliOptions& o) {
            o.seq.empty() && o.kv_seq.empty() && o.head_dim.empty() && o.v_head_dim.empty() &&
            o.tokens.empty() && o.model_dim.empty() && o.dtype.empty() && o.mask.empty() &&
            o.mode.empty() && o.page_size.empty() && o.softcap.empty() && o.sinks.empty() &&
-           o.seqlens.empty());
+           o.shared_latent.empty() && o.seqlens.empty());
 }
 
 std::vector<Spec> grid_points(const GridCliOptions& o) {

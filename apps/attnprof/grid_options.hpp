@@ -15,7 +15,7 @@ namespace attnprof::cli {
 struct GridCliOptions {
   std::string model;
   std::string batch, heads, kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim;
-  std::string dtype, mask, mode, page_size, softcap, sinks, seqlens;
+  std::string dtype, mask, mode, page_size, softcap, sinks, shared_latent, seqlens;
 };
 
 // Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --v-head-dim, --dtype,

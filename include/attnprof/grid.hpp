@@ -29,9 +29,10 @@ struct GridAxes {
   std::vector<DType> dtype{DType::fp16};
   std::vector<Mask> mask{Mask{}};
   std::vector<Mode> mode{Mode::fwd};
-  std::vector<int64_t> page_size{0};  // keys per page of a paged KV cache; 0: contiguous
-  std::vector<int64_t> softcap{0};    // logit softcap (whole numbers here); 0: none
-  std::vector<bool> sinks{false};     // attention sinks off, on
+  std::vector<int64_t> page_size{0};       // keys per page of a paged KV cache; 0: contiguous
+  std::vector<int64_t> softcap{0};         // logit softcap (whole numbers here); 0: none
+  std::vector<bool> sinks{false};          // attention sinks off, on
+  std::vector<bool> shared_latent{false};  // V as K's first Dv columns (absorbed MLA) off, on
   // Ragged batches (Spec::seqlens, ragged.hpp): "" (uniform lengths), "uniform:512:8192", ...
   std::vector<std::string> seqlens{""};
   // Tokens per batch: when set, batch = tokens / seq for each seq (fa-bench style), and the
@@ -79,9 +80,10 @@ Preset parse_preset(std::string_view toml_text, std::string_view name,
 struct ModelShape {
   std::string name;
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
-  int64_t v_head_dim = 0;  // 0: same as head_dim
-  int64_t softcap = 0;     // the model's attention logit softcap (Gemma 2: 50); 0: none
-  bool sinks = false;      // the model's attention sinks (GPT-OSS)
+  int64_t v_head_dim = 0;      // 0: same as head_dim
+  int64_t softcap = 0;         // the model's attention logit softcap (Gemma 2: 50); 0: none
+  bool sinks = false;          // the model's attention sinks (GPT-OSS)
+  bool shared_latent = false;  // V is K's first Dv columns (DeepSeek-V3's absorbed decode)
 };
 // "on"/"true" and "off"/"false"; nullopt otherwise.
 std::optional<bool> parse_on_off(std::string_view s);

@@ -243,6 +243,20 @@ ATTNPROF_HD float input_value(InputPattern pattern, uint64_t seed, TensorId tens
   return round_to_dtype(random_normal(seed, uint32_t(tensor), index), dtype_code);
 }
 
+// The value of element `index` of input `tensor`, for a spec whose K holds V (`latent_dv` > 0:
+// Spec::shared_latent, absorbed MLA's latent cache): K's first `latent_dv` columns are V's values
+// (V's element of the same row and column), its other columns its own; every other tensor is
+// input_value(). `dim` is the element's column, `head_dim` the length of K's rows.
+ATTNPROF_HD float input_value_of(InputPattern pattern, uint64_t seed, TensorId tensor,
+                                 uint64_t index, int dtype_code, int64_t kv_pos, int64_t dim,
+                                 int64_t head_dim, int64_t latent_dv) {
+  if (tensor == TensorId::k && dim < latent_dv) {
+    const uint64_t v_index = index / uint64_t(head_dim) * uint64_t(latent_dv) + uint64_t(dim);
+    return input_value(pattern, seed, TensorId::v, v_index, dtype_code, kv_pos, dim);
+  }
+  return input_value(pattern, seed, tensor, index, dtype_code, kv_pos, dim);
+}
+
 // The sink logit of query head h (Spec::sinks): approximately N(0, 1), fp32.
 ATTNPROF_HD float sink_logit(InputPattern pattern, uint64_t seed, int64_t h) {
   return input_value(pattern, seed, TensorId::sink, uint64_t(h), 0, 0, 0);

@@ -69,6 +69,11 @@ struct Spec {
   // "zipf:A:B[:S]", "L1/L2/..."), at most kv_len; its queries are its last min(q_len, keys)
   // tokens. The tensors keep the padded shape. Empty: every sequence is q_len x kv_len.
   std::string seqlens{};
+  // Absorbed multi-head latent attention (DeepSeek-V3's decode): K's first Dv columns are V, one
+  // shared latent cache (the rest of K is the rope part). The harness still binds V, holding
+  // those values, so every provider runs; a kernel may read the latent once, from K, and the byte
+  // model counts K alone. Needs Dv <= D.
+  bool shared_latent = false;
 
   int64_t dv() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   double softmax_scale() const;
@@ -96,10 +101,10 @@ struct Spec {
 
   // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd" (".p16"
   // follows for a paged cache, ".cap50" for a softcap, ".sinks" for sinks, ".sl-uniform-512-8192"
-  // for a ragged batch)
+  // for a ragged batch, ".latent" for a shared latent)
   std::string key() const;
   // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" paged16" for a paged cache,
-  // " softcap50", " sinks", " ragged uniform:512:8192")
+  // " softcap50", " sinks", " ragged uniform:512:8192", " latent")
   std::string label() const;
 
   bool operator==(const Spec&) const = default;

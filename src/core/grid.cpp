@@ -122,24 +122,26 @@ std::vector<Spec> expand(const GridAxes& ax) {
                       for (int64_t page : ax.page_size)
                         for (int64_t cap : ax.softcap)
                           for (bool sinks : ax.sinks)
-                            for (const std::string& lens : ax.seqlens) {
-                              Spec s;
-                              s.batch = b;
-                              s.q_heads = h;
-                              s.kv_heads = hk;
-                              s.q_len = n;
-                              s.kv_len = nk;
-                              s.head_dim = d;
-                              s.v_head_dim = dv == d ? 0 : dv;
-                              s.dtype = dtype;
-                              s.mask = mask;
-                              s.mode = mode;
-                              s.page_size = page;
-                              s.softcap = static_cast<double>(cap);
-                              s.sinks = sinks;
-                              s.seqlens = lens;
-                              specs.push_back(s);
-                            }
+                            for (bool latent : ax.shared_latent)
+                              for (const std::string& lens : ax.seqlens) {
+                                Spec s;
+                                s.batch = b;
+                                s.q_heads = h;
+                                s.kv_heads = hk;
+                                s.q_len = n;
+                                s.kv_len = nk;
+                                s.head_dim = d;
+                                s.v_head_dim = dv == d ? 0 : dv;
+                                s.dtype = dtype;
+                                s.mask = mask;
+                                s.mode = mode;
+                                s.page_size = page;
+                                s.softcap = static_cast<double>(cap);
+                                s.sinks = sinks;
+                                s.shared_latent = latent;
+                                s.seqlens = lens;
+                                specs.push_back(s);
+                              }
                 }
             }
           }
@@ -341,6 +343,8 @@ GridAxes parse_series(const toml::table& t) {
       ax.softcap = int_axis(node, key);
     else if (key == "sinks")
       ax.sinks = bool_axis(node, key);
+    else if (key == "shared_latent")
+      ax.shared_latent = bool_axis(node, key);
     else if (key == "seqlens")
       ax.seqlens = seqlens_axis(node, key);
     else if (key == "model") {
@@ -349,7 +353,7 @@ GridAxes parse_series(const toml::table& t) {
       throw std::invalid_argument(
           fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
                       "v_head_dim, tokens, model_dim, dtype, mask, mode, page_size, softcap, "
-                      "sinks, seqlens, model)",
+                      "sinks, shared_latent, seqlens, model)",
                       key));
     }
   }
@@ -362,6 +366,7 @@ GridAxes parse_series(const toml::table& t) {
     if (!t.contains("v_head_dim")) ax.v_head_dim = {m.v_head_dim};
     if (!t.contains("softcap")) ax.softcap = {m.softcap};
     if (!t.contains("sinks")) ax.sinks = {m.sinks};
+    if (!t.contains("shared_latent")) ax.shared_latent = {m.shared_latent};
   }
   return ax;
 }
@@ -454,6 +459,7 @@ std::vector<ModelShape> model_shapes() {
     m.v_head_dim = (*t)["v_head_dim"].value_or(int64_t{0});
     m.softcap = (*t)["softcap"].value_or(int64_t{0});
     m.sinks = (*t)["sinks"].value_or(false);
+    m.shared_latent = (*t)["shared_latent"].value_or(false);
     models.push_back(m);
   }
   return models;

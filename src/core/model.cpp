@@ -99,7 +99,8 @@ double min_bytes(const Spec& s) {
   const double rows = static_cast<double>(s.paged() ? kr.pages * s.page_size : kr.keys);
   const double per_row = static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * w;
   const double k_read = rows * per_row * static_cast<double>(s.head_dim);
-  const double v_read = rows * per_row * static_cast<double>(s.dv());
+  // A shared latent's V is K's first Dv columns: read once, with K.
+  const double v_read = s.shared_latent ? 0.0 : rows * per_row * static_cast<double>(s.dv());
   const double table = static_cast<double>(s.batch) * static_cast<double>(kr.pages) * 4.0;
   const double fwd = q + k_read + v_read + o + table;
   // Backward reads Q, K, V, O, dO and writes dQ, dK, dV, all of dK and dV (the LSE row statistics

@@ -53,6 +53,7 @@ OrderedJson spec_json(const Spec& s) {
   if (s.page_size > 0) j["page_size"] = s.page_size;
   if (s.softcap > 0) j["softcap"] = number(s.softcap);
   if (s.sinks) j["sinks"] = true;
+  if (s.shared_latent) j["shared_latent"] = true;
   if (s.ragged()) j["seqlens"] = s.seqlens;
   return j;
 }
@@ -276,6 +277,7 @@ Spec read_spec(const Reader& in) {
   if (in.has("page_size")) s.page_size = in.integer("page_size");
   if (in.has("softcap")) s.softcap = in.number("softcap");
   if (in.has("sinks")) s.sinks = in.boolean("sinks");
+  if (in.has("shared_latent")) s.shared_latent = in.boolean("shared_latent");
   if (in.has("seqlens")) s.seqlens = in.string("seqlens");
   return s;
 }

@@ -161,6 +161,16 @@ std::vector<std::string> Spec::validate() const {
                                                       : "sinks",
                                  softcap > 0 && sinks ? "are" : "is", to_string(mode)));
   }
+  if (shared_latent && head_dim >= 1 && dv() > head_dim) {
+    errors.push_back(fmt::format(
+        "a shared latent is V as K's first Dv columns: it needs v_head_dim <= head_dim (got {} > "
+        "{})",
+        dv(), head_dim));
+  } else if (shared_latent && mode != Mode::fwd) {
+    errors.push_back(fmt::format(
+        "a shared latent (absorbed MLA) is forward only here (mode {} needs separate K and V)",
+        to_string(mode)));
+  }
   if (ragged()) {
     if (auto why = seqlens_problem(seqlens)) {
       errors.push_back("seqlens: " + *why);
@@ -209,7 +219,8 @@ std::string Spec::key() const {
       (page_size > 0 ? fmt::format(".p{}", page_size) : std::string()) +
           (scale > 0 ? fmt::format(".s{}", scale) : std::string()) +
           (softcap > 0 ? fmt::format(".cap{}", softcap) : std::string()) + (sinks ? ".sinks" : "") +
-          (ragged() ? ".sl-" + seqlens_key(seqlens) : std::string()));
+          (ragged() ? ".sl-" + seqlens_key(seqlens) : std::string()) +
+          (shared_latent ? ".latent" : ""));
 }
 
 std::string Spec::label() const {
@@ -219,11 +230,11 @@ std::string Spec::label() const {
       q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
   std::string dim =
       dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
-  return fmt::format("B{} {} {} {} {} {} {}{}{}{}{}", batch, heads, len, dim, to_string(dtype),
-                     to_string(mask), to_string(mode),
-                     page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
-                     softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(),
-                     sinks ? " sinks" : "", ragged() ? " ragged " + seqlens : std::string());
+  return fmt::format(
+      "B{} {} {} {} {} {} {}{}{}{}{}{}", batch, heads, len, dim, to_string(dtype), to_string(mask),
+      to_string(mode), page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
+      softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(), sinks ? " sinks" : "",
+      ragged() ? " ragged " + seqlens : std::string(), shared_latent ? " latent" : "");
 }
 
 std::size_t dtype_bytes(DType t) {

@@ -24,6 +24,7 @@ struct TensorShape {
   // hold `past` (paging.hpp kPageTailValue) instead of their generated value.
   const int32_t* lens;
   float past;
+  int64_t latent_dv;  // K of a shared-latent spec: its first latent_dv columns are V's (0: none)
 };
 
 // One thread per element (grid-stride). Only integer arithmetic and the helpers of inputs.hpp,
@@ -37,8 +38,9 @@ __global__ void fill_input_kernel(void* dst, TensorShape s, InputPattern pattern
     // bhsd: rest = (b * H + h) * S + s;  bshd: rest = (b * S + s) * H + h.
     const int64_t pos = s.bshd ? (rest / s.heads) % s.seq : rest % s.seq;
     const bool padding = s.lens != nullptr && pos >= s.lens[rest / (s.heads * s.seq)];
-    const float v =
-        padding ? s.past : input_value(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d);
+    const float v = padding ? s.past
+                            : input_value_of(pattern, seed, tensor, uint64_t(i), dtype_code, pos, d,
+                                             s.dim, s.latent_dv);
     // Element i of the contiguous tensor is stored at i, or at its place in its page.
     int64_t at = i;
     if (s.pages.table != nullptr) {
@@ -67,6 +69,7 @@ TensorShape shape_of(const Spec& spec, TensorId tensor) {
   s.seq = query_side ? spec.q_len : spec.kv_len;
   s.dim = (tensor == TensorId::v || tensor == TensorId::d_o) ? spec.dv() : spec.head_dim;
   s.elems = spec.batch * s.heads * s.seq * s.dim;
+  s.latent_dv = tensor == TensorId::k && spec.shared_latent ? spec.dv() : 0;
   return s;
 }
 

@@ -196,7 +196,7 @@ TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
   EXPECT_EQ(preset_error(series + "[[series]]\nhead_dims = 64\n"),
             "preset presets/x.toml: series 2: unknown key 'head_dims' (known: batch, heads, "
             "kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim, dtype, mask, mode, "
-            "page_size, softcap, sinks, seqlens, model)");
+            "page_size, softcap, sinks, shared_latent, seqlens, model)");
   for (const char* key : {"seq", "batch", "tokens", "model_dim", "dtype", "mask", "model"}) {
     EXPECT_EQ(preset_error(fmt::format("[[series]]\n{} = []\n", key)),
               fmt::format("preset presets/x.toml: series 1: '{}' is empty", key));

@@ -46,6 +46,7 @@ class MlaDecodeRun final : public Run {
     a.chunk = split_.chunk;
     a.splits = split_.splits;
     a.row_blocks = row_blocks_;
+    a.shared_latent = spec_.shared_latent;
     a.partial = static_cast<float*>(partial_.data());
     cuda::launch_mla_decode(a, cuda::native_stream(stream));
   }
@@ -55,10 +56,12 @@ class MlaDecodeRun final : public Run {
   std::string note() const override {
     const int64_t ctas = spec_.batch * spec_.kv_heads * row_blocks_ * split_.splits;
     return fmt::format(
-        "split-KV: {} split{} of {} keys per sequence, {} CTAs of {} query rows{} (wgmma, {} B of "
-        "shared memory)",
+        "split-KV: {} split{} of {} keys per sequence, {} CTAs of {} query rows{} (wgmma, {}, "
+        "tiles of {} keys, {} B of shared memory)",
         split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas, cuda::kMlaRows,
-        split_.splits > 1 ? ", then a merge" : "", cuda::mla_decode_smem_bytes());
+        split_.splits > 1 ? ", then a merge" : "",
+        spec_.shared_latent ? "V read from K's latent" : "K and V apart",
+        cuda::mla_key_tile(spec_.shared_latent), cuda::mla_decode_smem_bytes(spec_.shared_latent));
   }
 
  private:

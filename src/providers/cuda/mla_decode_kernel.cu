@@ -1,14 +1,14 @@
 // cuda.mla.decode's kernel (mla_decode_kernel.cuh). Verified end to end: every row of O and the
 // LSE against the fp64 reference on the host and on the device (tests/gpu/test_mla_decode.cpp).
 //
-// Per tile of kMlaKeyTile keys (stage s of two):
+// Per tile of 64 keys (shared latent) or 32 (K and V apart), in stage s of two:
 //   all     wait for the tile's copies, fence them to the async proxy, __syncthreads (every
 //           thread is done with the other stage and with the exchanged P), copy the next tile
-//   wg 0    S = Q K^T: 9 column blocks x 4 k-steps of wgmma m64n32k16; scale (cap), mask, the
+//   wg 0    S = Q K^T: 9 column blocks x 4 k-steps of wgmma m64n64k16 (n32); scale (cap), mask, the
 //           online softmax on the fragments; P rounded to the dtype as A fragments; P and the
-//           rows' rescale to shared memory; arrive at barrier 1
+//           rows' rescale to shared memory; barrier 1
 //   wg 1    wait at barrier 1; P and the rescale from shared memory
-//   both    O *= rescale; O += P V[:, 256 wg .. 256 wg + 255]: 2 k-steps of wgmma m64n256k16
+//   both    O *= rescale; O += P V[:, 256 wg .. 256 wg + 255]: 4 (2) k-steps of wgmma m64n256k16
 // At the end warpgroup 0's row max and sum go through shared memory to both, and each writes its
 // 256 columns (or the split's partial sums).
 #include "providers/cuda/mla_decode_kernel.cuh"
@@ -26,21 +26,31 @@ namespace attnprof::cuda {
 
 namespace {
 
-constexpr int D = kMlaQkDim, DV = kMlaVDim, ROWS = kMlaRows, KT = kMlaKeyTile;
-constexpr int KSTEPS = KT / 16;  // k-steps of P V
-
+constexpr int D = kMlaQkDim, DV = kMlaVDim, ROWS = kMlaRows;
 constexpr int kQBytes = ROWS * D * 2;
-constexpr int kKBytes = KT * D * 2;
-constexpr int kVBytes = KT * DV * 2;
-constexpr int kStageBytes = kKBytes + kVBytes;
-constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0's 128 threads
-constexpr int kAlphaBytes = 128 * 2 * 4;       // each thread's two rows' rescale
-constexpr int kRowBytes = ROWS * 2 * 4;        // the rows' max and sum at the end
-constexpr int kSmemBytes = 1024 + kQBytes + 2 * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
+constexpr int kAlphaBytes = 128 * 2 * 4;  // each thread's two rows' rescale
+constexpr int kRowBytes = ROWS * 2 * 4;   // the rows' max and sum at the end
 
-template <class T>
+// The two forms: K and V apart (tiles of 32 keys: a stage holds both), or V as K's first 512
+// columns (SHARED: tiles of 64 keys, a stage holds K alone and V is read from it).
+template <bool SHARED>
+struct Cfg {
+  static constexpr int KT = SHARED ? 64 : 32;  // keys per tile
+  static constexpr int KSTEPS = KT / 16;       // k-steps of P V
+  static constexpr int kKBytes = KT * D * 2;
+  static constexpr int kStageBytes = kKBytes + (SHARED ? 0 : KT * DV * 2);
+  static constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0
+  static constexpr int kSmemBytes =
+      1024 + kQBytes + 2 * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
+};
+static_assert(Cfg<true>::kSmemBytes <= 227 * 1024 && Cfg<false>::kSmemBytes <= 227 * 1024);
+
+template <class T, bool SHARED>
 __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = Cfg<SHARED>;
+  constexpr int KT = C::KT, KSTEPS = C::KSTEPS, kKBytes = C::kKBytes;
+  constexpr int kStageBytes = C::kStageBytes;
   constexpr int SREGS = KT / 2;      // S accumulators per thread (64 x KT / 128)
   constexpr int OREGS = DV / 2 / 2;  // O accumulators per thread (64 x 256 / 128)
   extern __shared__ unsigned char smem_raw[];
@@ -73,21 +83,26 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   const int ck = tid & 7, ckey = tid >> 3;
   const int cdst = ckey * 128 + ((ck ^ (ckey & 7)) << 4);
   auto load_tile = [&](int k0, int s) {
-    unsigned char* ks = stages + s * kStageBytes + cdst;
-    unsigned char* vs = stages + s * kStageBytes + kKBytes + cdst;
-    const int pos = k0 + ckey;
-    const bool valid = pos <= kr.hi;
-    const T* ksrc = kg + ck * 8;
-    const T* vsrc = vg + ck * 8;
-    if (valid) {
-      ksrc += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
-      vsrc += a.v_pages.table == nullptr ? b * a.v_sb + kvh * a.v_sh + int64_t(pos) * a.v_ss
-                                         : a.v_pages.row(b, kvh, pos) * DV;
+#pragma unroll
+    for (int part = 0; part < KT / 32; ++part) {
+      const int key = ckey + 32 * part, pos = k0 + key;
+      const int dst = part * 32 * 128 + cdst;  // key + 32: 32 rows on, the same swizzle
+      unsigned char* ks = stages + s * kStageBytes + dst;
+      const bool valid = pos <= kr.hi;
+      const T* ksrc = kg + ck * 8;
+      if (valid) ksrc += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
+#pragma unroll
+      for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, ksrc + blk * 64, valid);
+      if constexpr (!SHARED) {
+        unsigned char* vs = ks + kKBytes;
+        const T* vsrc = vg + ck * 8;
+        if (valid)
+          vsrc += a.v_pages.table == nullptr ? b * a.v_sb + kvh * a.v_sh + int64_t(pos) * a.v_ss
+                                             : a.v_pages.row(b, kvh, pos) * DV;
+#pragma unroll
+        for (int blk = 0; blk < DV / 64; ++blk) copy16(vs + blk * KT * 128, vsrc + blk * 64, valid);
+      }
     }
-#pragma unroll
-    for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, ksrc + blk * 64, valid);
-#pragma unroll
-    for (int blk = 0; blk < DV / 64; ++blk) copy16(vs + blk * KT * 128, vsrc + blk * 64, valid);
   };
 
   // This thread's two rows (of warpgroup 0's S, and of both warpgroups' O): r0 + 16 warp + g
@@ -135,7 +150,7 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
       commit_copies();
     }
     const unsigned char* ks = stages + s * kStageBytes;
-    const unsigned char* vs = ks + kKBytes;
+    const unsigned char* vs = SHARED ? ks : ks + kKBytes;  // V: K's first 8 column blocks
 
     uint32_t pa[KSTEPS][4];
     float alpha[2];
@@ -148,8 +163,13 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
       for (int blk = 0; blk < D / 64; ++blk)
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-          wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
-                          kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+          if constexpr (SHARED) {
+            wgmma_ss_n64<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
+                            kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+          } else {
+            wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
+                            kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+          }
       wgmma_commit();
       wgmma_wait<0>();
       pin(sacc);
@@ -205,7 +225,9 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
       }
       xalpha[2 * wt] = alpha[0];
       xalpha[2 * wt + 1] = alpha[1];
-      barrier_arrive(1, kMlaThreads);
+      // Warpgroup 1 waits here already: a full barrier costs it nothing, and compute-sanitizer's
+      // racecheck sees the hand-off (bar.arrive measured 8 false hazards, call 3).
+      barrier_sync(1, kMlaThreads);
     } else {
       barrier_sync(1, kMlaThreads);
 #pragma unroll
@@ -279,14 +301,24 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #endif
 }
 
-template <class T>
+template <class T, bool SHARED>
 void launch_typed(const MlaDecodeArgs& a, cudaStream_t stream) {
+  constexpr int smem = Cfg<SHARED>::kSmemBytes;
   static const cudaError_t set = cudaFuncSetAttribute(
-      mla_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+      mla_decode_kernel<T, SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.row_blocks * a.kv_heads), unsigned(a.splits), unsigned(a.batch));
-  mla_decode_kernel<T><<<grid, kMlaThreads, kSmemBytes, stream>>>(a);
+  mla_decode_kernel<T, SHARED><<<grid, kMlaThreads, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T>
+void launch_form(const MlaDecodeArgs& a, cudaStream_t stream) {
+  if (a.shared_latent) {
+    launch_typed<T, true>(a, stream);
+  } else {
+    launch_typed<T, false>(a, stream);
+  }
 }
 
 }  // namespace
@@ -295,8 +327,12 @@ int mla_row_blocks(int group, int q_len) {
   return (group * q_len + kMlaRows - 1) / kMlaRows;
 }
 
-int mla_decode_smem_bytes() {
-  return kSmemBytes;
+int mla_key_tile(bool shared_latent) {
+  return shared_latent ? Cfg<true>::KT : Cfg<false>::KT;
+}
+
+int mla_decode_smem_bytes(bool shared_latent) {
+  return shared_latent ? Cfg<true>::kSmemBytes : Cfg<false>::kSmemBytes;
 }
 
 int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits) {
@@ -305,9 +341,9 @@ int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int sp
 
 void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream) {
   if (a.dtype == DType::bf16) {
-    launch_typed<__nv_bfloat16>(a, stream);
+    launch_form<__nv_bfloat16>(a, stream);
   } else {
-    launch_typed<__half>(a, stream);
+    launch_form<__half>(a, stream);
   }
   if (a.splits > 1) launch_decode_merge(a, kMlaVDim, stream);
 }

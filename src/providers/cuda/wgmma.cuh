@@ -71,13 +71,10 @@ __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-// Named barriers: `threads` (a multiple of 32) arrive at barrier `id` (1-15; 0 is
-// __syncthreads); sync waits for all of them, arrive does not wait.
+// A named barrier: `threads` (a multiple of 32) meet at barrier `id` (1-15; 0 is
+// __syncthreads), each waiting for all of them.
 __device__ __forceinline__ void barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace attnprof::cuda
