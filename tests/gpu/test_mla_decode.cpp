@@ -29,11 +29,11 @@ cuda::CudaEngine& engine() {
 
 constexpr int64_t kD = cuda::kMlaQkDim, kDv = cuda::kMlaVDim;
 
-// The absorbed form: V is K's first 512 columns (Spec::shared_latent), unless `apart`.
+// The absorbed form: V is K's first 512 columns (Spec::shared_latent).
 Spec mla(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, DType t, Mask mask,
-         Layout layout = Layout::bhsd, bool apart = false) {
+         Layout layout = Layout::bhsd) {
   Spec s = make_spec(b, hq, hkv, nq, nk, kD, t, mask, Mode::fwd, layout, kDv);
-  s.shared_latent = !apart;
+  s.shared_latent = true;
   return s;
 }
 
@@ -55,11 +55,9 @@ std::vector<Spec> cases() {
   const Mask none{}, tl{MaskKind::causal_tl, 0}, br{MaskKind::causal_br, 0},
       win{MaskKind::window, 100};
   const DType bf = DType::bf16, fp = DType::fp16;
-  const Layout bhsd = Layout::bhsd;
   return {
-      mla(1, 128, 1, 1, 3000, bf, br),              // two row blocks, many splits
-      mla(1, 128, 1, 1, 3000, bf, br, bhsd, true),  // K and V apart
-      mla(2, 32, 1, 3, 1000, fp, win, Layout::bshd, true),
+      mla(1, 128, 1, 1, 3000, bf, br),  // two row blocks, many splits
+      mla(2, 32, 1, 3, 1000, fp, win, Layout::bshd),
       mla(2, 128, 1, 1, 777, fp, none),
       mla(2, 16, 1, 2, 1500, bf, br),   // 32 rows: a row block cut short; two causal tokens
       mla(1, 32, 1, 3, 2000, fp, win),  // 96 rows: the second block half full
@@ -69,7 +67,7 @@ std::vector<Spec> cases() {
       mla(3, 128, 1, 1, 1, bf, br),    // one key
       variant(mla(2, 128, 1, 1, 2048, bf, br), "", 64),
       variant(mla(2, 16, 1, 2, 1000, fp, br, Layout::bshd), "", 16),
-      variant(mla(2, 128, 1, 1, 1000, bf, br, bhsd, true), "", 16),
+      variant(mla(2, 128, 1, 1, 1000, bf, br), "", 16),
       variant(mla(4, 128, 1, 1, 2048, bf, br), "uniform:1:2048"),
       variant(mla(2, 128, 1, 1, 600, bf, br), "", 0, 30.0, true),
       variant(mla(2, 32, 1, 1, 1000, fp, win), "", 0, 0, true),
@@ -97,17 +95,13 @@ TEST(CudaMlaDecode, RelaunchesAreBitIdentical) {
   REQUIRE_ENGINE();
   if (!is_hopper()) GTEST_SKIP() << "cuda.mla.decode runs on sm_90 only";
   auto p = make_cuda_mla_decode();
-  for (bool apart : {false, true}) {
-    const Spec s =
-        mla(2, 128, 1, 1, 5000, DType::bf16, Mask{MaskKind::causal_br, 0}, Layout::bhsd, apart);
-    testing_specs::OnePoint pt =
-        testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 4});
-    EXPECT_NE(pt.run->note().find("splits of"), std::string::npos) << pt.run->note();
-    const HostOutputs a = pt.launch_and_read(engine());
-    const HostOutputs b = pt.launch_and_read(engine());
-    EXPECT_EQ(a.o, b.o);
-    EXPECT_EQ(a.lse, b.lse);
-  }
+  const Spec s = mla(2, 128, 1, 1, 5000, DType::bf16, Mask{MaskKind::causal_br, 0});
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 4});
+  EXPECT_NE(pt.run->note().find("splits of"), std::string::npos) << pt.run->note();
+  const HostOutputs a = pt.launch_and_read(engine());
+  const HostOutputs b = pt.launch_and_read(engine());
+  EXPECT_EQ(a.o, b.o);
+  EXPECT_EQ(a.lse, b.lse);
 }
 
 // What it refuses, on a described H200 and an A100 (host code: runs without a GPU).
@@ -135,6 +129,12 @@ TEST(CudaMlaDecodeSupport, RefusalsSayWhy) {
             "capability 8.0");
   EXPECT_NE(reason(mla(1, 128, 1, 65, 64, DType::bf16, br)).find("not a prefill"),
             std::string::npos);
+  Spec apart = mla(1, 128, 1, 1, 64, DType::bf16, br);
+  apart.shared_latent = false;
+  EXPECT_EQ(reason(apart),
+            "cuda.mla.decode reads V as K's first 512 columns, the absorbed form's one latent "
+            "cache: it needs a shared latent (--shared-latent on; the deepseek-v3-mla-decode "
+            "model sets it)");
 }
 
 // The split rule on an H200's 132 SMs: a batch that fills the SMs is not split; below, as many

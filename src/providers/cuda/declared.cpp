@@ -96,10 +96,11 @@ ProviderTraits cuda_flash_traits() {
 ProviderTraits cuda_mla_decode_traits() {
   ProviderTraits t = own_kernel(
       "cuda.mla.decode",
-      "attnprof's absorbed-MLA decode kernel for Hopper (sm_90a): d_qk 576, d_v 512, one CTA per "
-      "64 query rows of a KV head and chunk of keys, two warpgroups, S = Q K^T and P V on wgmma "
-      "from 128-byte-swizzled shared memory (cp.async, two stages of 64 keys of the shared latent, "
-      "or 32 of K and V apart), online softmax in fp32, an exact log-sum-exp merge of the splits");
+      "attnprof's absorbed-MLA decode kernel for Hopper (sm_90a): d_qk 576, d_v 512 over one "
+      "latent cache (V read as K's first 512 columns), one CTA per 64 query rows of a KV head and "
+      "chunk of keys, two warpgroups, S = Q K^T and P V on wgmma from 128-byte-swizzled shared "
+      "memory (cp.async, four stages of 32 keys), P V one tile behind the scores, online softmax "
+      "in fp32, an exact log-sum-exp merge of the splits");
   t.paged_kv = true;  // reads each key through the block table
   return t;
 }

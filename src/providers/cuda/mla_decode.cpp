@@ -1,7 +1,8 @@
 // cuda.mla.decode: attnprof's own absorbed-MLA decode kernel (mla_decode_kernel.cu) for Hopper:
-// DeepSeek-V3's decode step with d_qk 576 and d_v 512, every query head of a KV head (128 on
-// one latent head) in CTAs of 64 rows on wgmma. The keys of each sequence are split across CTAs
-// when the batch alone leaves SMs idle; the row's note records the split.
+// DeepSeek-V3's decode step with d_qk 576 and d_v 512 over one latent cache (V is K's first 512
+// columns), every query head of a KV head (128 on one latent head) in CTAs of 64 rows on wgmma. The
+// keys of each sequence are split across CTAs when the batch alone leaves SMs idle; the row's note
+// records the split.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,17 +37,10 @@ class MlaDecodeRun final : public Run {
   void launch(Stream& stream, const Io& io) override {
     cuda::MlaDecodeArgs a;
     static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
-    if (io.k.paged()) {
-      a.k_pages = io.k.page_map();
-      a.v_pages = io.v.page_map();
-    }
-    a.v_sb = io.v.stride_b();
-    a.v_sh = io.v.stride_h();
-    a.v_ss = io.v.stride_s();
+    if (io.k.paged()) a.k_pages = io.k.page_map();
     a.chunk = split_.chunk;
     a.splits = split_.splits;
     a.row_blocks = row_blocks_;
-    a.shared_latent = spec_.shared_latent;
     a.partial = static_cast<float*>(partial_.data());
     cuda::launch_mla_decode(a, cuda::native_stream(stream));
   }
@@ -56,12 +50,11 @@ class MlaDecodeRun final : public Run {
   std::string note() const override {
     const int64_t ctas = spec_.batch * spec_.kv_heads * row_blocks_ * split_.splits;
     return fmt::format(
-        "split-KV: {} split{} of {} keys per sequence, {} CTAs of {} query rows{} (wgmma, {}, "
-        "tiles of {} keys, {} B of shared memory)",
+        "split-KV: {} split{} of {} keys per sequence, {} CTAs of {} query rows{} (wgmma, {} "
+        "stages of {} keys of the latent, {} B of shared memory)",
         split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas, cuda::kMlaRows,
-        split_.splits > 1 ? ", then a merge" : "",
-        spec_.shared_latent ? "V read from K's latent" : "K and V apart",
-        cuda::mla_key_tile(spec_.shared_latent), cuda::mla_decode_smem_bytes(spec_.shared_latent));
+        split_.splits > 1 ? ", then a merge" : "", cuda::kMlaStages, cuda::kMlaKeyTile,
+        cuda::mla_decode_smem_bytes());
   }
 
  private:
@@ -81,6 +74,11 @@ class MlaDecodeProvider final : public Provider {
             cuda::supports_own_kernel(spec, device, name(), {cuda::kMlaQkDim}, cuda::kMlaVDim);
         !base.ok)
       return base;
+    if (!spec.shared_latent)
+      return Support::no(fmt::format(
+          "{} reads V as K's first {} columns, the absorbed form's one latent cache: it needs a "
+          "shared latent (--shared-latent on; the deepseek-v3-mla-decode model sets it)",
+          name(), cuda::kMlaVDim));
     if (device.cc_major != 9 || device.cc_minor != 0)
       return Support::no(
           fmt::format("{} is built for sm_90a only (wgmma, Hopper); {} is compute capability {}.{}",

@@ -1,16 +1,20 @@
 // cuda.mla.decode's kernel (mla_decode_kernel.cuh). Verified end to end: every row of O and the
 // LSE against the fp64 reference on the host and on the device (tests/gpu/test_mla_decode.cpp).
 //
-// Per tile of 64 keys (shared latent) or 32 (K and V apart), in stage s of two:
-//   all     wait for the tile's copies, fence them to the async proxy, __syncthreads (every
-//           thread is done with the other stage and with the exchanged P), copy the next tile
-//   wg 0    S = Q K^T: 9 column blocks x 4 k-steps of wgmma m64n64k16 (n32); scale (cap), mask, the
-//           online softmax on the fragments; P rounded to the dtype as A fragments; P and the
-//           rows' rescale to shared memory; barrier 1
-//   wg 1    wait at barrier 1; P and the rescale from shared memory
-//   both    O *= rescale; O += P V[:, 256 wg .. 256 wg + 255]: 4 (2) k-steps of wgmma m64n256k16
-// At the end warpgroup 0's row max and sum go through shared memory to both, and each writes its
-// 256 columns (or the split's partial sums).
+// Tiles of 32 keys of the latent (K; V is its first 512 columns) stream through four stages,
+// two tiles ahead. Iteration t:
+//   all     wait for tile t's copies, fence them to the async proxy, __syncthreads (P V of tile
+//           t - 2 is done, so its stage takes tile t + 2), copy tile t + 2
+//   wg 0    issue S = Q K^T of tile t: 9 column blocks x 4 k-steps of wgmma m64n32k16
+//   both    O *= the rescale of tile t - 1; issue O += P V of tile t - 1 (its 256 columns of V:
+//           2 k-steps of wgmma m64n256k16, P from registers)
+//   wg 0    wait for S (P V still running); scale (cap), mask, the online softmax on the
+//           fragments; wait for P V; P rounded to the dtype as A fragments, and the rows'
+//           rescale, to shared memory
+//   all     __syncthreads; wg 1 takes P and the rescale
+// so the softmax of tile t runs under P V of tile t - 1, and the tensor cores see Q K^T and P V
+// back to back. At the end warpgroup 0's row max and sum go through shared memory to both, and
+// each writes its 256 columns (or the split's partial sums).
 #include "providers/cuda/mla_decode_kernel.cuh"
 
 #include <cuda_bf16.h>
@@ -26,31 +30,22 @@ namespace attnprof::cuda {
 
 namespace {
 
-constexpr int D = kMlaQkDim, DV = kMlaVDim, ROWS = kMlaRows;
+constexpr int D = kMlaQkDim, ROWS = kMlaRows, KT = kMlaKeyTile;
+constexpr int STAGES = kMlaStages;
+constexpr int KSTEPS = KT / 16;  // k-steps of P V
 constexpr int kQBytes = ROWS * D * 2;
-constexpr int kAlphaBytes = 128 * 2 * 4;  // each thread's two rows' rescale
-constexpr int kRowBytes = ROWS * 2 * 4;   // the rows' max and sum at the end
+constexpr int kStageBytes = KT * D * 2;
+constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0's 128 threads
+constexpr int kAlphaBytes = 128 * 2 * 4;       // each thread's two rows' rescale
+constexpr int kRowBytes = ROWS * 2 * 4;        // the rows' max and sum at the end
+constexpr int kSmemBytes =
+    1024 + kQBytes + STAGES * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
+static_assert(kSmemBytes <= 227 * 1024);
 
-// The two forms: K and V apart (tiles of 32 keys: a stage holds both), or V as K's first 512
-// columns (SHARED: tiles of 64 keys, a stage holds K alone and V is read from it).
-template <bool SHARED>
-struct Cfg {
-  static constexpr int KT = SHARED ? 64 : 32;  // keys per tile
-  static constexpr int KSTEPS = KT / 16;       // k-steps of P V
-  static constexpr int kKBytes = KT * D * 2;
-  static constexpr int kStageBytes = kKBytes + (SHARED ? 0 : KT * DV * 2);
-  static constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0
-  static constexpr int kSmemBytes =
-      1024 + kQBytes + 2 * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
-};
-static_assert(Cfg<true>::kSmemBytes <= 227 * 1024 && Cfg<false>::kSmemBytes <= 227 * 1024);
-
-template <class T, bool SHARED>
+template <class T>
 __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using C = Cfg<SHARED>;
-  constexpr int KT = C::KT, KSTEPS = C::KSTEPS, kKBytes = C::kKBytes;
-  constexpr int kStageBytes = C::kStageBytes;
+  constexpr int DV = kMlaVDim;
   constexpr int SREGS = KT / 2;      // S accumulators per thread (64 x KT / 128)
   constexpr int OREGS = DV / 2 / 2;  // O accumulators per thread (64 x 256 / 128)
   extern __shared__ unsigned char smem_raw[];
@@ -59,51 +54,43 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   unsigned char* base = smem_raw + ((1024 - (raw & 1023)) & 1023);
   unsigned char* qs = base;
   unsigned char* stages = qs + kQBytes;
-  auto* xp = reinterpret_cast<uint32_t*>(stages + 2 * kStageBytes);
+  auto* xp = reinterpret_cast<uint32_t*>(stages + STAGES * kStageBytes);
   auto* xalpha = reinterpret_cast<float*>(xp + KSTEPS * 4 * 128);
   auto* xrow = xalpha + 256;
 
   const int kvh = int(blockIdx.x) / a.row_blocks, rb = int(blockIdx.x) % a.row_blocks;
   const int split = int(blockIdx.y), b = int(blockIdx.z);
-  const int tid = threadIdx.x, wg = tid >> 7, wt = tid & 127, warp = wt >> 5;
+  // The warpgroup, warp-uniform to the compiler (a shuffle's value): code that branches on it
+  // is not divergent, and wgmma need not be serialized around it.
+  const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
+  const int wt = tid & 127, warp = wt >> 5;
   const int lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const Seq sq = seq_of(a, b);
   const int G = a.q_heads / a.kv_heads;
   const int R = G * sq.nq, r0 = rb * ROWS;
   if (r0 >= R) return;  // a ragged batch's shorter sequence: no rows here
   const decode::KeyRange kr = decode::key_range(a, sq, split, KT);
+  const int tiles = kr.tiles;
 
   const T* qg = static_cast<const T*>(a.q);
   const T* kg = static_cast<const T*>(a.k);
-  const T* vg = static_cast<const T*>(a.v);
 
-  // The tile of keys from k0 into stage s, swizzled: thread tid copies chunk tid % 8 of each
+  // Tile t of the latent into its stage, swizzled: thread tid copies chunk tid % 8 of each
   // 64-column block of key tid / 8 (one row address per tile, the blocks at fixed offsets);
-  // keys past the CTA's range zero-filled.
+  // keys past the CTA's range zero-filled. Past the last tile, nothing (the group stays empty).
   const int ck = tid & 7, ckey = tid >> 3;
   const int cdst = ckey * 128 + ((ck ^ (ckey & 7)) << 4);
-  auto load_tile = [&](int k0, int s) {
+  auto load_tile = [&](int t) {
+    if (t >= tiles) return;
+    const int pos = kr.t0 + t * KT + ckey;
+    unsigned char* ks = stages + (t % STAGES) * kStageBytes + cdst;
+    const bool valid = pos <= kr.hi;
+    const T* src = kg + ck * 8;
+    if (valid) src += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
 #pragma unroll
-    for (int part = 0; part < KT / 32; ++part) {
-      const int key = ckey + 32 * part, pos = k0 + key;
-      const int dst = part * 32 * 128 + cdst;  // key + 32: 32 rows on, the same swizzle
-      unsigned char* ks = stages + s * kStageBytes + dst;
-      const bool valid = pos <= kr.hi;
-      const T* ksrc = kg + ck * 8;
-      if (valid) ksrc += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
-#pragma unroll
-      for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, ksrc + blk * 64, valid);
-      if constexpr (!SHARED) {
-        unsigned char* vs = ks + kKBytes;
-        const T* vsrc = vg + ck * 8;
-        if (valid)
-          vsrc += a.v_pages.table == nullptr ? b * a.v_sb + kvh * a.v_sh + int64_t(pos) * a.v_ss
-                                             : a.v_pages.row(b, kvh, pos) * DV;
-#pragma unroll
-        for (int blk = 0; blk < DV / 64; ++blk) copy16(vs + blk * KT * 128, vsrc + blk * 64, valid);
-      }
-    }
+    for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, src + blk * 64, valid);
   };
+  auto stage = [&](int t) -> const unsigned char* { return stages + (t % STAGES) * kStageBytes; };
 
   // This thread's two rows (of warpgroup 0's S, and of both warpgroups' O): r0 + 16 warp + g
   // and + 8; their query head and token, and the keys each sees (an absent row: none).
@@ -122,10 +109,32 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   for (int i = 0; i < OREGS; ++i) o[i] = 0;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
   const float scale2 = a.scale * kLog2e;
+  uint32_t pa[KSTEPS][4];       // P of the tile whose P V is next, as A fragments
+  float alpha[2] = {1.f, 1.f};  // and the rescale of O that goes before it
+  float sacc[SREGS];
 
-  if (kr.tiles > 0) {
-    // Q's block (rows past the KV head's zero-filled), with the first tile: rows tid / 8 and
-    // tid / 8 + 32, chunk tid % 8 of each column block.
+  // O *= alpha, then O += P V of tile t (this warpgroup's 256 columns), issued, not waited.
+  auto issue_pv = [&](int t) {
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {  // warp-uniform
+#pragma unroll
+      for (int j = 0; j < OREGS / 4; ++j) {
+        o[4 * j] *= alpha[0];
+        o[4 * j + 1] *= alpha[0];
+        o[4 * j + 2] *= alpha[1];
+        o[4 * j + 3] *= alpha[1];
+      }
+    }
+    wgmma_fence();
+    const unsigned char* vs = stage(t) + 4 * wg * KT * 128;  // V: the latent's column blocks
+#pragma unroll
+    for (int k = 0; k < KSTEPS; ++k)
+      wgmma_rs_n256<T>(o, pa[k], mnmajor_descriptor(vs + k * 16 * 128, KT), 1);
+    wgmma_commit();
+  };
+
+  if (tiles > 0) {
+    // Q's block (rows past the KV head's zero-filled) with tile 0, then tile 1: rows tid / 8
+    // and tid / 8 + 32, chunk tid % 8 of each column block.
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = ckey + 32 * half, r = r0 + row;
@@ -136,83 +145,83 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #pragma unroll
       for (int blk = 0; blk < D / 64; ++blk) copy16(dst + blk * ROWS * 128, src + blk * 64, valid);
     }
-    load_tile(kr.t0, 0);
+    load_tile(0);
+    commit_copies();
+    load_tile(1);
     commit_copies();
   }
 
-  for (int t = 0; t < kr.tiles; ++t) {
-    const int k0 = kr.t0 + t * KT, s = t & 1;
-    wait_copies<0>();
+  // Tile t's copies landed and visible (tile t + 1 may still be on its way), P V of tile t - 2
+  // done by both warpgroups, so its stage takes tile t + 2.
+  auto next_tile = [&](int t) {
+    wait_copies<1>();
     fence_async_shared();
     __syncthreads();
-    if (t + 1 < kr.tiles) {
-      load_tile(k0 + KT, s ^ 1);
-      commit_copies();
+    load_tile(t + 2);
+    commit_copies();
+  };
+  // Warpgroup 0: S = Q K^T of tile t, issued.
+  auto issue_scores = [&](int t) {
+#pragma unroll
+    for (int i = 0; i < SREGS; ++i) sacc[i] = 0;
+    wgmma_fence();
+    const unsigned char* ks = stage(t);
+#pragma unroll
+    for (int blk = 0; blk < D / 64; ++blk)
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
+                        kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+    wgmma_commit();
+  };
+  // Warpgroup 0, S of tile t complete: scale (cap) and mask (element e of n-block j is row
+  // e >= 2, key k0 + 8 j + 2 t4 + e % 2), the online softmax: P in sacc, each row's max and sum
+  // updated, `next` the rescale of O that goes before P V.
+  auto softmax = [&](int t, float(&next)[2]) {
+    pin(sacc);
+    const int k0 = kr.t0 + t * KT;
+    const bool whole = __all_sync(
+        0xffffffffu, k0 >= max(first[0], first[1]) && k0 + KT - 1 <= min(last[0], last[1]));
+    if (a.softcap > 0) {
+#pragma unroll
+      for (int i = 0; i < SREGS; ++i) sacc[i] = score2(a, sacc[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < SREGS; ++i) sacc[i] *= scale2;
     }
-    const unsigned char* ks = stages + s * kStageBytes;
-    const unsigned char* vs = SHARED ? ks : ks + kKBytes;  // V: K's first 8 column blocks
-
-    uint32_t pa[KSTEPS][4];
-    float alpha[2];
-    if (wg == 0) {
-      float sacc[SREGS];
-#pragma unroll
-      for (int i = 0; i < SREGS; ++i) sacc[i] = 0;
-      wgmma_fence();
-#pragma unroll
-      for (int blk = 0; blk < D / 64; ++blk)
-#pragma unroll
-        for (int k = 0; k < 4; ++k)
-          if constexpr (SHARED) {
-            wgmma_ss_n64<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
-                            kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
-          } else {
-            wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
-                            kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
-          }
-      wgmma_commit();
-      wgmma_wait<0>();
-      pin(sacc);
-
-      // Scale (cap) and mask; element e of n-block j is row (e >= 2), key k0 + 8 j + 2 t4 + e % 2.
-      const bool whole = k0 >= max(first[0], first[1]) && k0 + KT - 1 <= min(last[0], last[1]);
-      if (a.softcap > 0) {
-#pragma unroll
-        for (int i = 0; i < SREGS; ++i) sacc[i] = score2(a, sacc[i]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < SREGS; ++i) sacc[i] *= scale2;
-      }
-      if (!whole) {
-#pragma unroll
-        for (int j = 0; j < KT / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int h = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
-            if (pos < first[h] || pos > last[h]) sacc[4 * j + e] = -INFINITY;
-          }
-      }
-      float mx[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-      for (int i = 0; i < SREGS; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sacc[i]);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float mnew = fmaxf(m[h], quad_max(mx[h]));
-        alpha[h] = mnew == -INFINITY ? 1.f : fast_exp2(m[h] - mnew);
-        m[h] = mnew;
-      }
-      const float use[2] = {m[0] == -INFINITY ? 0.f : m[0], m[1] == -INFINITY ? 0.f : m[1]};
-      float sum[2] = {0, 0};
+    if (!whole) {
 #pragma unroll
       for (int j = 0; j < KT / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float p = fast_exp2(sacc[4 * j + e] - use[e >> 1]);
-          sacc[4 * j + e] = p;
-          sum[e >> 1] += p;
+          const int h = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
+          if (pos < first[h] || pos > last[h]) sacc[4 * j + e] = -INFINITY;
         }
-      l[0] = l[0] * alpha[0] + sum[0];
-      l[1] = l[1] * alpha[1] + sum[1];
+    }
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < SREGS; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sacc[i]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float mnew = fmaxf(m[h], quad_max(mx[h]));
+      next[h] = mnew == -INFINITY ? 1.f : fast_exp2(m[h] - mnew);
+      m[h] = mnew;
+    }
+    const float use[2] = {m[0] == -INFINITY ? 0.f : m[0], m[1] == -INFINITY ? 0.f : m[1]};
+    float sum[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < SREGS; ++i) {
+      const int h = (i >> 1) & 1;
+      sacc[i] = fast_exp2(sacc[i] - use[h]);
+      sum[h] += sacc[i];
+    }
+    l[0] = l[0] * next[0] + sum[0];
+    l[1] = l[1] * next[1] + sum[1];
+  };
+  // P (and its rescale `next`) from warpgroup 0's scores to both warpgroups' A fragments: P V's
+  // registers must be free (its wgmma waited for).
+  auto hand_over = [&](const float(&next)[2]) {
+    if (wg == 0) {
 #pragma unroll
       for (int k = 0; k < KSTEPS; ++k) {
         const float* lo = sacc + 8 * k;  // n-blocks 2 k and 2 k + 1
@@ -223,13 +232,13 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #pragma unroll
         for (int q = 0; q < 4; ++q) xp[(k * 4 + q) * 128 + wt] = pa[k][q];
       }
+      alpha[0] = next[0];
+      alpha[1] = next[1];
       xalpha[2 * wt] = alpha[0];
       xalpha[2 * wt + 1] = alpha[1];
-      // Warpgroup 1 waits here already: a full barrier costs it nothing, and compute-sanitizer's
-      // racecheck sees the hand-off (bar.arrive measured 8 false hazards, call 3).
-      barrier_sync(1, kMlaThreads);
-    } else {
-      barrier_sync(1, kMlaThreads);
+    }
+    __syncthreads();
+    if (wg == 1) {
 #pragma unroll
       for (int k = 0; k < KSTEPS; ++k)
 #pragma unroll
@@ -237,21 +246,38 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
       alpha[0] = xalpha[2 * wt];
       alpha[1] = xalpha[2 * wt + 1];
     }
+  };
 
-    if (alpha[0] != 1.f || alpha[1] != 1.f) {
-#pragma unroll
-      for (int j = 0; j < OREGS / 4; ++j) {
-        o[4 * j] *= alpha[0];
-        o[4 * j + 1] *= alpha[0];
-        o[4 * j + 2] *= alpha[1];
-        o[4 * j + 3] *= alpha[1];
-      }
+  // Tile 0's scores alone; then iteration t: Q K^T of tile t runs beside P V of tile t - 1, and
+  // the softmax of tile t under that P V; then P V of the last tile.
+  float next[2] = {1.f, 1.f};
+  if (tiles > 0) {
+    next_tile(0);
+    if (wg == 0) {
+      issue_scores(0);
+      wgmma_wait<0>();
+      softmax(0, next);
     }
-    wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < KSTEPS; ++k)
-      wgmma_rs_n256<T>(o, pa[k], mnmajor_descriptor(vs + 4 * wg * KT * 128 + k * 16 * 128, KT), 1);
-    wgmma_commit();
+    hand_over(next);
+  }
+  for (int t = 1; t < tiles; ++t) {
+    next_tile(t);
+    if (wg == 0) {
+      // One branch per warpgroup from issue to wait: ptxas serializes wgmma when it cannot see
+      // that the scores' wait covers them on every path.
+      issue_scores(t);
+      issue_pv(t - 1);
+      wgmma_wait<1>();  // the scores; P V may still run
+      softmax(t, next);
+    } else {
+      issue_pv(t - 1);
+    }
+    wgmma_wait<0>();
+    pin(o);
+    hand_over(next);
+  }
+  if (tiles > 0) {
+    issue_pv(tiles - 1);
     wgmma_wait<0>();
     pin(o);
   }
@@ -301,24 +327,14 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #endif
 }
 
-template <class T, bool SHARED>
+template <class T>
 void launch_typed(const MlaDecodeArgs& a, cudaStream_t stream) {
-  constexpr int smem = Cfg<SHARED>::kSmemBytes;
   static const cudaError_t set = cudaFuncSetAttribute(
-      mla_decode_kernel<T, SHARED>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      mla_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.row_blocks * a.kv_heads), unsigned(a.splits), unsigned(a.batch));
-  mla_decode_kernel<T, SHARED><<<grid, kMlaThreads, smem, stream>>>(a);
+  mla_decode_kernel<T><<<grid, kMlaThreads, kSmemBytes, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
-}
-
-template <class T>
-void launch_form(const MlaDecodeArgs& a, cudaStream_t stream) {
-  if (a.shared_latent) {
-    launch_typed<T, true>(a, stream);
-  } else {
-    launch_typed<T, false>(a, stream);
-  }
 }
 
 }  // namespace
@@ -327,12 +343,8 @@ int mla_row_blocks(int group, int q_len) {
   return (group * q_len + kMlaRows - 1) / kMlaRows;
 }
 
-int mla_key_tile(bool shared_latent) {
-  return shared_latent ? Cfg<true>::KT : Cfg<false>::KT;
-}
-
-int mla_decode_smem_bytes(bool shared_latent) {
-  return shared_latent ? Cfg<true>::kSmemBytes : Cfg<false>::kSmemBytes;
+int mla_decode_smem_bytes() {
+  return kSmemBytes;
 }
 
 int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits) {
@@ -341,9 +353,9 @@ int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int sp
 
 void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream) {
   if (a.dtype == DType::bf16) {
-    launch_form<__nv_bfloat16>(a, stream);
+    launch_typed<__nv_bfloat16>(a, stream);
   } else {
-    launch_form<__half>(a, stream);
+    launch_typed<__half>(a, stream);
   }
   if (a.splits > 1) launch_decode_merge(a, kMlaVDim, stream);
 }

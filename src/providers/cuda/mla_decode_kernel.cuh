@@ -6,15 +6,14 @@
 //
 //   grid (row blocks x kv_heads, splits, batch), 256 threads (two warpgroups): one CTA per 64
 //   query rows (heads x query tokens) of a KV head and one chunk of its keys; the row blocks of a
-//   chunk are neighbours in the grid, so the second reads K and V from L2. Q's 64 x 576 block
-//   stays in shared memory; tiles of keys stream through two stages (cp.async): with a shared
-//   latent (Spec::shared_latent, the real absorbed form) 64 keys of K alone, V being read as K's
-//   first 512 columns; with K and V apart, 32 keys of both.
-//   Warpgroup 0 computes S = Q K^T (wgmma, both operands in shared memory) and the online
-//   softmax, and hands P and each row's rescale to warpgroup 1 through shared memory; each
-//   warpgroup then adds P V for its half of the 512 value columns (wgmma, P from registers, V
-//   MN-major in shared memory). One split writes O and the LSE; several write fp32 partial sums
-//   that cuda.decode's merge kernel combines.
+//   chunk are neighbours in the grid, so the second reads the latent mostly from L2. Q's 64 x 576
+//   block stays in shared memory; the latent (K, whose first 512 columns are V: the spec's
+//   shared_latent) streams through four stages of 32 keys (cp.async). Warpgroup 0 computes
+//   S = Q K^T (wgmma, both operands in shared memory) and the online softmax, and hands P and
+//   each row's rescale to warpgroup 1 through shared memory; each warpgroup adds P V for its half
+//   of the 512 value columns (wgmma, P from registers, V MN-major in shared memory), one tile
+//   behind the scores, so that the softmax runs under the tensor cores' P V. One split writes O
+//   and the LSE; several write fp32 partial sums that cuda.decode's merge kernel combines.
 //
 // Masks none, causal and window (per query token), ragged batches, contiguous or paged K and V, a
 // logit softcap, sinks; bf16 and fp16.
@@ -32,24 +31,22 @@ inline constexpr int kMlaQkDim = 576;
 inline constexpr int kMlaVDim = 512;
 inline constexpr int kMlaRows = 64;  // query rows per CTA
 inline constexpr int kMlaThreads = 256;
+inline constexpr int kMlaKeyTile = 32;  // keys per tile
+inline constexpr int kMlaStages = 4;
 
 struct MlaDecodeArgs : DecodeArgs {
-  int64_t v_sb = 0, v_sh = 0, v_ss = 0;  // contiguous V's element strides (Dv != D)
-  int row_blocks = 1;                    // CTAs per (KV head, chunk)
-  bool shared_latent = false;            // V is K's first 512 columns: read from K
+  int row_blocks = 1;  // CTAs per (KV head, chunk)
 };
 
 // CTAs per (KV head, chunk): the KV head's query rows (group x q_len) in blocks of kMlaRows.
 int mla_row_blocks(int group, int q_len);
-// Keys per tile and bytes of dynamic shared memory one CTA takes: K and V apart (32 keys), or a
-// shared latent (64 keys).
-int mla_key_tile(bool shared_latent);
-int mla_decode_smem_bytes(bool shared_latent);
+// Bytes of dynamic shared memory one CTA takes.
+int mla_decode_smem_bytes();
 // Floats of the partial-sum workspace (0 for one split).
 int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits);
 
 // Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 576, v_head_dim
-// 512, bf16 or fp16; the device is sm_90.
+// 512, a shared latent (V is never read: K's first 512 columns are), bf16 or fp16; sm_90.
 void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream);
 
 }  // namespace attnprof::cuda
