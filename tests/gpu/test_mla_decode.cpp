@@ -5,6 +5,7 @@
 // bf16 and fp16; relaunches; and what it refuses, in words. Its split rule runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,15 +80,24 @@ TEST(CudaMlaDecode, EveryRowPassesBothChecks) {
   if (!is_hopper()) GTEST_SKIP() << "cuda.mla.decode runs on sm_90 only";
   auto p = make_cuda_mla_decode();
   ASSERT_TRUE(p->availability().available);
-  for (const Spec& s : cases()) {
-    SCOPED_TRACE(s.label());
-    const Support sup = p->supports(s, engine().device());
-    ASSERT_TRUE(sup.ok) << sup.reason;
-    ASSERT_EQ(variant_refusal(p->traits(), s), "");
-    const InputFill fill{.seed = 23};
-    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
-    testing::expect_rows_pass_both_checks(s, fill, pt, pt.run->note());
-  }
+  // Both pipelines (mla_decode_kernel.cuh MlaPipeline; a run reads the variable when prepared).
+  for (const char* pipeline : {"serial64", "overlap32"})
+    for (const Spec& s : cases()) {
+      SCOPED_TRACE(std::string(pipeline) + " " + s.label());
+      setenv("ATTNPROF_MLA_PIPELINE", pipeline, 1);
+      const Support sup = p->supports(s, engine().device());
+      ASSERT_TRUE(sup.ok) << sup.reason;
+      ASSERT_EQ(variant_refusal(p->traits(), s), "");
+      const InputFill fill{.seed = 23};
+      testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+      unsetenv("ATTNPROF_MLA_PIPELINE");
+      const std::string note = pt.run->note();
+      EXPECT_NE(note.find(std::string(pipeline) == "overlap32" ? "4 stages of 32 keys"
+                                                               : "2 stages of 64 keys"),
+                std::string::npos)
+          << note;
+      testing::expect_rows_pass_both_checks(s, fill, pt, note);
+    }
 }
 
 // A second launch on the same run writes the same bits (the partial sums are rewritten whole).

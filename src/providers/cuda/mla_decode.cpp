@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "cuda/device_buffer.hpp"
 #include "providers/cuda/decode_split.hpp"
@@ -19,6 +21,14 @@ namespace attnprof {
 namespace {
 
 using cuda::DeviceBuffer;
+
+// The kernel's pipeline: ATTNPROF_MLA_PIPELINE=overlap32 (tiles of 32 keys, P V a tile behind
+// the scores) or serial64 (the default), for comparing them on a device.
+cuda::MlaPipeline pipeline_from_env() {
+  const char* v = std::getenv("ATTNPROF_MLA_PIPELINE");
+  return v != nullptr && std::string_view(v) == "overlap32" ? cuda::MlaPipeline::overlap32
+                                                            : cuda::MlaPipeline::serial64;
+}
 
 // The most query tokens per sequence: a decode step or a short speculative chunk.
 constexpr int64_t kMaxQueryTokens = 64;
@@ -41,6 +51,7 @@ class MlaDecodeRun final : public Run {
     a.chunk = split_.chunk;
     a.splits = split_.splits;
     a.row_blocks = row_blocks_;
+    a.pipeline = pipeline_;
     a.partial = static_cast<float*>(partial_.data());
     cuda::launch_mla_decode(a, cuda::native_stream(stream));
   }
@@ -53,12 +64,13 @@ class MlaDecodeRun final : public Run {
         "split-KV: {} split{} of {} keys per sequence, {} CTAs of {} query rows{} (wgmma, {} "
         "stages of {} keys of the latent, {} B of shared memory)",
         split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas, cuda::kMlaRows,
-        split_.splits > 1 ? ", then a merge" : "", cuda::kMlaStages, cuda::kMlaKeyTile,
-        cuda::mla_decode_smem_bytes());
+        split_.splits > 1 ? ", then a merge" : "", cuda::mla_stages(pipeline_),
+        cuda::mla_key_tile(pipeline_), cuda::mla_decode_smem_bytes(pipeline_));
   }
 
  private:
   Spec spec_;
+  cuda::MlaPipeline pipeline_ = pipeline_from_env();
   int row_blocks_;
   cuda::DecodeSplit split_;
   DeviceBuffer partial_;  // splits > 1: fp32 partial sums

@@ -1,20 +1,21 @@
 // cuda.mla.decode's kernel (mla_decode_kernel.cuh). Verified end to end: every row of O and the
 // LSE against the fp64 reference on the host and on the device (tests/gpu/test_mla_decode.cpp).
 //
-// Tiles of 32 keys of the latent (K; V is its first 512 columns) stream through four stages,
-// two tiles ahead. Iteration t:
+// The latent (K; V is its first 512 columns) streams through shared memory in one of two
+// pipelines (MlaPipeline). serial64, tiles of 64 keys in two stages; iteration t:
 //   all     wait for tile t's copies, fence them to the async proxy, __syncthreads (P V of tile
-//           t - 2 is done, so its stage takes tile t + 2), copy tile t + 2
-//   wg 0    issue S = Q K^T of tile t: 9 column blocks x 4 k-steps of wgmma m64n32k16
-//   both    O *= the rescale of tile t - 1; issue O += P V of tile t - 1 (its 256 columns of V:
-//           2 k-steps of wgmma m64n256k16, P from registers)
-//   wg 0    wait for S (P V still running); scale (cap), mask, the online softmax on the
-//           fragments; wait for P V; P rounded to the dtype as A fragments, and the rows'
-//           rescale, to shared memory
+//           t - 1 is done, so its stage takes tile t + 1), copy tile t + 1
+//   wg 0    S = Q K^T of tile t: 9 column blocks x 4 k-steps of wgmma m64n64k16; scale (cap),
+//           mask, the online softmax on the fragments; P rounded to the dtype as A fragments,
+//           and the rows' rescale, to shared memory
 //   all     __syncthreads; wg 1 takes P and the rescale
-// so the softmax of tile t runs under P V of tile t - 1, and the tensor cores see Q K^T and P V
-// back to back. At the end warpgroup 0's row max and sum go through shared memory to both, and
-// each writes its 256 columns (or the split's partial sums).
+//   both    O *= the rescale; O += P V of tile t (each its 256 columns of V: 4 k-steps of wgmma
+//           m64n256k16, P from registers)
+// overlap32, tiles of 32 keys in four stages, two ahead: wg 0 issues the scores of tile t (m64n32)
+// and both issue P V of tile t - 1 before wg 0 waits for the scores, so that the softmax of tile
+// t runs under P V of tile t - 1.
+// At the end warpgroup 0's row max and sum go through shared memory to both, and each writes its
+// 256 columns (or the split's partial sums).
 #include "providers/cuda/mla_decode_kernel.cuh"
 
 #include <cuda_bf16.h>
@@ -30,21 +31,32 @@ namespace attnprof::cuda {
 
 namespace {
 
-constexpr int D = kMlaQkDim, ROWS = kMlaRows, KT = kMlaKeyTile;
-constexpr int STAGES = kMlaStages;
-constexpr int KSTEPS = KT / 16;  // k-steps of P V
+constexpr int D = kMlaQkDim, ROWS = kMlaRows;
 constexpr int kQBytes = ROWS * D * 2;
-constexpr int kStageBytes = KT * D * 2;
-constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0's 128 threads
-constexpr int kAlphaBytes = 128 * 2 * 4;       // each thread's two rows' rescale
-constexpr int kRowBytes = ROWS * 2 * 4;        // the rows' max and sum at the end
-constexpr int kSmemBytes =
-    1024 + kQBytes + STAGES * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
-static_assert(kSmemBytes <= 227 * 1024);
+constexpr int kAlphaBytes = 128 * 2 * 4;  // each thread's two rows' rescale
+constexpr int kRowBytes = ROWS * 2 * 4;   // the rows' max and sum at the end
 
-template <class T>
+// The two pipelines (mla_decode_kernel.cuh MlaPipeline): tiles of 64 keys in two stages, one
+// after the other; or tiles of 32 in four stages, P V a tile behind the scores.
+template <bool OVERLAP>
+struct Cfg {
+  static constexpr int KT = OVERLAP ? 32 : 64;    // keys per tile
+  static constexpr int STAGES = OVERLAP ? 4 : 2;  // tiles of shared memory
+  static constexpr int KSTEPS = KT / 16;          // k-steps of P V
+  static constexpr int kStageBytes = KT * D * 2;
+  static constexpr int kPBytes = KSTEPS * 4 * 128 * 4;  // P's A fragments of warpgroup 0
+  static constexpr int kSmemBytes =
+      1024 + kQBytes + STAGES * kStageBytes + kPBytes + kAlphaBytes + kRowBytes;
+};
+static_assert(Cfg<false>::kSmemBytes <= 227 * 1024 && Cfg<true>::kSmemBytes <= 227 * 1024);
+
+template <class T, bool OVERLAP>
 __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = Cfg<OVERLAP>;
+  constexpr int KT = C::KT, STAGES = C::STAGES, KSTEPS = C::KSTEPS;
+  constexpr int AHEAD = STAGES / 2;  // tiles in flight beyond the one computed
+  constexpr int kStageBytes = C::kStageBytes;
   constexpr int DV = kMlaVDim;
   constexpr int SREGS = KT / 2;      // S accumulators per thread (64 x KT / 128)
   constexpr int OREGS = DV / 2 / 2;  // O accumulators per thread (64 x 256 / 128)
@@ -82,13 +94,16 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   const int cdst = ckey * 128 + ((ck ^ (ckey & 7)) << 4);
   auto load_tile = [&](int t) {
     if (t >= tiles) return;
-    const int pos = kr.t0 + t * KT + ckey;
-    unsigned char* ks = stages + (t % STAGES) * kStageBytes + cdst;
-    const bool valid = pos <= kr.hi;
-    const T* src = kg + ck * 8;
-    if (valid) src += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
 #pragma unroll
-    for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, src + blk * 64, valid);
+    for (int part = 0; part < KT / 32; ++part) {  // keys tid / 8 + 32 part: the same swizzle
+      const int pos = kr.t0 + t * KT + ckey + 32 * part;
+      unsigned char* ks = stages + (t % STAGES) * kStageBytes + part * 32 * 128 + cdst;
+      const bool valid = pos <= kr.hi;
+      const T* src = kg + ck * 8;
+      if (valid) src += decode::kv_row(a, a.k_pages, b, kvh, pos, D);
+#pragma unroll
+      for (int blk = 0; blk < D / 64; ++blk) copy16(ks + blk * KT * 128, src + blk * 64, valid);
+    }
   };
   auto stage = [&](int t) -> const unsigned char* { return stages + (t % STAGES) * kStageBytes; };
 
@@ -145,19 +160,20 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #pragma unroll
       for (int blk = 0; blk < D / 64; ++blk) copy16(dst + blk * ROWS * 128, src + blk * 64, valid);
     }
-    load_tile(0);
-    commit_copies();
-    load_tile(1);
-    commit_copies();
+#pragma unroll
+    for (int t = 0; t < AHEAD; ++t) {
+      load_tile(t);
+      commit_copies();
+    }
   }
 
   // Tile t's copies landed and visible (tile t + 1 may still be on its way), P V of tile t - 2
   // done by both warpgroups, so its stage takes tile t + 2.
   auto next_tile = [&](int t) {
-    wait_copies<1>();
+    wait_copies<AHEAD - 1>();
     fence_async_shared();
     __syncthreads();
-    load_tile(t + 2);
+    load_tile(t + AHEAD);
     commit_copies();
   };
   // Warpgroup 0: S = Q K^T of tile t, issued.
@@ -170,8 +186,13 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
     for (int blk = 0; blk < D / 64; ++blk)
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
-                        kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+        if constexpr (OVERLAP) {
+          wgmma_ss_n32<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
+                          kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+        } else {
+          wgmma_ss_n64<T>(sacc, kmajor_descriptor(qs + blk * ROWS * 128 + k * 32),
+                          kmajor_descriptor(ks + blk * KT * 128 + k * 32), blk + k > 0);
+        }
     wgmma_commit();
   };
   // Warpgroup 0, S of tile t complete: scale (cap) and mask (element e of n-block j is row
@@ -248,38 +269,54 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
     }
   };
 
-  // Tile 0's scores alone; then iteration t: Q K^T of tile t runs beside P V of tile t - 1, and
-  // the softmax of tile t under that P V; then P V of the last tile.
   float next[2] = {1.f, 1.f};
-  if (tiles > 0) {
-    next_tile(0);
-    if (wg == 0) {
-      issue_scores(0);
+  if constexpr (!OVERLAP) {
+    // Iteration t: the scores of tile t, its softmax, P handed over, P V of tile t.
+    for (int t = 0; t < tiles; ++t) {
+      next_tile(t);
+      if (wg == 0) {
+        issue_scores(t);
+        wgmma_wait<0>();
+        softmax(t, next);
+      }
+      hand_over(next);
+      issue_pv(t);
       wgmma_wait<0>();
-      softmax(0, next);
+      pin(o);
     }
-    hand_over(next);
-  }
-  for (int t = 1; t < tiles; ++t) {
-    next_tile(t);
-    if (wg == 0) {
-      // One branch per warpgroup from issue to wait: ptxas serializes wgmma when it cannot see
-      // that the scores' wait covers them on every path.
-      issue_scores(t);
-      issue_pv(t - 1);
-      wgmma_wait<1>();  // the scores; P V may still run
-      softmax(t, next);
-    } else {
-      issue_pv(t - 1);
+  } else {
+    // Tile 0's scores alone; then iteration t: Q K^T of tile t runs beside P V of tile t - 1,
+    // and the softmax of tile t under that P V; then P V of the last tile.
+    if (tiles > 0) {
+      next_tile(0);
+      if (wg == 0) {
+        issue_scores(0);
+        wgmma_wait<0>();
+        softmax(0, next);
+      }
+      hand_over(next);
     }
-    wgmma_wait<0>();
-    pin(o);
-    hand_over(next);
-  }
-  if (tiles > 0) {
-    issue_pv(tiles - 1);
-    wgmma_wait<0>();
-    pin(o);
+    for (int t = 1; t < tiles; ++t) {
+      next_tile(t);
+      if (wg == 0) {
+        // One branch per warpgroup from issue to wait: ptxas serializes wgmma when it cannot
+        // see that the scores' wait covers them on every path.
+        issue_scores(t);
+        issue_pv(t - 1);
+        wgmma_wait<1>();  // the scores; P V may still run
+        softmax(t, next);
+      } else {
+        issue_pv(t - 1);
+      }
+      wgmma_wait<0>();
+      pin(o);
+      hand_over(next);
+    }
+    if (tiles > 0) {
+      issue_pv(tiles - 1);
+      wgmma_wait<0>();
+      pin(o);
+    }
   }
 
   // The rows' max and sum, from warpgroup 0 to both.
@@ -327,14 +364,24 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #endif
 }
 
-template <class T>
+template <class T, bool OVERLAP>
 void launch_typed(const MlaDecodeArgs& a, cudaStream_t stream) {
+  constexpr int smem = Cfg<OVERLAP>::kSmemBytes;
   static const cudaError_t set = cudaFuncSetAttribute(
-      mla_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+      mla_decode_kernel<T, OVERLAP>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.row_blocks * a.kv_heads), unsigned(a.splits), unsigned(a.batch));
-  mla_decode_kernel<T><<<grid, kMlaThreads, kSmemBytes, stream>>>(a);
+  mla_decode_kernel<T, OVERLAP><<<grid, kMlaThreads, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T>
+void launch_pipeline(const MlaDecodeArgs& a, cudaStream_t stream) {
+  if (a.pipeline == MlaPipeline::overlap32) {
+    launch_typed<T, true>(a, stream);
+  } else {
+    launch_typed<T, false>(a, stream);
+  }
 }
 
 }  // namespace
@@ -343,8 +390,16 @@ int mla_row_blocks(int group, int q_len) {
   return (group * q_len + kMlaRows - 1) / kMlaRows;
 }
 
-int mla_decode_smem_bytes() {
-  return kSmemBytes;
+int mla_key_tile(MlaPipeline p) {
+  return p == MlaPipeline::overlap32 ? Cfg<true>::KT : Cfg<false>::KT;
+}
+
+int mla_stages(MlaPipeline p) {
+  return p == MlaPipeline::overlap32 ? Cfg<true>::STAGES : Cfg<false>::STAGES;
+}
+
+int mla_decode_smem_bytes(MlaPipeline p) {
+  return p == MlaPipeline::overlap32 ? Cfg<true>::kSmemBytes : Cfg<false>::kSmemBytes;
 }
 
 int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits) {
@@ -353,9 +408,9 @@ int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int sp
 
 void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream) {
   if (a.dtype == DType::bf16) {
-    launch_typed<__nv_bfloat16>(a, stream);
+    launch_pipeline<__nv_bfloat16>(a, stream);
   } else {
-    launch_typed<__half>(a, stream);
+    launch_pipeline<__half>(a, stream);
   }
   if (a.splits > 1) launch_decode_merge(a, kMlaVDim, stream);
 }

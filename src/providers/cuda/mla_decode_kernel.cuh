@@ -8,12 +8,11 @@
 //   query rows (heads x query tokens) of a KV head and one chunk of its keys; the row blocks of a
 //   chunk are neighbours in the grid, so the second reads the latent mostly from L2. Q's 64 x 576
 //   block stays in shared memory; the latent (K, whose first 512 columns are V: the spec's
-//   shared_latent) streams through four stages of 32 keys (cp.async). Warpgroup 0 computes
+//   shared_latent) streams through shared memory (cp.async; MlaPipeline). Warpgroup 0 computes
 //   S = Q K^T (wgmma, both operands in shared memory) and the online softmax, and hands P and
 //   each row's rescale to warpgroup 1 through shared memory; each warpgroup adds P V for its half
-//   of the 512 value columns (wgmma, P from registers, V MN-major in shared memory), one tile
-//   behind the scores, so that the softmax runs under the tensor cores' P V. One split writes O
-//   and the LSE; several write fp32 partial sums that cuda.decode's merge kernel combines.
+//   of the 512 value columns (wgmma, P from registers, V MN-major in shared memory). One split
+//   writes O and the LSE; several write fp32 partial sums that cuda.decode's merge kernel combines.
 //
 // Masks none, causal and window (per query token), ragged batches, contiguous or paged K and V, a
 // logit softcap, sinks; bf16 and fp16.
@@ -31,17 +30,23 @@ inline constexpr int kMlaQkDim = 576;
 inline constexpr int kMlaVDim = 512;
 inline constexpr int kMlaRows = 64;  // query rows per CTA
 inline constexpr int kMlaThreads = 256;
-inline constexpr int kMlaKeyTile = 32;  // keys per tile
-inline constexpr int kMlaStages = 4;
+// How the latent streams (bench/results/h200/2026-12-02-mla-decode, calls 4 and 5): tiles of 64
+// keys in two stages, scores, softmax and P V one after the other (the default: 608 us at B 64,
+// KV 16k); or tiles of 32 in four stages with P V a tile behind the scores, the softmax under it
+// (715 us: Q K^T at 32 keys reads Q from shared memory twice as often per key).
+enum class MlaPipeline { serial64, overlap32 };
 
 struct MlaDecodeArgs : DecodeArgs {
   int row_blocks = 1;  // CTAs per (KV head, chunk)
+  MlaPipeline pipeline = MlaPipeline::serial64;
 };
 
 // CTAs per (KV head, chunk): the KV head's query rows (group x q_len) in blocks of kMlaRows.
 int mla_row_blocks(int group, int q_len);
-// Bytes of dynamic shared memory one CTA takes.
-int mla_decode_smem_bytes();
+// Keys per tile, stages, and bytes of dynamic shared memory one CTA takes.
+int mla_key_tile(MlaPipeline p);
+int mla_stages(MlaPipeline p);
+int mla_decode_smem_bytes(MlaPipeline p);
 // Floats of the partial-sum workspace (0 for one split).
 int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits);
 
