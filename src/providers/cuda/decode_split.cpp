@@ -82,10 +82,20 @@ DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipe
 
 DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks) {
   const int64_t tile = kDecodeChunkGranule;
-  const int64_t slots = std::max(sm_count, 1);
+  // ATTNPROF_MLA_SPLIT=W:C, for comparing on a device: W waves of CTAs, chunks of at least C >= 64
+  // keys (default 1 and 256).
+  long long waves = 1, shortest = 256;
+  if (const char* v = std::getenv("ATTNPROF_MLA_SPLIT"); v != nullptr) {
+    long long w = 0, c = 0;
+    if (std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 64) {
+      waves = w;
+      shortest = c;
+    }
+  }
+  const int64_t slots = std::max(sm_count, 1) * int64_t(waves);
   const int64_t ctas = s.batch * s.kv_heads * std::max(row_blocks, 1);
   int64_t splits = std::max<int64_t>(1, slots / ctas);
-  splits = std::min(splits, std::max<int64_t>(1, s.kv_len / 256));
+  splits = std::min(splits, std::max<int64_t>(1, s.kv_len / shortest));
   if (s.ragged())
     splits = std::max(
         splits, std::min((4 * slots + ctas - 1) / ctas, std::max<int64_t>(1, s.kv_len / 512)));

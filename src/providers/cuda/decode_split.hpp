@@ -21,7 +21,8 @@ DecodeSplit choose_decode_split(const Spec& spec, int sm_count, DecodePipeline p
 // cuda.mla.decode's split (mla_decode_kernel.cuh: one CTA of `row_blocks` per KV head and chunk,
 // one CTA per SM): a uniform batch that fills a wave is not split; under a wave, as many splits
 // as fill one, in chunks of at least 256 keys. A ragged batch aims at four waves in chunks of at
-// least 512 keys, so that its long sequences do not set the time.
+// least 512 keys, so that its long sequences do not set the time. ATTNPROF_MLA_SPLIT=W:C aims at
+// W waves in chunks of at least C keys instead, for comparing them.
 DecodeSplit choose_mla_decode_split(const Spec& spec, int sm_count, int row_blocks);
 
 }  // namespace attnprof::cuda
