@@ -1,3 +1,7 @@
+#!/usr/bin/env python3
+"""Prints one line per measured row of every $OUT/*.jsonl (run ON the GPU machine at the end of a
+call, or here on a fetched folder with OUT=...): file, provider, batch, KV length, status, median
+us, TFLOP/s, GB/s, % of the bandwidth ceiling, the verified relative L2 error."""
 import json, sys, glob, os
 for f in sorted(glob.glob(os.environ['OUT'] + '/*.jsonl')):
     for l in open(f):
