@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "attnprof/spec.hpp"
 
@@ -40,6 +42,17 @@ inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk
 // `s` with its K and V in a paged cache of `page_size` keys per page.
 inline Spec paged(Spec s, int64_t page_size) {
   s.page_size = page_size;
+  return s;
+}
+
+// `s` as a decode kernel's test case varies it: a ragged batch's lengths, pages of `page` keys,
+// a softcap, sinks.
+inline Spec variant(Spec s, std::string lens = "", int64_t page = 0, double softcap = 0,
+                    bool sinks = false) {
+  s.seqlens = std::move(lens);
+  s.page_size = page;
+  s.softcap = softcap;
+  s.sinks = sinks;
   return s;
 }
 

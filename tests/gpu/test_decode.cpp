@@ -22,6 +22,7 @@ namespace attnprof {
 namespace {
 
 using testing_specs::make_spec;
+using testing_specs::variant;
 
 cuda::CudaEngine& engine() {
   return testing::process_engine();
@@ -31,15 +32,6 @@ struct Case {
   Spec spec;
   bool several_splits;  // the split the kernel should choose on a GPU of 16 SMs or more
 };
-
-Spec variant(Spec s, std::string lens = "", int64_t page = 0, double softcap = 0,
-             bool sinks = false) {
-  s.seqlens = std::move(lens);
-  s.page_size = page;
-  s.softcap = softcap;
-  s.sinks = sinks;
-  return s;
-}
 
 std::vector<Case> cases() {
   const Mask none{}, tl{MaskKind::causal_tl, 0}, br{MaskKind::causal_br, 0},

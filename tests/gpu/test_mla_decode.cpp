@@ -23,6 +23,7 @@ namespace attnprof {
 namespace {
 
 using testing_specs::make_spec;
+using testing_specs::variant;
 
 cuda::CudaEngine& engine() {
   return testing::process_engine();
@@ -35,15 +36,6 @@ Spec mla(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, DType t, Ma
          Layout layout = Layout::bhsd) {
   Spec s = make_spec(b, hq, hkv, nq, nk, kD, t, mask, Mode::fwd, layout, kDv);
   s.shared_latent = true;
-  return s;
-}
-
-Spec variant(Spec s, std::string lens = "", int64_t page = 0, double softcap = 0,
-             bool sinks = false) {
-  s.seqlens = std::move(lens);
-  s.page_size = page;
-  s.softcap = softcap;
-  s.sinks = sinks;
   return s;
 }
 
