@@ -9,13 +9,13 @@
 set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
-mla=(--model deepseek-v3-mla-decode --dtype bf16 --mask causal-br --seq 1 --no-history
+mla=(--model deepseek-v3-mla-decode --dtype bf16 --mask causal-br --seq 1
   --providers cuda.mla.decode)
-ATTNPROF_MLA_PIPELINE=overlap32 timeout 120 "$pkg/bin/attnprof" run "${mla[@]}" \
+ATTNPROF_MLA_PIPELINE=overlap32 timeout 120 "$pkg/bin/attnprof" run "${mla[@]}" --no-history \
   --kv-seq 4k,16k,32k --batch 1,64,128 --out "$out/mla-overlap32.jsonl" >"$out/mla.log" 2>&1
 echo "== mla overlap32: exit $?"
 for c in 64 128; do
-  ATTNPROF_MLA_SPLIT=1:$c timeout 120 "$pkg/bin/attnprof" run "${mla[@]}" --kv-seq 4k,32k \
+  ATTNPROF_MLA_SPLIT=1:$c timeout 120 "$pkg/bin/attnprof" run "${mla[@]}" --no-history --kv-seq 4k,32k \
     --batch 1,16 --out "$out/mla-split-$c.jsonl" >>"$out/mla.log" 2>&1
   echo "== mla split 1:$c: exit $?"
 done
