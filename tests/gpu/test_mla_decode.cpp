@@ -100,10 +100,7 @@ TEST(CudaMlaDecode, RelaunchesAreBitIdentical) {
   const Spec s = mla(2, 128, 1, 1, 5000, DType::bf16, Mask{MaskKind::causal_br, 0});
   testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 4});
   EXPECT_NE(pt.run->note().find("splits of"), std::string::npos) << pt.run->note();
-  const HostOutputs a = pt.launch_and_read(engine());
-  const HostOutputs b = pt.launch_and_read(engine());
-  EXPECT_EQ(a.o, b.o);
-  EXPECT_EQ(a.lse, b.lse);
+  testing::expect_relaunch_bit_identical(pt);
 }
 
 // What it refuses, on a described H200 and an A100 (host code: runs without a GPU).
@@ -158,6 +155,19 @@ TEST(CudaMlaDecodeSplit, FillsTheSmsOnAnH200) {
   expect(split(1, 32768), 64, 512);   // 66 wanted: chunks of 497 round up to 512
   expect(split(1, 1024), 4, 256);     // no chunk under 256 keys
   expect(split(64, 32768, "uniform:1024:32768"), 5, 6592);
+  // The workspace's bound holds every split the rule gives, with the knob's shorter chunks too.
+  for (const char* knob : {"", "1:64", "4:128"}) {
+    setenv("ATTNPROF_MLA_SPLIT", knob, 1);
+    for (int64_t b : {1, 16, 64})
+      for (int64_t kv : {1, 1000, 4096, 32768})
+        for (const char* lens : {"", "uniform:1:1000"}) {
+          Spec s = mla(b, 128, 1, 1, kv, DType::bf16, br);
+          if (kv >= 1000) s.seqlens = lens;
+          EXPECT_LE(split(b, kv, s.seqlens).splits, cuda::mla_decode_most_splits(s))
+              << knob << " " << s.label();
+        }
+  }
+  unsetenv("ATTNPROF_MLA_SPLIT");
 }
 
 }  // namespace

@@ -58,6 +58,24 @@ DecodeSplit chunks_of(int64_t kv_len, int64_t splits, int64_t tile) {
   return out;
 }
 
+// cuda.mla.decode's knobs: ATTNPROF_MLA_SPLIT=W:C, for comparing on a device: W waves of CTAs,
+// chunks of at least C >= 64 keys (default 1 and 256). A ragged batch's chunks: 512 keys or more.
+struct MlaKnobs {
+  int64_t waves = 1, shortest = 256;
+};
+constexpr int64_t kMlaRaggedChunk = 512;
+MlaKnobs mla_knobs_from_env() {
+  MlaKnobs k;
+  if (const char* v = std::getenv("ATTNPROF_MLA_SPLIT"); v != nullptr) {
+    long long w = 0, c = 0;
+    if (std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 64) {
+      k.waves = w;
+      k.shortest = c;
+    }
+  }
+  return k;
+}
+
 }  // namespace
 
 DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipeline) {
@@ -81,25 +99,20 @@ DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipe
 }
 
 DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks) {
-  const int64_t tile = kDecodeChunkGranule;
-  // ATTNPROF_MLA_SPLIT=W:C, for comparing on a device: W waves of CTAs, chunks of at least C >= 64
-  // keys (default 1 and 256).
-  long long waves = 1, shortest = 256;
-  if (const char* v = std::getenv("ATTNPROF_MLA_SPLIT"); v != nullptr) {
-    long long w = 0, c = 0;
-    if (std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 64) {
-      waves = w;
-      shortest = c;
-    }
-  }
-  const int64_t slots = std::max(sm_count, 1) * int64_t(waves);
+  const MlaKnobs knobs = mla_knobs_from_env();
+  const int64_t slots = std::max(sm_count, 1) * knobs.waves;
   const int64_t ctas = s.batch * s.kv_heads * std::max(row_blocks, 1);
   int64_t splits = std::max<int64_t>(1, slots / ctas);
-  splits = std::min(splits, std::max<int64_t>(1, s.kv_len / shortest));
+  splits = std::min(splits, std::max<int64_t>(1, s.kv_len / knobs.shortest));
   if (s.ragged())
-    splits = std::max(
-        splits, std::min((4 * slots + ctas - 1) / ctas, std::max<int64_t>(1, s.kv_len / 512)));
-  return chunks_of(s.kv_len, splits, tile);
+    splits = std::max(splits, std::min((4 * slots + ctas - 1) / ctas,
+                                       std::max<int64_t>(1, s.kv_len / kMlaRaggedChunk)));
+  return chunks_of(s.kv_len, splits, kDecodeChunkGranule);
+}
+
+int64_t mla_decode_most_splits(const Spec& s) {
+  const int64_t shortest = std::min(mla_knobs_from_env().shortest, kMlaRaggedChunk);
+  return std::max<int64_t>(1, s.kv_len / shortest);
 }
 
 }  // namespace attnprof::cuda

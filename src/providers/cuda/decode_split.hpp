@@ -24,5 +24,7 @@ DecodeSplit choose_decode_split(const Spec& spec, int sm_count, DecodePipeline p
 // least 512 keys, so that its long sequences do not set the time. ATTNPROF_MLA_SPLIT=W:C aims at
 // W waves in chunks of at least C keys instead, for comparing them.
 DecodeSplit choose_mla_decode_split(const Spec& spec, int sm_count, int row_blocks);
+// The most splits that choice gives `spec` on any GPU (its shortest chunk's; the workspace bound).
+int64_t mla_decode_most_splits(const Spec& spec);
 
 }  // namespace attnprof::cuda

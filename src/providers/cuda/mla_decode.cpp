@@ -40,7 +40,7 @@ class MlaDecodeRun final : public Run {
         row_blocks_(cuda::mla_row_blocks(int(spec.group_size()), int(spec.q_len))),
         split_(cuda::choose_mla_decode_split(spec, device.sm_count, row_blocks_)) {
     const int64_t floats =
-        cuda::mla_partial_floats(spec.batch, spec.q_heads, spec.q_len, split_.splits);
+        cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len, spec.dv(), split_.splits);
     partial_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
   }
 
@@ -109,9 +109,9 @@ class MlaDecodeProvider final : public Provider {
     return Support::yes();
   }
   int64_t workspace_estimate(const Spec& spec) const override {
-    // The split never exceeds kv_len / 256 per sequence (a ragged batch's: kv_len / 512).
-    const int64_t splits = std::max<int64_t>(1, spec.kv_len / 256) + 1;
-    return cuda::mla_partial_floats(spec.batch, spec.q_heads, spec.q_len, int(splits)) *
+    const int64_t splits = cuda::mla_decode_most_splits(spec) + 1;
+    return cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len, spec.dv(),
+                                       int(splits)) *
            int64_t(sizeof(float));
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,

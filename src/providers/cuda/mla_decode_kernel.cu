@@ -402,10 +402,6 @@ int mla_decode_smem_bytes(MlaPipeline p) {
   return p == MlaPipeline::overlap32 ? Cfg<true>::kSmemBytes : Cfg<false>::kSmemBytes;
 }
 
-int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits) {
-  return splits > 1 ? batch * q_heads * q_len * splits * partial_stride(kMlaVDim) : 0;
-}
-
 void launch_mla_decode(const MlaDecodeArgs& a, cudaStream_t stream) {
   if (a.dtype == DType::bf16) {
     launch_pipeline<__nv_bfloat16>(a, stream);

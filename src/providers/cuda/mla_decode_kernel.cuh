@@ -47,8 +47,6 @@ int mla_row_blocks(int group, int q_len);
 int mla_key_tile(MlaPipeline p);
 int mla_stages(MlaPipeline p);
 int mla_decode_smem_bytes(MlaPipeline p);
-// Floats of the partial-sum workspace (0 for one split).
-int64_t mla_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int splits);
 
 // Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 576, v_head_dim
 // 512, a shared latent (V is never read: K's first 512 columns are), bf16 or fp16; sm_90.
