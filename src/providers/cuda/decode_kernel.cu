@@ -309,6 +309,13 @@ void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
+// The merge of value dim D in the args' dtype.
+template <int D>
+void launch_merge_of(const DecodeArgs& a, cudaStream_t stream) {
+  if (a.dtype == DType::bf16) return launch_merge<__nv_bfloat16, D>(a, stream);
+  launch_merge<__half, D>(a, stream);
+}
+
 template <class T, int D>
 void launch_rows(const DecodeArgs& a, cudaStream_t stream) {
   const int rows = (a.q_heads / a.kv_heads) * a.q_len;
@@ -363,20 +370,15 @@ void launch_decode(const DecodeArgs& a, cudaStream_t stream) {
 }
 
 void launch_decode_merge(const DecodeArgs& a, int value_dim, cudaStream_t stream) {
-  const bool bf16 = a.dtype == DType::bf16;
   switch (value_dim) {
     case 64:
-      return bf16 ? launch_merge<__nv_bfloat16, 64>(a, stream)
-                  : launch_merge<__half, 64>(a, stream);
+      return launch_merge_of<64>(a, stream);
     case 128:
-      return bf16 ? launch_merge<__nv_bfloat16, 128>(a, stream)
-                  : launch_merge<__half, 128>(a, stream);
+      return launch_merge_of<128>(a, stream);
     case 256:
-      return bf16 ? launch_merge<__nv_bfloat16, 256>(a, stream)
-                  : launch_merge<__half, 256>(a, stream);
+      return launch_merge_of<256>(a, stream);
     case 512:
-      return bf16 ? launch_merge<__nv_bfloat16, 512>(a, stream)
-                  : launch_merge<__half, 512>(a, stream);
+      return launch_merge_of<512>(a, stream);
     default:
       throw CudaError(cudaErrorInvalidValue, "decode merge: value dim not instantiated");
   }
