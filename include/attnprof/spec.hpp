@@ -76,6 +76,9 @@ struct Spec {
   bool shared_latent = false;
 
   int64_t dv() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  // K's first columns that hold V's values: Dv with a shared latent, else 0 (inputs.hpp
+  // input_value_of).
+  int64_t latent_columns() const { return shared_latent ? dv() : 0; }
   double softmax_scale() const;
   int64_t group_size() const { return kv_heads > 0 ? q_heads / kv_heads : 0; }
   bool paged() const { return page_size > 0; }

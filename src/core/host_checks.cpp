@@ -204,9 +204,9 @@ std::vector<double> input_row(const Spec& spec, const InputFill& fill, TensorId 
   std::vector<double> row(static_cast<size_t>(sh.dim));
   for (int64_t c = 0; c < sh.dim; ++c) {
     const int64_t idx = flat_index(spec, b, h, pos, c, sh.heads, sh.len, sh.dim);
-    row[static_cast<size_t>(c)] = input_value_of(
-        fill.pattern, fill.seed, tensor, static_cast<uint64_t>(idx), static_cast<int>(spec.dtype),
-        pos, c, spec.head_dim, spec.shared_latent ? spec.dv() : 0);
+    row[static_cast<size_t>(c)] =
+        input_value_of(fill.pattern, fill.seed, tensor, static_cast<uint64_t>(idx),
+                       static_cast<int>(spec.dtype), pos, c, spec.head_dim, spec.latent_columns());
   }
   return row;
 }

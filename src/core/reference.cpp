@@ -165,7 +165,7 @@ std::vector<double> input_slice(const Spec& spec, uint64_t seed, InputPattern pa
       const int64_t idx = flat_index(spec, b, h, pos, c, sh.heads, sh.len, sh.dim);
       out[static_cast<size_t>(pos * sh.dim + c)] =
           input_value_of(pattern, seed, tensor, static_cast<uint64_t>(idx), dtype_code, pos, c,
-                         spec.head_dim, spec.shared_latent ? spec.dv() : 0);
+                         spec.head_dim, spec.latent_columns());
     }
   }
   return out;

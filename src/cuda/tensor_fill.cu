@@ -24,7 +24,7 @@ struct TensorShape {
   // hold `past` (paging.hpp kPageTailValue) instead of their generated value.
   const int32_t* lens;
   float past;
-  int64_t latent_dv;  // K of a shared-latent spec: its first latent_dv columns are V's (0: none)
+  int64_t latent_dv;  // K's first columns that are V's (Spec::latent_columns)
 };
 
 // One thread per element (grid-stride). Only integer arithmetic and the helpers of inputs.hpp,
@@ -69,7 +69,7 @@ TensorShape shape_of(const Spec& spec, TensorId tensor) {
   s.seq = query_side ? spec.q_len : spec.kv_len;
   s.dim = (tensor == TensorId::v || tensor == TensorId::d_o) ? spec.dv() : spec.head_dim;
   s.elems = spec.batch * s.heads * s.seq * s.dim;
-  s.latent_dv = tensor == TensorId::k && spec.shared_latent ? spec.dv() : 0;
+  s.latent_dv = spec.latent_columns();
   return s;
 }
 

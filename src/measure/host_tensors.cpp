@@ -18,7 +18,7 @@ namespace {
 // the generator is keyed on).
 // A paged K or V (io.hpp) holds the values of the contiguous tensor, each in its page.
 // A ragged K or V holds kPageTailValue past each sequence's keys (`kv_lens`; null: uniform).
-// K of a shared-latent spec holds V's values in its first `latent_dv` columns (inputs.hpp).
+// K holds V's values in its first `latent_dv` columns (Spec::latent_columns; inputs.hpp).
 void fill_input(const TensorView& t, TensorRole role, const InputFill& fill, int dtype_code,
                 int threads, const int32_t* kv_lens, int64_t latent_dv) {
   const int64_t n = t.batch * t.heads * t.len * t.dim;  // elements of the contiguous tensor
@@ -91,8 +91,7 @@ class HostTensors final : public PointTensors {
       const bool kv = r == TensorRole::k || r == TensorRole::v;
       if (io_[r].present())
         fill_input(io_[r], r, fill, static_cast<int>(spec.dtype), threads,
-                   kv ? io_.seq_kv : nullptr,
-                   r == TensorRole::k && spec.shared_latent ? spec.dv() : 0);
+                   kv ? io_.seq_kv : nullptr, spec.latent_columns());
     }
     if (io_.sink.present()) {  // the sink logits: fp32 whatever the dtype
       for (int64_t h = 0; h < spec.q_heads; ++h)
