@@ -1,6 +1,7 @@
-// Shared by the GPU tests of attnprof's own kernels (test_decode.cpp, test_flash.cpp): one
-// launch's every row of O and the LSE checked twice, against the host's fp64 reference and by
-// the device check, with the counts of rows and LSE entries each must cover.
+// Shared by the GPU tests of attnprof's own kernels (test_decode.cpp, test_flash.cpp,
+// test_mla_decode.cpp): one launch's every row of O and the LSE checked twice, against the host's
+// fp64 reference and by the device check, with the counts of rows and LSE entries each must
+// cover; and two launches' bits compared.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,6 +33,14 @@ inline void expect_rows_pass_both_checks(const Spec& s, const InputFill& fill,
   EXPECT_TRUE(verify_passed(dv)) << "device: " << dv.detail;
   EXPECT_EQ(dev.rows_checked, seq_lens(s).q_total() * s.q_heads);
   EXPECT_EQ(dev.lse.size(), dev.o.size());  // the LSE is written and checked on every row
+}
+
+// Two launches of `pt` write the same bits of O and the LSE: no state carried between launches.
+inline void expect_relaunch_bit_identical(testing_specs::OnePoint& pt) {
+  const HostOutputs a = pt.launch_and_read(process_engine());
+  const HostOutputs b = pt.launch_and_read(process_engine());
+  EXPECT_EQ(a.o, b.o);
+  EXPECT_EQ(a.lse, b.lse);
 }
 
 }  // namespace attnprof::testing

@@ -82,10 +82,7 @@ TEST(CudaDecode, RelaunchesAreBitIdentical) {
   auto p = make_cuda_decode();
   const Spec s = make_spec(4, 32, 8, 1, 5000, 128, DType::bf16, Mask{MaskKind::causal_br, 0});
   testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 2});
-  const HostOutputs a = pt.launch_and_read(engine());
-  const HostOutputs b = pt.launch_and_read(engine());
-  EXPECT_EQ(a.o, b.o);
-  EXPECT_EQ(a.lse, b.lse);
+  testing::expect_relaunch_bit_identical(pt);
 }
 
 TEST(CudaDecode, RefusesWhatItIsNotBuiltFor) {

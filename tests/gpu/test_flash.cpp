@@ -109,10 +109,7 @@ TEST(CudaFlash, RelaunchesAreBitIdentical) {
   auto p = make_cuda_flash();
   const Spec s = make_spec(2, 8, 2, 1111, 1111, 128, bf16, kCausal);
   testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 3});
-  const HostOutputs a = pt.launch_and_read(engine());
-  const HostOutputs b = pt.launch_and_read(engine());
-  EXPECT_EQ(a.o, b.o);
-  EXPECT_EQ(a.lse, b.lse);
+  testing::expect_relaunch_bit_identical(pt);
 }
 
 TEST(CudaFlash, RefusesWhatItIsNotBuiltFor) {
