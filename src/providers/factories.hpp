@@ -25,6 +25,9 @@ ProviderTraits cuda_math_traits();
 ProviderTraits cuda_decode_traits();
 ProviderTraits cuda_flash_traits();
 ProviderTraits cuda_mla_decode_traits();
+// A fused attention kernel of a CUDA library `library` (its name, what it is): the facts every
+// fused CUDA provider starts from, built or not.
+ProviderTraits fused_cuda_traits(std::string name, std::string description, std::string library);
 ProviderTraits cudnn_sdpa_traits(bool inference);
 // backend: "default", "flash", "efficient", "cudnn", "math" (torch.sdpa.*) or "naive".
 ProviderTraits torch_traits(std::string_view backend);

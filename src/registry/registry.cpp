@@ -10,18 +10,6 @@ namespace attnprof {
 
 namespace {
 
-// A fused CUDA library no adapter is built for: what it would be.
-ProviderTraits library_traits(std::string name, std::string description, std::string library) {
-  ProviderTraits t;
-  t.name = std::move(name);
-  t.description = std::move(description);
-  t.device = DeviceKind::cuda;
-  t.family = Family::fused;
-  t.fused = true;
-  t.library = std::move(library);
-  return t;
-}
-
 // The one table. Providers a build does not contain stay listed, unavailable, with the reason.
 std::vector<std::unique_ptr<Provider>> build_table() {
   std::vector<std::unique_ptr<Provider>> t;
@@ -72,28 +60,28 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   // What was found (2026-11-29): PyPI has flash-attn 2.8.3 only as source (no wheel), and
   // xFormers 0.0.35's memory-efficient and flash ops call ATen's own kernels.
   t.push_back(make_unbuilt(
-      library_traits("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
-                     "flash-attn"),
+      fused_cuda_traits("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
+                        "flash-attn"),
       "not built: flash-attn is not installed (PyPI has only its source, no wheel) "
       "and no adapter links it; FlashAttention-2 as vendored in ATen runs as torch.sdpa.flash"));
   t.push_back(make_unbuilt(
-      library_traits("xformers.memeff", "the standalone xFormers memory-efficient attention",
-                     "xFormers"),
+      fused_cuda_traits("xformers.memeff", "the standalone xFormers memory-efficient attention",
+                        "xFormers"),
       "not built: xFormers is not installed and no adapter links it; xFormers 0.0.35 (PyPI) runs "
       "its memory-efficient op as ATen's _efficient_attention_forward, the kernel "
       "torch.sdpa.efficient measures"));
   // Tried on the H200 (2026-12-01, bench/results/h200/2026-12-01-tune-ort, call 6).
   t.push_back(make_unbuilt(
-      library_traits("fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4"),
+      fused_cuda_traits("fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4"),
       "not built: flash-attn-4 4.0.0b36 was staged to the H200 with nvidia-cutlass-dsl 4.8.1 and "
       "did not import (those wheels carry no cutlass.cute package); no adapter kept for a library "
       "that has not run"));
   t.push_back(make_unbuilt(
-      library_traits("flashinfer", "FlashInfer's prefill and decode kernels", "FlashInfer"),
+      fused_cuda_traits("flashinfer", "FlashInfer's prefill and decode kernels", "FlashInfer"),
       "not built: flashinfer-python (62 MB and more, kernels compiled at run time) is not on the "
       "GPU machine and was not staged; no adapter for a library that has not run"));
   t.push_back(make_unbuilt(
-      library_traits("trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT"),
+      fused_cuda_traits("trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT"),
       "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "
       "download from a host this workplace cannot reach, and Debian has none); with TensorRT "
       "installed it would be a Python provider (docs/providers.md)"));

@@ -20,13 +20,7 @@ ProviderTraits unfused(std::string name, std::string description, Family family)
 // One of attnprof's own fused kernels: in the default set, writing the LSE, taking the softcap,
 // the sinks and ragged batches.
 ProviderTraits own_kernel(std::string name, std::string description) {
-  ProviderTraits t;
-  t.name = std::move(name);
-  t.description = std::move(description);
-  t.device = DeviceKind::cuda;
-  t.family = Family::fused;
-  t.fused = true;
-  t.library = "attnprof";
+  ProviderTraits t = fused_cuda_traits(std::move(name), std::move(description), "attnprof");
   t.in_default_set = true;
   t.writes_lse = true;
   t.softcap = true;
@@ -41,6 +35,17 @@ constexpr const char* kNaiveRecipe =
     "each)";
 
 }  // namespace
+
+ProviderTraits fused_cuda_traits(std::string name, std::string description, std::string library) {
+  ProviderTraits t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.device = DeviceKind::cuda;
+  t.family = Family::fused;
+  t.fused = true;
+  t.library = std::move(library);
+  return t;
+}
 
 ProviderTraits cuda_naive_traits() {
   ProviderTraits t = unfused(
