@@ -7,7 +7,7 @@ shared memory (SS: two descriptors) or A from registers (RS: four 32-bit registe
 descriptor). Usage: scripts/gen_wgmma.py > src/providers/cuda/wgmma_ops.cuh
 """
 
-SHAPES = [("ss", 32), ("ss", 64), ("rs", 256)]
+SHAPES = [("ss", 32), ("ss", 64), ("ss", 128), ("rs", 64), ("rs", 128), ("rs", 256)]
 TYPES = [("__nv_bfloat16", "bf16"), ("__half", "f16")]
 
 

@@ -24,6 +24,7 @@ ProviderTraits cuda_naive_expand_traits();
 ProviderTraits cuda_math_traits();
 ProviderTraits cuda_decode_traits();
 ProviderTraits cuda_flash_traits();
+ProviderTraits cuda_flash_sm90_traits();
 ProviderTraits cuda_mla_decode_traits();
 // A fused attention kernel of a CUDA library `library` (its name, what it is): the facts every
 // fused CUDA provider starts from, built or not.
@@ -38,6 +39,7 @@ std::unique_ptr<Provider> make_cuda_naive_expand();
 std::unique_ptr<Provider> make_cuda_math();
 std::unique_ptr<Provider> make_cuda_decode();      // attnprof's own decode kernel
 std::unique_ptr<Provider> make_cuda_flash();       // attnprof's own prefill kernel
+std::unique_ptr<Provider> make_cuda_flash_sm90();  // and its Hopper form
 std::unique_ptr<Provider> make_cuda_mla_decode();  // attnprof's own MLA decode kernel (sm_90a)
 
 // cuDNN (src/providers/cudnn/), built with ATTNPROF_WITH_CUDNN

@@ -22,6 +22,7 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   t.push_back(make_cuda_math());
   t.push_back(make_cuda_decode());
   t.push_back(make_cuda_flash());
+  t.push_back(make_cuda_flash_sm90());
   t.push_back(make_cuda_mla_decode());
 #else
   const std::string no_cuda =
@@ -31,6 +32,7 @@ std::vector<std::unique_ptr<Provider>> build_table() {
   t.push_back(make_unbuilt(cuda_math_traits(), no_cuda));
   t.push_back(make_unbuilt(cuda_decode_traits(), no_cuda));
   t.push_back(make_unbuilt(cuda_flash_traits(), no_cuda));
+  t.push_back(make_unbuilt(cuda_flash_sm90_traits(), no_cuda));
   t.push_back(make_unbuilt(cuda_mla_decode_traits(), no_cuda));
 #endif
 #if defined(ATTNPROF_WITH_CUDNN)

@@ -1,11 +1,15 @@
-// cuda.flash (attnprof's fused prefill kernel) on the GPU: every row of O and the LSE against the
-// host's fp64 reference and the device check, over the shapes it takes: head dims 64 and 128,
-// fp16 and bf16, every mask, Nq != Nk both ways, lengths that are no multiple of a tile, MHA, GQA
-// and MQA, both layouts, ragged batches, softcap and sinks; relaunches; and what it refuses.
+// attnprof's fused prefill kernels on the GPU: cuda.flash (sm80+) and cuda.flash.sm90 (Hopper,
+// under both of its schedules: the consumer warpgroups taking turns and not). Every row of O and
+// the LSE against the host's fp64 reference and the device check, over the shapes they take:
+// head dims 64 and 128, fp16 and bf16, every mask, Nq != Nk both ways, lengths that are no
+// multiple of a tile, MHA, GQA and MQA, both layouts, ragged batches, softcap and sinks;
+// relaunches; and what they refuse.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,42 @@ Spec variant(Spec s, std::string lens, double softcap = 0, bool sinks = false) {
   return s;
 }
 
+// A kernel under test: its provider and, for cuda.flash.sm90, its schedule (ATTNPROF_FLASH_SM90,
+// read when a run is prepared).
+struct Kernel {
+  const char* label;
+  std::unique_ptr<Provider> (*make)();
+  const char* schedule;  // null: the default
+  bool hopper_only;
+};
+const Kernel kKernels[] = {
+    {"flash", make_cuda_flash, nullptr, false},
+    {"sm90", make_cuda_flash_sm90, nullptr, true},
+    {"sm90_nopingpong", make_cuda_flash_sm90, "nopingpong", true},
+};
+
+void PrintTo(const Kernel& k, std::ostream* os) {
+  *os << k.label;
+}
+
+// Sets the kernel's schedule for the test's lifetime.
+class FlashKernels : public ::testing::TestWithParam<Kernel> {
+ protected:
+  void SetUp() override {
+    if (GetParam().schedule != nullptr) setenv("ATTNPROF_FLASH_SM90", GetParam().schedule, 1);
+  }
+  void TearDown() override { unsetenv("ATTNPROF_FLASH_SM90"); }
+};
+
+bool hopper() {
+  const Device& d = engine().device();
+  return d.cc_major == 9 && d.cc_minor == 0;
+}
+
+#define REQUIRE_KERNEL() \
+  REQUIRE_ENGINE();      \
+  if (GetParam().hopper_only && !hopper()) GTEST_SKIP() << "built for sm_90a only"
+
 std::vector<Spec> cases() {
   return {
       make_spec(1, 4, 4, 1000, 1000, 128, bf16, kNone),
@@ -54,9 +94,9 @@ std::vector<Spec> cases() {
   };
 }
 
-TEST(CudaFlash, EveryRowPassesBothChecks) {
-  REQUIRE_ENGINE();
-  auto p = make_cuda_flash();
+TEST_P(FlashKernels, EveryRowPassesBothChecks) {
+  REQUIRE_KERNEL();
+  auto p = GetParam().make();
   ASSERT_TRUE(p->availability().available);
   for (const Spec& s : cases()) {
     SCOPED_TRACE(s.label());
@@ -73,9 +113,9 @@ TEST(CudaFlash, EveryRowPassesBothChecks) {
 // key index): O's first three dims are the means of j % 64, j / 64 % 256 and j % 7 over the
 // keys the mask lets the row see, computed from Mask::visible alone. Short rows in fp16, so
 // that a mask one key off moves a mean by more than the rounding.
-TEST(CudaFlash, MaskCoverageMatchesTheMaskDefinition) {
-  REQUIRE_ENGINE();
-  auto p = make_cuda_flash();
+TEST_P(FlashKernels, MaskCoverageMatchesTheMaskDefinition) {
+  REQUIRE_KERNEL();
+  auto p = GetParam().make();
   for (const Spec& s : {make_spec(1, 2, 1, 200, 200, 64, fp16, kCausal),
                         make_spec(1, 2, 2, 70, 150, 128, fp16, kCausalBr),
                         make_spec(1, 2, 2, 150, 70, 128, fp16, kCausalBr),
@@ -104,17 +144,20 @@ TEST(CudaFlash, MaskCoverageMatchesTheMaskDefinition) {
 }
 
 // A second launch on the same run reads the same inputs and writes the same bits.
-TEST(CudaFlash, RelaunchesAreBitIdentical) {
-  REQUIRE_ENGINE();
-  auto p = make_cuda_flash();
+TEST_P(FlashKernels, RelaunchesAreBitIdentical) {
+  REQUIRE_KERNEL();
+  auto p = GetParam().make();
   const Spec s = make_spec(2, 8, 2, 1111, 1111, 128, bf16, kCausal);
   testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 3});
   testing::expect_relaunch_bit_identical(pt);
 }
 
-TEST(CudaFlash, RefusesWhatItIsNotBuiltFor) {
-  REQUIRE_ENGINE();
-  auto p = make_cuda_flash();
+INSTANTIATE_TEST_SUITE_P(CudaFlash, FlashKernels, ::testing::ValuesIn(kKernels),
+                         [](const ::testing::TestParamInfo<Kernel>& i) { return i.param.label; });
+
+TEST_P(FlashKernels, RefusesWhatItIsNotBuiltFor) {
+  REQUIRE_KERNEL();
+  auto p = GetParam().make();
   const auto reason = [&](const Spec& s) { return p->supports(s, engine().device()).reason; };
   EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 256, bf16, kCausal)).find("head dims 64 and 128"),
             std::string::npos);
@@ -128,6 +171,24 @@ TEST(CudaFlash, RefusesWhatItIsNotBuiltFor) {
   EXPECT_NE(variant_refusal(p->traits(), paged(make_spec(1, 8, 8, 1, 64, 128, bf16), 16))
                 .find("no paged KV cache"),
             std::string::npos);
+}
+
+// cuda.flash.sm90 takes a described H200 and says why not an A100 (host code: runs without a
+// GPU).
+TEST(CudaFlashSm90, RefusesOtherDevices) {
+  auto p = make_cuda_flash_sm90();
+  Device h200;
+  h200.kind = DeviceKind::cuda;
+  h200.name = "NVIDIA H200";
+  h200.cc_major = 9;
+  Device a100 = h200;
+  a100.name = "NVIDIA A100";
+  a100.cc_major = 8;
+  const Spec s = make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal);
+  EXPECT_TRUE(p->supports(s, h200).ok) << p->supports(s, h200).reason;
+  EXPECT_EQ(p->supports(s, a100).reason,
+            "cuda.flash.sm90 is built for sm_90a only (wgmma, TMA; Hopper); NVIDIA A100 is compute "
+            "capability 8.0");
 }
 
 }  // namespace

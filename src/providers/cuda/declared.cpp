@@ -98,14 +98,26 @@ ProviderTraits cuda_flash_traits() {
       "head dims 64 and 128");
 }
 
+ProviderTraits cuda_flash_sm90_traits() {
+  ProviderTraits t = own_kernel(
+      "cuda.flash.sm90",
+      "attnprof's fused prefill kernel for Hopper (sm_90a): a CTA per 128 query rows of a head, "
+      "a producer warpgroup bringing Q and two stages of 128-key K/V tiles by TMA (mbarriers), two "
+      "consumer warpgroups of 64 rows taking turns at the tensor cores, S = Q K^T and P V on "
+      "wgmma from 128-byte-swizzled shared memory, each tile's softmax under the previous tile's "
+      "P V; masked tiles skipped; native GQA, head dims 64 and 128");
+  t.variant_of = "cuda.flash";
+  return t;
+}
+
 ProviderTraits cuda_mla_decode_traits() {
   ProviderTraits t = own_kernel(
       "cuda.mla.decode",
       "attnprof's absorbed-MLA decode kernel for Hopper (sm_90a): d_qk 576, d_v 512 over one "
       "latent cache (V read as K's first 512 columns), one CTA per 64 query rows of a KV head and "
       "chunk of keys, two warpgroups, S = Q K^T and P V on wgmma from 128-byte-swizzled shared "
-      "memory (cp.async, four stages of 32 keys), P V one tile behind the scores, online softmax "
-      "in fp32, an exact log-sum-exp merge of the splits");
+      "memory (cp.async, two stages of 64 keys), the scores and softmax on one warpgroup, P V "
+      "split by value columns, online softmax in fp32, an exact log-sum-exp merge of the splits");
   t.paged_kv = true;  // reads each key through the block table
   return t;
 }

@@ -77,4 +77,15 @@ __device__ __forceinline__ void barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Warp specialization's register split: every warp of a warpgroup lowers (dec) or raises (inc)
+// its registers per thread to N (a multiple of 8, 24 to 256).
+template <int N>
+__device__ __forceinline__ void set_max_registers_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void set_max_registers_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 }  // namespace attnprof::cuda

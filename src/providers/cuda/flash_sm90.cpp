@@ -1,0 +1,87 @@
+// cuda.flash.sm90: attnprof's own fused prefill kernel for Hopper (flash_sm90_kernel.cu): wgmma
+// from 128-byte-swizzled shared memory, K and V tiles brought by the tensor memory accelerator
+// (a producer warpgroup, mbarriers), two consumer warpgroups taking turns at the tensor cores. GQA
+// and MQA read each KV head in place; every mask, Nq != Nk, ragged batches, the logit softcap and
+// sinks; O and the LSE written.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "providers/cuda/flash_sm90_kernel.cuh"
+#include "providers/cuda/provider_common.hpp"
+#include "providers/factories.hpp"
+
+namespace attnprof {
+namespace {
+
+// ATTNPROF_FLASH_SM90=nopingpong: the consumer warpgroups do not take turns (for comparing
+// the two schedules on a device).
+bool pingpong_from_env() {
+  const char* v = std::getenv("ATTNPROF_FLASH_SM90");
+  return v == nullptr || std::string_view(v) != "nopingpong";
+}
+
+class FlashSm90Run final : public Run {
+ public:
+  explicit FlashSm90Run(const Spec& spec) : spec_(spec) {}
+
+  void launch(Stream& stream, const Io& io) override {
+    cuda::FlashSm90Args a;
+    static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
+    a.pingpong = pingpong_;
+    cuda::launch_flash_sm90(a, cuda::native_stream(stream));
+  }
+
+  std::string note() const override {
+    const int64_t blocks = (spec_.q_len + cuda::kFlashSm90Rows - 1) / cuda::kFlashSm90Rows;
+    return fmt::format(
+        "{} CTAs of {} query rows (2 consumer warpgroups{}, a TMA producer warpgroup), {} stages "
+        "of "
+        "{}-key K and V tiles, {} B of shared memory each",
+        blocks * spec_.q_heads * spec_.batch, cuda::kFlashSm90Rows,
+        pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages, cuda::kFlashSm90KeyTile,
+        cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
+  }
+
+ private:
+  Spec spec_;
+  bool pingpong_ = pingpong_from_env();
+};
+
+class FlashSm90Provider final : public Provider {
+ public:
+  ProviderTraits traits() const override { return cuda_flash_sm90_traits(); }
+  Availability availability() const override { return cuda::device_availability(); }
+
+  Support supports(const Spec& spec, const Device& device) const override {
+    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128}); !base.ok)
+      return base;
+    if (device.cc_major != 9 || device.cc_minor != 0)
+      return Support::no(fmt::format(
+          "{} is built for sm_90a only (wgmma, TMA; Hopper); {} is compute capability {}.{}",
+          name(), device.name, device.cc_major, device.cc_minor));
+    if (spec.q_len >= (int64_t{1} << 30) || spec.kv_len >= (int64_t{1} << 30) ||
+        spec.batch > 65535 || spec.q_heads > 65535)
+      return Support::no(fmt::format(
+          "{} indexes rows and keys in 32 bits and launches a (query blocks, q_heads, batch) "
+          "grid: at most 2^30 of each and 65535 sequences and query heads",
+          name()));
+    return Support::yes();
+  }
+  int64_t workspace_estimate(const Spec&) const override { return 0; }  // none
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext&,
+                               const Io&) override {
+    return std::make_unique<FlashSm90Run>(spec);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> make_cuda_flash_sm90() {
+  return std::make_unique<FlashSm90Provider>();
+}
+
+}  // namespace attnprof

@@ -1,0 +1,346 @@
+// cuda.flash.sm90's forward kernel (flash_sm90_kernel.cuh). Verified end to end: every row of O
+// and the LSE against the fp64 reference on the host and on the device (tests/gpu/test_flash.cpp,
+// under both of its schedules).
+//
+// Shared memory (1024-byte aligned, the 128-byte swizzle of wgmma.cuh, written by the tensor
+// copies): Q's block (kRows x D), K and V tiles of BC keys in two stages each, the mbarriers.
+// The producer warpgroup's one thread: Q's block on `q_full`; then per tile t (stage t % 2) it
+// waits until both consumer warpgroups have released the stage's last K (`k_empty`), loads K's tile
+// on `k_full`, and the same for V. Consumer warpgroup w (rows 64 w ...):
+//   tile 0   S = Q K^T; release K; softmax; P to A fragments
+//   tile t   [its turn] issue S = Q K^T of tile t and O += P V of tile t - 1 [the other's turn];
+//            wait for S, release K of t; scale, mask, the online softmax; wait for P V, release
+//            V of t - 1; rescale O; P of tile t to A fragments
+//   end      [its turn] O += P V of the last tile; O / sum (the sink joining it) and the LSE out
+// Turns: named barrier 1 + w is warpgroup w's, each sync at it waiting for the other's arrival,
+// so that one warpgroup's GEMMs are queued while the other runs its softmax.
+#include "providers/cuda/flash_sm90_kernel.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda/cuda_check.hpp"
+#include "providers/cuda/attention_rows.cuh"
+#include "providers/cuda/tensor_map.hpp"
+#include "providers/cuda/tma.cuh"
+#include "providers/cuda/warp_mma.cuh"
+#include "providers/cuda/wgmma.cuh"
+
+namespace attnprof::cuda {
+
+namespace {
+
+constexpr int kRows = kFlashSm90Rows, BC = kFlashSm90KeyTile, STAGES = kFlashSm90Stages;
+
+// The kernel's parameters: what every own kernel is told, and the three tensor maps.
+struct Params {
+  FlashSm90Args a;
+  CUtensorMap q, k, v;
+};
+
+template <int D>
+struct Cfg {
+  static constexpr int kQBytes = kRows * D * 2;
+  static constexpr int kTileBytes = BC * D * 2;
+  static constexpr int kBarBytes = (1 + 4 * STAGES) * 8;
+  static constexpr int kSmemBytes = 1024 + kQBytes + 2 * STAGES * kTileBytes + kBarBytes;
+};
+static_assert(Cfg<128>::kSmemBytes <= 227 * 1024);
+
+// The sizes of wgmma this head dim takes: S of 64 x BC from shared memory, O of 64 x D from P
+// in registers.
+template <class T, int D>
+__device__ __forceinline__ void wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[4], uint64_t db) {
+  if constexpr (D == 128) {
+    wgmma_rs_n128<T>(o, pa, db, 1);
+  } else {
+    wgmma_rs_n64<T>(o, pa, db, 1);
+  }
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kFlashSm90Threads, 1)
+    flash_sm90_kernel(const __grid_constant__ Params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = Cfg<D>;
+  constexpr int CB = D / 64;       // column blocks of 64 (128 bytes)
+  constexpr int SREGS = BC / 2;    // S accumulators per thread (64 x BC / 128)
+  constexpr int OREGS = D / 2;     // O accumulators per thread
+  constexpr int KSTEPS = BC / 16;  // k-steps of P V
+  constexpr int kConsumers = 256;  // threads of the two consumer warpgroups
+  // Registers a thread of the producer and of a consumer warpgroup holds: each SM sub-partition
+  // (16384 registers) runs one warp of each warpgroup, 24 + 240 + 240 of 512 a lane.
+  constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  const FlashSm90Args& a = p.a;
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = smem_u32(smem_raw);
+  unsigned char* base = smem_raw + ((1024 - (raw & 1023)) & 1023);
+  unsigned char* qs = base;
+  unsigned char* ks = qs + C::kQBytes;              // STAGES tiles
+  unsigned char* vs = ks + STAGES * C::kTileBytes;  // STAGES tiles
+  auto* bars = reinterpret_cast<uint64_t*>(vs + STAGES * C::kTileBytes);
+  uint64_t* q_full = bars;
+  uint64_t* k_full = bars + 1;
+  uint64_t* k_empty = k_full + STAGES;
+  uint64_t* v_full = k_empty + STAGES;
+  uint64_t* v_empty = v_full + STAGES;
+
+  const int h = int(blockIdx.y), b = int(blockIdx.z);
+  const int kvh = h / (a.q_heads / a.kv_heads);
+  const Seq sq = seq_of(a, b);
+  // Under a causal mask the last blocks see the most keys: they start first.
+  const bool causal = a.mask == MaskKind::causal_tl || a.mask == MaskKind::causal_br;
+  const int blk = causal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const int m0 = blk * kRows;
+  if (m0 >= sq.nq) return;  // a ragged batch's shorter sequence: the whole CTA
+  const int m_last = min(m0 + kRows, sq.nq) - 1;
+  // The block's keys: from the first row's first to the last row's last; a tile every row sees
+  // whole needs no mask.
+  const int lo = first_key(a, sq, m0), hi = last_key(a, sq, m_last);
+  const int t0 = hi >= lo ? lo / BC * BC : 0;
+  const int tiles = hi >= lo ? (hi - t0) / BC + 1 : 0;
+  const int all_first = first_key(a, sq, m_last), all_last = last_key(a, sq, m0);
+
+  const int tid = int(threadIdx.x);
+  // The warpgroup (2: the producer), warp-uniform to the compiler.
+  const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
+  if (tid == 0) {
+    mbar_init(q_full, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(k_full + s, 1);
+      mbar_init(v_full + s, 1);
+      mbar_init(k_empty + s, kConsumers);
+      mbar_init(v_empty + s, kConsumers);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 2) {
+    // The producer warpgroup gives its registers to the consumers; one thread issues every copy.
+    set_max_registers_dec<kProducerRegs>();
+    if (tid == kConsumers && tiles > 0) {
+      mbar_expect_bytes(q_full, C::kQBytes);
+#pragma unroll
+      for (int c = 0; c < CB; ++c)
+        tma_load_4d(qs + c * kRows * 128, &p.q, q_full, 64 * c, m0, h, b);
+      for (int t = 0; t < tiles; ++t) {
+        const int s = t % STAGES, use = t / STAGES, k0 = t0 + t * BC;
+        if (use > 0) mbar_wait(k_empty + s, (use - 1) & 1);
+        mbar_expect_bytes(k_full + s, C::kTileBytes);
+#pragma unroll
+        for (int c = 0; c < CB; ++c)
+          tma_load_4d(ks + s * C::kTileBytes + c * BC * 128, &p.k, k_full + s, 64 * c, k0, kvh, b);
+        if (use > 0) mbar_wait(v_empty + s, (use - 1) & 1);
+        mbar_expect_bytes(v_full + s, C::kTileBytes);
+#pragma unroll
+        for (int c = 0; c < CB; ++c)
+          tma_load_4d(vs + s * C::kTileBytes + c * BC * 128, &p.v, v_full + s, 64 * c, k0, kvh, b);
+      }
+    }
+    return;
+  }
+
+  set_max_registers_inc<kConsumerRegs>();
+  const int wt = tid & 127, warp = wt >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+  // This thread's two rows: m0 + 64 wg + 16 warp + g and + 8, and the keys each sees (a row
+  // past the sequence: none).
+  int first[2], last[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int i = m0 + 64 * wg + 16 * warp + g + 8 * hh;
+    first[hh] = i < sq.nq ? first_key(a, sq, i) : 1;
+    last[hh] = i < sq.nq ? last_key(a, sq, i) : 0;
+  }
+  const bool capped = a.softcap > 0;
+  const float mul = capped ? 1.f : a.scale * kLog2e;  // a raw score to base 2
+  const int mine = 1 + wg, other = 2 - wg;            // the turns' named barriers
+  const bool pingpong = a.pingpong;
+
+  float o[OREGS];
+#pragma unroll
+  for (int i = 0; i < OREGS; ++i) o[i] = 0;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+  float sacc[SREGS];
+  uint32_t pa[KSTEPS][4];
+  float alpha[2] = {1.f, 1.f};
+
+  const unsigned char* qw = qs + wg * 64 * 128;  // this warpgroup's rows of each column block
+  auto issue_scores = [&](int t) {
+    const unsigned char* kt = ks + (t % STAGES) * C::kTileBytes;
+#pragma unroll
+    for (int i = 0; i < SREGS; ++i) sacc[i] = 0;
+    wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < CB; ++c)
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        wgmma_ss_n128<T>(sacc, kmajor_descriptor(qw + c * kRows * 128 + k * 32),
+                         kmajor_descriptor(kt + c * BC * 128 + k * 32), c + k > 0);
+    wgmma_commit();
+  };
+  auto issue_pv = [&](int t) {
+    const unsigned char* vt = vs + (t % STAGES) * C::kTileBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < KSTEPS; ++k)
+      wgmma_pv<T, D>(o, pa[k], mnmajor_descriptor(vt + k * 16 * 128, BC));
+    wgmma_commit();
+  };
+  // S of tile t complete: scale (cap) and mask where some row does not see the whole tile
+  // (element e of n-block j: row e >= 2, key k0 + 8 j + 2 t4 + e % 2); the online softmax,
+  // P in sacc, `alpha` the rescale of O before P V of tile t.
+  auto softmax = [&](int t) {
+    pin(sacc);
+    const int k0 = t0 + t * BC;
+    if (capped) {
+#pragma unroll
+      for (int i = 0; i < SREGS; ++i) sacc[i] = score2(a, sacc[i]);
+    }
+    if (k0 < all_first || k0 + BC - 1 > all_last) {
+#pragma unroll
+      for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int hh = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
+          if (pos < first[hh] || pos > last[hh]) sacc[4 * j + e] = -INFINITY;
+        }
+    }
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int i = 0; i < SREGS; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sacc[i]);
+    float use[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const float mnew = fmaxf(m[hh], quad_max(mx[hh]) * mul);  // base 2
+      use[hh] = mnew == -INFINITY ? 0.f : mnew;                 // a row that has seen nothing
+      alpha[hh] = fast_exp2(m[hh] - use[hh]);
+      m[hh] = mnew;
+    }
+    float sum[2] = {0, 0};
+#pragma unroll
+    for (int i = 0; i < SREGS; ++i) {
+      const int hh = (i >> 1) & 1;
+      sacc[i] = fast_exp2(fmaf(sacc[i], mul, -use[hh]));
+      sum[hh] += sacc[i];
+    }
+    l[0] = l[0] * alpha[0] + sum[0];
+    l[1] = l[1] * alpha[1] + sum[1];
+  };
+  // O *= alpha (P V's registers free), P to A fragments: n-blocks 2 k and 2 k + 1 of S.
+  auto rescale_and_pack = [&] {
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {  // warp-uniform
+#pragma unroll
+      for (int j = 0; j < OREGS / 4; ++j) {
+        o[4 * j] *= alpha[0];
+        o[4 * j + 1] *= alpha[0];
+        o[4 * j + 2] *= alpha[1];
+        o[4 * j + 3] *= alpha[1];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < KSTEPS; ++k) {
+      const float* s8 = sacc + 8 * k;
+      pa[k][0] = pack2<T>(s8[0], s8[1]);
+      pa[k][1] = pack2<T>(s8[2], s8[3]);
+      pa[k][2] = pack2<T>(s8[4], s8[5]);
+      pa[k][3] = pack2<T>(s8[6], s8[7]);
+    }
+  };
+
+  if (tiles > 0) {
+    mbar_wait(q_full, 0);
+    mbar_wait(k_full, 0);
+    issue_scores(0);
+    wgmma_wait<0>();
+    mbar_arrive(k_empty);
+    softmax(0);
+    rescale_and_pack();
+    // The first turn is warpgroup 0's.
+    if (pingpong && wg == 1) barrier_arrive(other, kConsumers);
+  }
+  for (int t = 1; t < tiles; ++t) {
+    const int s = t % STAGES, sp = (t - 1) % STAGES;
+    mbar_wait(k_full + s, (t / STAGES) & 1);
+    mbar_wait(v_full + sp, ((t - 1) / STAGES) & 1);
+    if (pingpong) barrier_sync(mine, kConsumers);
+    issue_scores(t);
+    issue_pv(t - 1);
+    if (pingpong) barrier_arrive(other, kConsumers);
+    wgmma_wait<1>();  // the scores; P V may still run
+    mbar_arrive(k_empty + s);
+    softmax(t);
+    wgmma_wait<0>();
+    pin(o);
+    mbar_arrive(v_empty + sp);
+    rescale_and_pack();
+  }
+  if (tiles > 0) {
+    const int s = (tiles - 1) % STAGES;
+    mbar_wait(v_full + s, ((tiles - 1) / STAGES) & 1);
+    if (pingpong) barrier_sync(mine, kConsumers);
+    issue_pv(tiles - 1);
+    // Warpgroup 1's last turn is the last: its arrival would have no sync to meet.
+    if (pingpong && wg == 0) barrier_arrive(other, kConsumers);
+    wgmma_wait<0>();
+    pin(o);
+  }
+
+  // Each row normalized (the sink joining its sum) and written, with its LSE.
+  const float s2 = sink2(a, h);
+  T* og = static_cast<T*>(a.o) + b * a.o_sb + h * a.o_sh;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int i = m0 + 64 * wg + 16 * warp + g + 8 * hh;
+    const RowEnd end = end_row(m[hh], quad_sum(l[hh]), s2);
+    if (i >= sq.nq) continue;
+    T* out = og + int64_t(i) * a.o_ss + 2 * t4;
+#pragma unroll
+    for (int j = 0; j < OREGS / 4; ++j)
+      *reinterpret_cast<uint32_t*>(out + 8 * j) =
+          pack2<T>(o[4 * j + 2 * hh] * end.factor, o[4 * j + 2 * hh + 1] * end.factor);
+    if (t4 == 0 && a.lse != nullptr) a.lse[(int64_t(b) * a.q_heads + h) * a.q_len + i] = end.lse;
+  }
+#else
+  __trap();  // built for sm_90a only (the provider refuses other devices)
+#endif
+}
+
+TensorView4 view_of(const void* data, int batch, int heads, int seq, int dim, int64_t sb,
+                    int64_t sh, int64_t ss) {
+  return TensorView4{data, batch, heads, seq, dim, sb, sh, ss};
+}
+
+template <class T, int D>
+void launch_typed(const FlashSm90Args& a, cudaStream_t stream) {
+  constexpr int smem = Cfg<D>::kSmemBytes;
+  static const cudaError_t set = cudaFuncSetAttribute(
+      flash_sm90_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  ATTNPROF_CUDA(set);
+  Params p;
+  p.a = a;
+  p.q = swizzled_tensor_map(view_of(a.q, a.batch, a.q_heads, a.q_len, D, a.q_sb, a.q_sh, a.q_ss),
+                            a.dtype, kRows);
+  p.k = swizzled_tensor_map(
+      view_of(a.k, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss), a.dtype, BC);
+  p.v = swizzled_tensor_map(
+      view_of(a.v, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss), a.dtype, BC);
+  const dim3 grid(unsigned((a.q_len + kRows - 1) / kRows), unsigned(a.q_heads), unsigned(a.batch));
+  flash_sm90_kernel<T, D><<<grid, kFlashSm90Threads, smem, stream>>>(p);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+}  // namespace
+
+int flash_sm90_smem_bytes(int head_dim) {
+  return head_dim == 64 ? Cfg<64>::kSmemBytes : Cfg<128>::kSmemBytes;
+}
+
+void launch_flash_sm90(const FlashSm90Args& a, cudaStream_t stream) {
+  const bool bf16 = a.dtype == DType::bf16;
+  if (a.head_dim == 64)
+    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
+  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+}
+
+}  // namespace attnprof::cuda

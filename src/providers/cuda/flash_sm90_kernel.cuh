@@ -1,0 +1,41 @@
+// The fused prefill kernel behind cuda.flash.sm90 (flash_sm90.cpp): attention's forward for
+// Hopper (sm_90a) on wgmma, the tensor memory accelerator and mbarriers, with the warps
+// specialized.
+//
+//   grid (query blocks, q_heads, batch), 384 threads: a CTA per block of kFlashSm90Rows query
+//   rows of one head (GQA and MQA read the KV head in place). A producer warpgroup issues the
+//   tensor copies: Q's block once, then K and V tiles of 128 keys into two stages each, every
+//   stage behind a full and an empty mbarrier. Two consumer warpgroups of 64 rows each compute
+//   S = Q K^T (wgmma, both operands in shared memory) and O += P V (P from registers), the
+//   softmax of tile t under P V of tile t - 1, and take turns at the tensor cores (named
+//   barriers) so that one warpgroup's softmax runs under the other's GEMMs.
+//
+// Masks none, causal (both alignments) and window, masked tiles skipped and the longest blocks
+// first; Nq != Nk; ragged batches; the logit softcap; sinks. O and the LSE are written.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "providers/cuda/attention_args.hpp"
+
+namespace attnprof::cuda {
+
+inline constexpr int kFlashSm90Rows = 128;     // query rows per CTA: two warpgroups of 64
+inline constexpr int kFlashSm90Threads = 384;  // two consumer warpgroups and a producer
+inline constexpr int kFlashSm90KeyTile = 128;  // keys per tile
+inline constexpr int kFlashSm90Stages = 2;     // tiles of K (and of V) in flight
+
+struct FlashSm90Args : AttentionArgs {
+  // Whether the two consumer warpgroups take turns at the tensor cores (ATTNPROF_FLASH_SM90=
+  // nopingpong turns it off, for comparing on a device).
+  bool pingpong = true;
+};
+
+// Bytes of dynamic shared memory one CTA takes at a head dim (64 or 128).
+int flash_sm90_smem_bytes(int head_dim);
+
+// Enqueues the forward on `stream`. head_dim 64 or 128; bf16 or fp16; a device of compute
+// capability 9.0. Throws std::runtime_error where the tensors cannot be mapped (tensor_map.hpp).
+void launch_flash_sm90(const FlashSm90Args& a, cudaStream_t stream);
+
+}  // namespace attnprof::cuda
