@@ -16,7 +16,8 @@
 #             P.jsonl), that journal is continued with --resume: one run of the same bundle
 #             spread over calls, each point measured once
 #   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset);
-#             grid2 the same with ATTNPROF_GRID2_ARGS into $OUT/grid2.jsonl
+#             grid2 the same with ATTNPROF_GRID2_ARGS into $OUT/grid2.jsonl; ATTNPROF_GRID_ENV
+#             (NAME=VALUE ...) is set for these steps alone
 #   coldhot   cold against hot timing of short kernels (ATTNPROF_COLDHOT_PROVIDERS, default
 #             cudnn.sdpa,cuda.naive) at B 1, H 12, D 64, N 256 and 512, fp16: $OUT/coldhot.jsonl
 #   ncu       the engine's target against Nsight Compute, per clock policy: each provider of
@@ -135,7 +136,8 @@ for s in $steps; do
     grid | grid2)
       args=${ATTNPROF_GRID_ARGS:-}
       [[ $s == grid2 ]] && args=${ATTNPROF_GRID2_ARGS:-}
-      step "$s" "$pkg/bin/attnprof" run $args --out "$out/$s.jsonl"
+      # ATTNPROF_GRID_ENV: NAME=VALUE settings for this step alone (a kernel's schedule knob).
+      step "$s" env ${ATTNPROF_GRID_ENV:-} "$pkg/bin/attnprof" run $args --out "$out/$s.jsonl"
       ;;
     coldhot)
       point=(--providers "${ATTNPROF_COLDHOT_PROVIDERS:-cudnn.sdpa,cuda.naive}" --batch 1

@@ -101,8 +101,9 @@ ProviderTraits cuda_flash_traits() {
 ProviderTraits cuda_flash_sm90_traits() {
   ProviderTraits t = own_kernel(
       "cuda.flash.sm90",
-      "attnprof's fused prefill kernel for Hopper (sm_90a): a CTA per 128 query rows of a head, "
-      "a producer warpgroup bringing Q and two stages of 128-key K/V tiles by TMA (mbarriers), two "
+      "attnprof's fused prefill kernel for Hopper (sm_90a): a persistent CTA per SM walking "
+      "blocks of 128 query rows of a head, a producer warpgroup bringing Q and two stages of "
+      "128-key K/V tiles by TMA (mbarriers), two "
       "consumer warpgroups of 64 rows taking turns at the tensor cores, S = Q K^T and P V on "
       "wgmma from 128-byte-swizzled shared memory, each tile's softmax under the previous tile's "
       "P V; masked tiles skipped; native GQA, head dims 64 and 128");

@@ -1,10 +1,12 @@
 // cuda.flash.sm90: attnprof's own fused prefill kernel for Hopper (flash_sm90_kernel.cu): wgmma
 // from 128-byte-swizzled shared memory, K and V tiles brought by the tensor memory accelerator
-// (a producer warpgroup, mbarriers), two consumer warpgroups taking turns at the tensor cores. GQA
-// and MQA read each KV head in place; every mask, Nq != Nk, ragged batches, the logit softcap and
-// sinks; O and the LSE written.
+// (a producer warpgroup, mbarriers), two consumer warpgroups taking turns at the tensor cores, one
+// persistent CTA per SM. GQA and MQA read each KV head in place; every mask, Nq != Nk, ragged
+// batches, the logit softcap and sinks; O and the LSE written.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -24,9 +26,14 @@ bool pingpong_from_env() {
   return v == nullptr || std::string_view(v) != "nopingpong";
 }
 
+// The kernel's work items: blocks of query rows x query heads x sequences.
+int64_t work_items(const Spec& s) {
+  return (s.q_len + cuda::kFlashSm90Rows - 1) / cuda::kFlashSm90Rows * s.q_heads * s.batch;
+}
+
 class FlashSm90Run final : public Run {
  public:
-  explicit FlashSm90Run(const Spec& spec) : spec_(spec) {}
+  FlashSm90Run(const Spec& spec, int sms) : spec_(spec), sms_(sms) {}
 
   void launch(Stream& stream, const Io& io) override {
     cuda::FlashSm90Args a;
@@ -48,6 +55,7 @@ class FlashSm90Run final : public Run {
 
  private:
   Spec spec_;
+  int sms_;
   bool pingpong_ = pingpong_from_env();
 };
 
@@ -64,17 +72,17 @@ class FlashSm90Provider final : public Provider {
           "{} is built for sm_90a only (wgmma, TMA; Hopper); {} is compute capability {}.{}",
           name(), device.name, device.cc_major, device.cc_minor));
     if (spec.q_len >= (int64_t{1} << 30) || spec.kv_len >= (int64_t{1} << 30) ||
-        spec.batch > 65535 || spec.q_heads > 65535)
+        work_items(spec) >= (int64_t{1} << 31))
       return Support::no(fmt::format(
-          "{} indexes rows and keys in 32 bits and launches a (query blocks, q_heads, batch) "
-          "grid: at most 2^30 of each and 65535 sequences and query heads",
-          name()));
+          "{} indexes rows, keys and its work items (blocks of {} query rows x q_heads x batch) "
+          "in 32 bits: at most 2^30 rows and keys and 2^31 items",
+          name(), cuda::kFlashSm90Rows));
     return Support::yes();
   }
   int64_t workspace_estimate(const Spec&) const override { return 0; }  // none
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext&,
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext&,
                                const Io&) override {
-    return std::make_unique<FlashSm90Run>(spec);
+    return std::make_unique<FlashSm90Run>(spec, device.sm_count);
   }
 };
 

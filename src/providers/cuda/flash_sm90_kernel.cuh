@@ -2,10 +2,11 @@
 // Hopper (sm_90a) on wgmma, the tensor memory accelerator and mbarriers, with the warps
 // specialized.
 //
-//   grid (query blocks, q_heads, batch), 384 threads: a CTA per block of kFlashSm90Rows query
-//   rows of one head (GQA and MQA read the KV head in place). A producer warpgroup issues the
-//   tensor copies: Q's block once, then K and V tiles of 128 keys into two stages each, every
-//   stage behind a full and an empty mbarrier. Two consumer warpgroups of 64 rows each compute
+//   persistent: one CTA of 384 threads per SM, each walking work items (a block of
+//   kFlashSm90Rows query rows of one head; GQA and MQA read the KV head in place). A producer
+//   warpgroup issues the tensor copies: each item's Q block, then K and V tiles of 128 keys into
+//   two stages each, every stage (and Q) behind a full and an empty mbarrier, running ahead into
+//   the next item while the consumers finish one. Two consumer warpgroups of 64 rows each compute
 //   S = Q K^T (wgmma, both operands in shared memory) and O += P V (P from registers), the
 //   softmax of tile t under P V of tile t - 1, and take turns at the tensor cores (named
 //   barriers) so that one warpgroup's softmax runs under the other's GEMMs.
@@ -29,6 +30,7 @@ struct FlashSm90Args : AttentionArgs {
   // Whether the two consumer warpgroups take turns at the tensor cores (ATTNPROF_FLASH_SM90=
   // nopingpong turns it off, for comparing on a device).
   bool pingpong = true;
+  int blocks = 0;  // query blocks per head (set by launch_flash_sm90)
 };
 
 // Bytes of dynamic shared memory one CTA takes at a head dim (64 or 128).
