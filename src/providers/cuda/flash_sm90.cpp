@@ -43,12 +43,11 @@ class FlashSm90Run final : public Run {
   }
 
   std::string note() const override {
-    const int64_t blocks = (spec_.q_len + cuda::kFlashSm90Rows - 1) / cuda::kFlashSm90Rows;
+    const int64_t items = work_items(spec_);
     return fmt::format(
-        "{} CTAs of {} query rows (2 consumer warpgroups{}, a TMA producer warpgroup), {} stages "
-        "of "
-        "{}-key K and V tiles, {} B of shared memory each",
-        blocks * spec_.q_heads * spec_.batch, cuda::kFlashSm90Rows,
+        "persistent: {} CTAs over {} blocks of {} query rows (2 consumer warpgroups{}, a TMA "
+        "producer warpgroup), {} stages of {}-key K and V tiles, {} B of shared memory each",
+        std::min<int64_t>(items, sms_), items, cuda::kFlashSm90Rows,
         pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages, cuda::kFlashSm90KeyTile,
         cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
   }

@@ -380,8 +380,13 @@ void launch_typed(const FlashSm90Args& a, cudaStream_t stream) {
       view_of(a.k, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss), a.dtype, BC);
   p.v = swizzled_tensor_map(
       view_of(a.v, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss), a.dtype, BC);
-  const dim3 grid(unsigned((a.q_len + kRows - 1) / kRows), unsigned(a.q_heads), unsigned(a.batch));
-  flash_sm90_kernel<T, D><<<grid, kFlashSm90Threads, smem, stream>>>(p);
+  p.a.blocks = (a.q_len + kRows - 1) / kRows;
+  const int64_t items = int64_t(p.a.blocks) * a.q_heads * a.batch;
+  int device = 0, sms = 0;
+  ATTNPROF_CUDA(cudaGetDevice(&device));
+  ATTNPROF_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const auto ctas = unsigned(std::min<int64_t>(items, sms));
+  flash_sm90_kernel<T, D><<<ctas, kFlashSm90Threads, smem, stream>>>(p);
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
