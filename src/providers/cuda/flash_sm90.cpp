@@ -31,6 +31,12 @@ int64_t work_items(const Spec& s) {
   return (s.q_len + cuda::kFlashSm90Rows - 1) / cuda::kFlashSm90Rows * s.q_heads * s.batch;
 }
 
+// ATTNPROF_FLASH_SM90_ORDER=blocks: the work items blocks major instead of heads major.
+bool heads_major_from_env() {
+  const char* v = std::getenv("ATTNPROF_FLASH_SM90_ORDER");
+  return v == nullptr || std::string_view(v) != "blocks";
+}
+
 class FlashSm90Run final : public Run {
  public:
   FlashSm90Run(const Spec& spec, int sms) : spec_(spec), sms_(sms) {}
@@ -39,23 +45,26 @@ class FlashSm90Run final : public Run {
     cuda::FlashSm90Args a;
     static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
     a.pingpong = pingpong_;
+    a.heads_major = heads_major_;
     cuda::launch_flash_sm90(a, cuda::native_stream(stream));
   }
 
   std::string note() const override {
     const int64_t items = work_items(spec_);
     return fmt::format(
-        "persistent: {} CTAs over {} blocks of {} query rows (2 consumer warpgroups{}, a TMA "
-        "producer warpgroup), {} stages of {}-key K and V tiles, {} B of shared memory each",
+        "persistent: {} CTAs over {} blocks of {} query rows, {} major (2 consumer "
+        "warpgroups{}, a TMA producer warpgroup), {} stages of {}-key K and V tiles, {} B of "
+        "shared memory each",
         std::min<int64_t>(items, sms_), items, cuda::kFlashSm90Rows,
-        pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages, cuda::kFlashSm90KeyTile,
-        cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
+        heads_major_ ? "heads" : "blocks", pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages,
+        cuda::kFlashSm90KeyTile, cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
   }
 
  private:
   Spec spec_;
   int sms_;
   bool pingpong_ = pingpong_from_env();
+  bool heads_major_ = heads_major_from_env();
 };
 
 class FlashSm90Provider final : public Provider {
