@@ -31,10 +31,17 @@ int64_t work_items(const Spec& s) {
   return (s.q_len + cuda::kFlashSm90Rows - 1) / cuda::kFlashSm90Rows * s.q_heads * s.batch;
 }
 
-// ATTNPROF_FLASH_SM90_ORDER=blocks: the work items blocks major instead of heads major.
-bool heads_major_from_env() {
+// The order of the work items: heads major (a head's blocks together, the CTAs running at once
+// sharing K and V in L2) where every block of a head costs the same; blocks major (every head's
+// longest block first) under a causal mask, whose blocks' costs grow with their rows. Measured
+// both ways on fa-bench (bench/results/h200/2026-12-02-flash-sm90, call 5): heads major
+// 1.02-1.26x blocks major without a mask; under a causal mask 0.73-1.08x (geomean 0.94).
+// ATTNPROF_FLASH_SM90_ORDER=heads|blocks forces one, for comparing on a device.
+bool heads_major_for(const Spec& spec) {
   const char* v = std::getenv("ATTNPROF_FLASH_SM90_ORDER");
-  return v == nullptr || std::string_view(v) != "blocks";
+  if (v != nullptr && std::string_view(v) == "heads") return true;
+  if (v != nullptr && std::string_view(v) == "blocks") return false;
+  return spec.mask.kind != MaskKind::causal_tl && spec.mask.kind != MaskKind::causal_br;
 }
 
 class FlashSm90Run final : public Run {
@@ -64,7 +71,7 @@ class FlashSm90Run final : public Run {
   Spec spec_;
   int sms_;
   bool pingpong_ = pingpong_from_env();
-  bool heads_major_ = heads_major_from_env();
+  bool heads_major_ = heads_major_for(spec_);
 };
 
 class FlashSm90Provider final : public Provider {

@@ -71,10 +71,11 @@ struct Work {
   Seq sq;
   int t0, tiles, all_first, all_last;
 };
-// Item `item`: by default heads major (a sequence's heads, then sequences), the blocks of one
+// Item `item`: with `heads_major` (a sequence's heads, then sequences), the blocks of one
 // head next to each other, so that the CTAs running at once share K and V in L2; under a causal
-// mask a head's last blocks, which see the most keys, first. With `heads_major` off, blocks
-// major (every head's last block first). A block past a ragged sequence's rows has m0 >= sq.nq.
+// mask a head's last blocks, which see the most keys, first. Without, blocks major (under a
+// causal mask every head's last block first). A block past a ragged sequence's rows has m0 >=
+// sq.nq.
 __device__ __forceinline__ Work work_of(const FlashSm90Args& a, int item) {
   Work w;
   const int per_block = a.q_heads * a.batch;

@@ -31,7 +31,7 @@ struct FlashSm90Args : AttentionArgs {
   // nopingpong turns it off, for comparing on a device).
   bool pingpong = true;
   // The order of the work items: a head's blocks together (true), or each block of every head
-  // together (ATTNPROF_FLASH_SM90_ORDER=blocks, for comparing on a device).
+  // together (flash_sm90.cpp chooses by the mask).
   bool heads_major = true;
   int blocks = 0;  // query blocks per head (set by launch_flash_sm90)
 };
