@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "attnprof/device.hpp"
 #include "attnprof/spec.hpp"
 
 namespace attnprof::testing_specs {
@@ -40,6 +41,16 @@ inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk
 }
 
 // `s` with its K and V in a paged cache of `page_size` keys per page.
+// A CUDA device described, not opened: what the providers' support checks read (host tests).
+inline Device described_gpu(std::string name, int cc_major, int cc_minor = 0) {
+  Device d;
+  d.kind = DeviceKind::cuda;
+  d.name = std::move(name);
+  d.cc_major = cc_major;
+  d.cc_minor = cc_minor;
+  return d;
+}
+
 inline Spec paged(Spec s, int64_t page_size) {
   s.page_size = page_size;
   return s;

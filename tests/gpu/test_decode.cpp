@@ -21,6 +21,7 @@
 namespace attnprof {
 namespace {
 
+using testing_specs::described_gpu;
 using testing_specs::make_spec;
 using testing_specs::variant;
 
@@ -132,10 +133,7 @@ TEST(CudaDecodeSplit, TheMeasuredConfigurationsOnAnH200) {
 // What attnprof's own kernels refuse, in the words of their shared check (host code: runs
 // without a GPU, on a described H200).
 TEST(OwnKernelSupport, RefusalsNameTheDtypesAndHeadDimsBuiltFor) {
-  Device h200;
-  h200.kind = DeviceKind::cuda;
-  h200.name = "NVIDIA H200";
-  h200.cc_major = 9;
+  const Device h200 = described_gpu("NVIDIA H200", 9);
   const Mask br{MaskKind::causal_br, 0};
   const auto reason = [&](const Provider& p, const Spec& s) { return p.supports(s, h200).reason; };
   const auto decode = make_cuda_decode();

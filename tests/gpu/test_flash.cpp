@@ -177,13 +177,7 @@ TEST_P(FlashKernels, RefusesWhatItIsNotBuiltFor) {
 // GPU).
 TEST(CudaFlashSm90, RefusesOtherDevices) {
   auto p = make_cuda_flash_sm90();
-  Device h200;
-  h200.kind = DeviceKind::cuda;
-  h200.name = "NVIDIA H200";
-  h200.cc_major = 9;
-  Device a100 = h200;
-  a100.name = "NVIDIA A100";
-  a100.cc_major = 8;
+  const Device h200 = described_gpu("NVIDIA H200", 9), a100 = described_gpu("NVIDIA A100", 8);
   const Spec s = make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal);
   EXPECT_TRUE(p->supports(s, h200).ok) << p->supports(s, h200).reason;
   EXPECT_EQ(p->supports(s, a100).reason,

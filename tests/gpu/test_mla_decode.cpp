@@ -22,6 +22,7 @@
 namespace attnprof {
 namespace {
 
+using testing_specs::described_gpu;
 using testing_specs::make_spec;
 using testing_specs::variant;
 
@@ -105,13 +106,7 @@ TEST(CudaMlaDecode, RelaunchesAreBitIdentical) {
 
 // What it refuses, on a described H200 and an A100 (host code: runs without a GPU).
 TEST(CudaMlaDecodeSupport, RefusalsSayWhy) {
-  Device h200;
-  h200.kind = DeviceKind::cuda;
-  h200.name = "NVIDIA H200";
-  h200.cc_major = 9;
-  Device a100 = h200;
-  a100.name = "NVIDIA A100";
-  a100.cc_major = 8;
+  const Device h200 = described_gpu("NVIDIA H200", 9), a100 = described_gpu("NVIDIA A100", 8);
   const Mask br{MaskKind::causal_br, 0};
   const auto p = make_cuda_mla_decode();
   const auto reason = [&](const Spec& s, const Device* d = nullptr) {

@@ -29,6 +29,7 @@
 #include "providers/cuda/tma.cuh"
 #include "providers/cuda/warp_mma.cuh"
 #include "providers/cuda/wgmma.cuh"
+#include "providers/cuda/wgmma_fragments.cuh"
 
 namespace attnprof::cuda {
 
@@ -247,15 +248,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
 #pragma unroll
         for (int i = 0; i < SREGS; ++i) sacc[i] = score2(a, sacc[i]);
       }
-      if (k0 < w.all_first || k0 + BC - 1 > w.all_last) {
-#pragma unroll
-        for (int j = 0; j < BC / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int hh = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
-            if (pos < first[hh] || pos > last[hh]) sacc[4 * j + e] = -INFINITY;
-          }
-      }
+      if (k0 < w.all_first || k0 + BC - 1 > w.all_last) mask_keys(sacc, k0, t4, first, last);
       float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
       for (int i = 0; i < SREGS; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sacc[i]);
@@ -279,23 +272,9 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
     };
     // O *= alpha (P V's registers free), P to A fragments: n-blocks 2 k and 2 k + 1 of S.
     auto rescale_and_pack = [&] {
-      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {  // warp-uniform
-#pragma unroll
-        for (int j = 0; j < OREGS / 4; ++j) {
-          o[4 * j] *= alpha[0];
-          o[4 * j + 1] *= alpha[0];
-          o[4 * j + 2] *= alpha[1];
-          o[4 * j + 3] *= alpha[1];
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < KSTEPS; ++k) {
-        const float* s8 = sacc + 8 * k;
-        pa[k][0] = pack2<T>(s8[0], s8[1]);
-        pa[k][1] = pack2<T>(s8[2], s8[3]);
-        pa[k][2] = pack2<T>(s8[4], s8[5]);
-        pa[k][3] = pack2<T>(s8[6], s8[7]);
-      }
+      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))  // warp-uniform
+        scale_rows(o, alpha);
+      pack_a_fragments<T>(sacc, pa);
     };
 
     const int tiles = w.tiles;

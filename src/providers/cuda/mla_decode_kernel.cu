@@ -26,6 +26,7 @@
 #include "providers/cuda/decode_common.cuh"
 #include "providers/cuda/warp_mma.cuh"
 #include "providers/cuda/wgmma.cuh"
+#include "providers/cuda/wgmma_fragments.cuh"
 
 namespace attnprof::cuda {
 
@@ -130,15 +131,8 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 
   // O *= alpha, then O += P V of tile t (this warpgroup's 256 columns), issued, not waited.
   auto issue_pv = [&](int t) {
-    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {  // warp-uniform
-#pragma unroll
-      for (int j = 0; j < OREGS / 4; ++j) {
-        o[4 * j] *= alpha[0];
-        o[4 * j + 1] *= alpha[0];
-        o[4 * j + 2] *= alpha[1];
-        o[4 * j + 3] *= alpha[1];
-      }
-    }
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))  // warp-uniform
+      scale_rows(o, alpha);
     wgmma_fence();
     const unsigned char* vs = stage(t) + 4 * wg * KT * 128;  // V: the latent's column blocks
 #pragma unroll
@@ -210,15 +204,7 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
 #pragma unroll
       for (int i = 0; i < SREGS; ++i) sacc[i] *= scale2;
     }
-    if (!whole) {
-#pragma unroll
-      for (int j = 0; j < KT / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int h = e >> 1, pos = k0 + 8 * j + 2 * t4 + (e & 1);
-          if (pos < first[h] || pos > last[h]) sacc[4 * j + e] = -INFINITY;
-        }
-    }
+    if (!whole) mask_keys(sacc, k0, t4, first, last);
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int i = 0; i < SREGS; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sacc[i]);
@@ -243,16 +229,11 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
   // registers must be free (its wgmma waited for).
   auto hand_over = [&](const float(&next)[2]) {
     if (wg == 0) {
+      pack_a_fragments<T>(sacc, pa);
 #pragma unroll
-      for (int k = 0; k < KSTEPS; ++k) {
-        const float* lo = sacc + 8 * k;  // n-blocks 2 k and 2 k + 1
-        pa[k][0] = pack2<T>(lo[0], lo[1]);
-        pa[k][1] = pack2<T>(lo[2], lo[3]);
-        pa[k][2] = pack2<T>(lo[4], lo[5]);
-        pa[k][3] = pack2<T>(lo[6], lo[7]);
+      for (int k = 0; k < KSTEPS; ++k)
 #pragma unroll
         for (int q = 0; q < 4; ++q) xp[(k * 4 + q) * 128 + wt] = pa[k][q];
-      }
       alpha[0] = next[0];
       alpha[1] = next[1];
       xalpha[2 * wt] = alpha[0];
