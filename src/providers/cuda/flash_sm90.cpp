@@ -46,30 +46,31 @@ bool heads_major_for(const Spec& spec) {
 
 class FlashSm90Run final : public Run {
  public:
-  FlashSm90Run(const Spec& spec, int sms) : spec_(spec), sms_(sms) {}
+  FlashSm90Run(const Spec& spec, int sms)
+      : spec_(spec), ctas_(int(std::min<int64_t>(work_items(spec), sms))) {}
 
   void launch(Stream& stream, const Io& io) override {
     cuda::FlashSm90Args a;
     static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
     a.pingpong = pingpong_;
     a.heads_major = heads_major_;
+    a.ctas = ctas_;
     cuda::launch_flash_sm90(a, cuda::native_stream(stream));
   }
 
   std::string note() const override {
-    const int64_t items = work_items(spec_);
     return fmt::format(
         "persistent: {} CTAs over {} blocks of {} query rows, {} major (2 consumer "
         "warpgroups{}, a TMA producer warpgroup), {} stages of {}-key K and V tiles, {} B of "
         "shared memory each",
-        std::min<int64_t>(items, sms_), items, cuda::kFlashSm90Rows,
-        heads_major_ ? "heads" : "blocks", pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages,
-        cuda::kFlashSm90KeyTile, cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
+        ctas_, work_items(spec_), cuda::kFlashSm90Rows, heads_major_ ? "heads" : "blocks",
+        pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages, cuda::kFlashSm90KeyTile,
+        cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
   }
 
  private:
   Spec spec_;
-  int sms_;
+  int ctas_;  // one per SM, or fewer where there are fewer work items
   bool pingpong_ = pingpong_from_env();
   bool heads_major_ = heads_major_for(spec_);
 };

@@ -21,8 +21,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
 #include "providers/cuda/tensor_map.hpp"
@@ -77,16 +75,17 @@ struct Work {
 // mask a head's last blocks, which see the most keys, first. Without, blocks major (under a
 // causal mask every head's last block first). A block past a ragged sequence's rows has m0 >=
 // sq.nq.
-__device__ __forceinline__ Work work_of(const FlashSm90Args& a, int item) {
+// `blocks`: the query blocks of a head.
+__device__ __forceinline__ Work work_of(const FlashSm90Args& a, int blocks, int item) {
   Work w;
   const int per_block = a.q_heads * a.batch;
-  const int rank = a.heads_major ? item % a.blocks : item / per_block;
-  const int hb = a.heads_major ? item / a.blocks : item % per_block;
+  const int rank = a.heads_major ? item % blocks : item / per_block;
+  const int hb = a.heads_major ? item / blocks : item % per_block;
   const bool causal = a.mask == MaskKind::causal_tl || a.mask == MaskKind::causal_br;
   w.h = hb % a.q_heads;
   w.b = hb / a.q_heads;
   w.kvh = w.h / (a.q_heads / a.kv_heads);
-  w.m0 = (causal ? a.blocks - 1 - rank : rank) * kRows;
+  w.m0 = (causal ? blocks - 1 - rank : rank) * kRows;
   w.sq = seq_of(a, w.b);
   w.tiles = 0;
   w.t0 = 0;
@@ -150,7 +149,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
   // The CTA's work items: item, item + gridDim.x, ... of blocks x q_heads x batch, every role
   // walking the same ones. `it` counts the tiles the CTA has streamed (the stages' uses) and `nq`
   // the blocks of Q it has loaded, across items.
-  const int items = a.blocks * a.q_heads * a.batch;
+  const int blocks = (a.q_len + kRows - 1) / kRows, items = blocks * a.q_heads * a.batch;
   int it = 0, nq = 0;
 
   if (wg == 2) {
@@ -158,7 +157,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
     set_max_registers_dec<kProducerRegs>();
     if (tid != kConsumers) return;
     for (int item = int(blockIdx.x); item < items; item += int(gridDim.x)) {
-      const Work w = work_of(a, item);
+      const Work w = work_of(a, blocks, item);
       if (w.tiles == 0) continue;
       if (nq > 0) mbar_wait(q_empty, (nq - 1) & 1);
       ++nq;
@@ -168,18 +167,18 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
         tma_load_4d(qs + c * kRows * 128, &p.q, q_full, 64 * c, w.m0, w.h, w.b);
       for (int t = 0; t < w.tiles; ++t, ++it) {
         const int s = it % STAGES, use = it / STAGES, k0 = w.t0 + t * BC;
-        if (use > 0) mbar_wait(k_empty + s, (use - 1) & 1);
-        mbar_expect_bytes(k_full + s, C::kTileBytes);
+        // A tile of `map` (K or V) into stage s of `tiles`, once its last use there is released.
+        auto load = [&](const CUtensorMap* map, unsigned char* tiles, uint64_t* full,
+                        uint64_t* empty) {
+          if (use > 0) mbar_wait(empty + s, (use - 1) & 1);
+          mbar_expect_bytes(full + s, C::kTileBytes);
 #pragma unroll
-        for (int c = 0; c < CB; ++c)
-          tma_load_4d(ks + s * C::kTileBytes + c * BC * 128, &p.k, k_full + s, 64 * c, k0, w.kvh,
-                      w.b);
-        if (use > 0) mbar_wait(v_empty + s, (use - 1) & 1);
-        mbar_expect_bytes(v_full + s, C::kTileBytes);
-#pragma unroll
-        for (int c = 0; c < CB; ++c)
-          tma_load_4d(vs + s * C::kTileBytes + c * BC * 128, &p.v, v_full + s, 64 * c, k0, w.kvh,
-                      w.b);
+          for (int c = 0; c < CB; ++c)
+            tma_load_4d(tiles + s * C::kTileBytes + c * BC * 128, map, full + s, 64 * c, k0, w.kvh,
+                        w.b);
+        };
+        load(&p.k, ks, k_full, k_empty);
+        load(&p.v, vs, v_full, v_empty);
       }
     }
     return;
@@ -201,7 +200,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
   int first[2], last[2];
 
   for (int item = int(blockIdx.x); item < items; item += int(gridDim.x)) {
-    const Work w = work_of(a, item);
+    const Work w = work_of(a, blocks, item);
     if (w.m0 >= w.sq.nq) continue;  // a ragged batch's shorter sequence: no rows here
       // This thread's two rows: m0 + 64 wg + 16 warp + g and + 8, and the keys each sees (a row
       // past the sequence: none).
@@ -330,11 +329,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
       const int i = w.m0 + 64 * wg + 16 * warp + g + 8 * hh;
       const RowEnd end = end_row(m[hh], quad_sum(l[hh]), s2);
       if (i >= w.sq.nq) continue;
-      T* out = og + int64_t(i) * a.o_ss + 2 * t4;
-#pragma unroll
-      for (int j = 0; j < OREGS / 4; ++j)
-        *reinterpret_cast<uint32_t*>(out + 8 * j) =
-            pack2<T>(o[4 * j + 2 * hh] * end.factor, o[4 * j + 2 * hh + 1] * end.factor);
+      store_row<T>(og + int64_t(i) * a.o_ss + 2 * t4, o, hh, end.factor);
       if (t4 == 0 && a.lse != nullptr)
         a.lse[(int64_t(w.b) * a.q_heads + w.h) * a.q_len + i] = end.lse;
     }
@@ -342,11 +337,6 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
 #else
   __trap();  // built for sm_90a only (the provider refuses other devices)
 #endif
-}
-
-TensorView4 view_of(const void* data, int batch, int heads, int seq, int dim, int64_t sb,
-                    int64_t sh, int64_t ss) {
-  return TensorView4{data, batch, heads, seq, dim, sb, sh, ss};
 }
 
 template <class T, int D>
@@ -357,19 +347,13 @@ void launch_typed(const FlashSm90Args& a, cudaStream_t stream) {
   ATTNPROF_CUDA(set);
   Params p;
   p.a = a;
-  p.q = swizzled_tensor_map(view_of(a.q, a.batch, a.q_heads, a.q_len, D, a.q_sb, a.q_sh, a.q_ss),
-                            a.dtype, kRows);
+  p.q = swizzled_tensor_map(
+      TensorView4{a.q, a.batch, a.q_heads, a.q_len, D, a.q_sb, a.q_sh, a.q_ss}, a.dtype, kRows);
   p.k = swizzled_tensor_map(
-      view_of(a.k, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss), a.dtype, BC);
+      TensorView4{a.k, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss}, a.dtype, BC);
   p.v = swizzled_tensor_map(
-      view_of(a.v, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss), a.dtype, BC);
-  p.a.blocks = (a.q_len + kRows - 1) / kRows;
-  const int64_t items = int64_t(p.a.blocks) * a.q_heads * a.batch;
-  int device = 0, sms = 0;
-  ATTNPROF_CUDA(cudaGetDevice(&device));
-  ATTNPROF_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const auto ctas = unsigned(std::min<int64_t>(items, sms));
-  flash_sm90_kernel<T, D><<<ctas, kFlashSm90Threads, smem, stream>>>(p);
+      TensorView4{a.v, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss}, a.dtype, BC);
+  flash_sm90_kernel<T, D><<<unsigned(a.ctas), kFlashSm90Threads, smem, stream>>>(p);
   ATTNPROF_CUDA(cudaGetLastError());
 }
 

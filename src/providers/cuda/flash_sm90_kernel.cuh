@@ -33,7 +33,9 @@ struct FlashSm90Args : AttentionArgs {
   // The order of the work items: a head's blocks together (true), or each block of every head
   // together (flash_sm90.cpp chooses by the mask).
   bool heads_major = true;
-  int blocks = 0;  // query blocks per head (set by launch_flash_sm90)
+  // Persistent CTAs to launch: the work items (blocks of query rows x q_heads x batch), at most
+  // one per SM (flash_sm90.cpp).
+  int ctas = 0;
 };
 
 // Bytes of dynamic shared memory one CTA takes at a head dim (64 or 128).

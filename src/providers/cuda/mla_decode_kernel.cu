@@ -333,11 +333,8 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
       continue;
     }
     const RowEnd end = end_row(rm, rl, sink2(a, head[h]));
-    T* out = static_cast<T*>(a.o) + b * a.o_sb + head[h] * a.o_sh + tok[h] * a.o_ss + col0;
-#pragma unroll
-    for (int j = 0; j < OREGS / 4; ++j)
-      *reinterpret_cast<uint32_t*>(out + 8 * j) =
-          pack2<T>(o[4 * j + 2 * h] * end.factor, o[4 * j + 2 * h + 1] * end.factor);
+    store_row<T>(static_cast<T*>(a.o) + b * a.o_sb + head[h] * a.o_sh + tok[h] * a.o_ss + col0, o,
+                 h, end.factor);
     if (wg == 0 && t4 == 0 && a.lse != nullptr) a.lse[row] = end.lse;
   }
 #else

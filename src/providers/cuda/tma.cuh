@@ -2,8 +2,7 @@
 // shared-memory mbarriers (init, arrive, arrive with an expected byte count, a parity wait) and
 // the tensor memory accelerator's tiled copy from global to shared memory, which lands a box of
 // a tensor map (tensor_map.hpp) in the 128-byte-swizzled layout wgmma.cuh describes and counts
-// its bytes on an mbarrier. The warp-level named barrier's arrive half sits beside wgmma.cuh's
-// barrier_sync.
+// its bytes on an mbarrier.
 #pragma once
 
 #include <cuda.h>
@@ -58,12 +57,6 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, u
       "[%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
       : "memory");
-}
-
-// The arriving half of a named barrier (wgmma.cuh barrier_sync waits at it): counts this warp's
-// threads toward `threads` without waiting.
-__device__ __forceinline__ void barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace attnprof::cuda

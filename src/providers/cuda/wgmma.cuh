@@ -76,6 +76,10 @@ __device__ __forceinline__ void fence_async_shared() {
 __device__ __forceinline__ void barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// Its arriving half: counts this warp's threads toward `threads` without waiting.
+__device__ __forceinline__ void barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 // Warp specialization's register split: every warp of a warpgroup lowers (dec) or raises (inc)
 // its registers per thread to N (a multiple of 8, 24 to 256).

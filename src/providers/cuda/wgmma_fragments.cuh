@@ -1,8 +1,8 @@
 // What attnprof's Hopper kernels (flash_sm90_kernel.cu, mla_decode_kernel.cu) do to wgmma's fp32
 // accumulator fragments of m64nN (wgmma.cuh's layout: a thread holds two rows, its `h` 0 and 1,
 // and element e of n-block j sits at row h = e / 2, column 8 j + 2 t4 + e % 2): mask the keys a
-// row does not see, scale each row, and round P to the dtype as wgmma's A fragments from
-// registers.
+// row does not see, scale each row, round P to the dtype as wgmma's A fragments from
+// registers, and store a row.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +48,16 @@ __device__ __forceinline__ void pack_a_fragments(const float (&s)[N], uint32_t (
     pa[k][2] = pack2<T>(s8[4], s8[5]);
     pa[k][3] = pack2<T>(s8[6], s8[7]);
   }
+}
+
+// Row h of the fragments times `factor`, rounded to T, to `out` (this thread's first column, 2 t4,
+// of the row): columns 8 j + 2 t4 and + 1 as one 4-byte store per n-block j.
+template <class T, int N>
+__device__ __forceinline__ void store_row(T* out, const float (&o)[N], int h, float factor) {
+#pragma unroll
+  for (int j = 0; j < N / 4; ++j)
+    *reinterpret_cast<uint32_t*>(out + 8 * j) =
+        pack2<T>(o[4 * j + 2 * h] * factor, o[4 * j + 2 * h + 1] * factor);
 }
 
 }  // namespace attnprof::cuda
