@@ -4,6 +4,7 @@
 // many, paged and ragged caches, softcap and sinks; and what it refuses, in words.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "engine_test_util.hpp"
 #include "measure/cuda/device_verify.hpp"
 #include "one_point.hpp"
+#include "providers/cuda/decode_kernel.cuh"
 #include "providers/cuda/decode_split.hpp"
 #include "providers/factories.hpp"
 #include "row_checks.hpp"
@@ -58,22 +60,37 @@ std::vector<Case> cases() {
   };
 }
 
+// Every case under each way of copying the tiles (decode.cpp ATTNPROF_DECODE_COPY; a run reads
+// the variable when prepared). The note names the copy the tensor-core kernel ran: bulk copies
+// on sm_90 where asked, except for pages of less than its tile of 16 keys.
 TEST(CudaDecode, EveryRowPassesBothChecks) {
   REQUIRE_ENGINE();
   auto p = make_cuda_decode();
   ASSERT_TRUE(p->availability().available);
-  for (const Case& c : cases()) {
-    const Spec& s = c.spec;
-    SCOPED_TRACE(s.label());
-    const Support sup = p->supports(s, engine().device());
-    ASSERT_TRUE(sup.ok) << sup.reason;
-    ASSERT_EQ(variant_refusal(p->traits(), s), "");
-    const InputFill fill{.seed = 17};
-    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
-    const std::string note = pt.run->note();
-    EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
-    testing::expect_rows_pass_both_checks(s, fill, pt, note);
-  }
+  const bool hopper = engine().device().cc_major == 9;
+  for (const char* copy : {"bulk", "cp.async", "l2-256"})
+    for (const Case& c : cases()) {
+      const Spec& s = c.spec;
+      SCOPED_TRACE(std::string(copy) + " " + s.label());
+      const Support sup = p->supports(s, engine().device());
+      ASSERT_TRUE(sup.ok) << sup.reason;
+      ASSERT_EQ(variant_refusal(p->traits(), s), "");
+      const InputFill fill{.seed = 17};
+      setenv("ATTNPROF_DECODE_COPY", copy, 1);
+      testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+      unsetenv("ATTNPROF_DECODE_COPY");
+      const std::string note = pt.run->note();
+      EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
+      if (note.find("tensor cores") != std::string::npos) {
+        const bool bulk = std::string(copy) == "bulk" && hopper &&
+                          (s.page_size == 0 || s.page_size >= cuda::kMmaKeyTile);
+        const char* named = bulk                            ? "bulk copies"
+                            : std::string(copy) == "l2-256" ? "cp.async, L2 256 B"
+                                                            : "cp.async)";
+        EXPECT_NE(note.find(named), std::string::npos) << note;
+      }
+      testing::expect_rows_pass_both_checks(s, fill, pt, note);
+    }
 }
 
 // A second launch on the same run reads the same inputs and writes the same bits (no state
@@ -82,8 +99,14 @@ TEST(CudaDecode, RelaunchesAreBitIdentical) {
   REQUIRE_ENGINE();
   auto p = make_cuda_decode();
   const Spec s = make_spec(4, 32, 8, 1, 5000, 128, DType::bf16, Mask{MaskKind::causal_br, 0});
-  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 2});
-  testing::expect_relaunch_bit_identical(pt);
+  for (const char* copy : {"bulk", "cp.async"}) {
+    SCOPED_TRACE(copy);
+    setenv("ATTNPROF_DECODE_COPY", copy, 1);
+    testing_specs::OnePoint pt =
+        testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 2});
+    unsetenv("ATTNPROF_DECODE_COPY");
+    testing::expect_relaunch_bit_identical(pt);
+  }
 }
 
 TEST(CudaDecode, RefusesWhatItIsNotBuiltFor) {

@@ -32,6 +32,29 @@ cuda::DecodePipeline pipeline_from_env() {
                                                       : cuda::DecodePipeline::warps4_stages3;
 }
 
+// How the tensor-core kernel copies its tiles: ATTNPROF_DECODE_COPY=cp.async, l2-256 (cp.async
+// asking L2 for 256-byte blocks) or bulk (the default on sm_90: a bulk copy per K or V row);
+// devices before sm_90 always take cp.async.
+cuda::DecodeCopy copy_for(const Device& device) {
+  const char* v = std::getenv("ATTNPROF_DECODE_COPY");
+  const std::string_view asked = v != nullptr ? v : "bulk";
+  if (asked == "cp.async") return cuda::DecodeCopy::cp_async;
+  if (asked == "l2-256") return cuda::DecodeCopy::cp_async_l2_256;
+  return device.cc_major >= 9 ? cuda::DecodeCopy::bulk : cuda::DecodeCopy::cp_async;
+}
+
+std::string_view copy_name(cuda::DecodeCopy c) {
+  switch (c) {
+    case cuda::DecodeCopy::bulk:
+      return "bulk copies";
+    case cuda::DecodeCopy::cp_async_l2_256:
+      return "cp.async, L2 256 B";
+    case cuda::DecodeCopy::cp_async:
+      break;
+  }
+  return "cp.async";
+}
+
 int max_rows(int64_t head_dim) {
   return head_dim == 256 ? 32 : cuda::kMaxDecodeRows;
 }
@@ -41,6 +64,8 @@ class DecodeRun final : public Run {
   DecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
       : spec_(spec),
         pipeline_(pipeline_from_env()),
+        copy_(copy_for(device)),
+        dependent_merge_(device.cc_major >= 9),
         split_(cuda::choose_decode_split(spec, device.sm_count, pipeline_)) {
     const int64_t floats = cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len,
                                                        spec.head_dim, split_.splits);
@@ -57,6 +82,8 @@ class DecodeRun final : public Run {
     a.chunk = split_.chunk;
     a.splits = split_.splits;
     a.pipeline = pipeline_;
+    a.copy = copy_;
+    a.dependent_merge = dependent_merge_;
     a.partial = static_cast<float*>(partial_.data());
     cuda::launch_decode(a, cuda::native_stream(stream));
   }
@@ -66,10 +93,13 @@ class DecodeRun final : public Run {
   std::string note() const override {
     const int64_t ctas = spec_.batch * spec_.kv_heads * split_.splits;
     const int rows = int(spec_.group_size() * spec_.q_len);
-    const std::string kernel = !cuda::decode_uses_mma(int(spec_.head_dim), rows) ? "CUDA cores"
-                               : pipeline_ == cuda::DecodePipeline::warps2_stages6
-                                   ? "tensor cores, 2 warps x 6 stages"
-                                   : "tensor cores, 4 warps x 3 stages";
+    const std::string kernel =
+        !cuda::decode_uses_mma(int(spec_.head_dim), rows)
+            ? "CUDA cores"
+            : fmt::format("tensor cores, {}, {}",
+                          pipeline_ == cuda::DecodePipeline::warps2_stages6 ? "2 warps x 6 stages"
+                                                                            : "4 warps x 3 stages",
+                          copy_name(cuda::decode_copy_used(copy_, spec_.page_size)));
     return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{} ({})",
                        split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas,
                        split_.splits > 1 ? ", then a merge" : "", kernel);
@@ -78,6 +108,8 @@ class DecodeRun final : public Run {
  private:
   Spec spec_;
   cuda::DecodePipeline pipeline_;
+  cuda::DecodeCopy copy_;
+  bool dependent_merge_;
   cuda::DecodeSplit split_;
   DeviceBuffer partial_;  // splits > 1: fp32 partial sums
 };

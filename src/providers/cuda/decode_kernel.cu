@@ -11,6 +11,7 @@
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/decode_common.cuh"
 #include "providers/cuda/decode_kernel.cuh"
+#include "providers/cuda/tma.cuh"
 
 namespace attnprof::cuda {
 
@@ -82,6 +83,7 @@ __device__ Smem<T, D> carve(unsigned char* base, int rows) {
 // MAXR: the most query rows this instantiation holds (registers are sized for it).
 template <class T, int D, int MAXR>
 __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeArgs a) {
+  allow_dependent_grid();  // the merge may start once every CTA of this grid runs
   constexpr int KT = key_tile<D>();
   constexpr int RG = kThreads / KT;  // row groups of the score phase
   constexpr int RPT = (MAXR + RG - 1) / RG;
@@ -263,30 +265,80 @@ __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeA
 }
 
 // The splits of one row combined: O = sum_s o_s 2^(m_s - M) / L, the sink joining M and L.
-// One block of D threads per (sequence, query head, query row).
+// One block of kMergeThreads per (sequence, query head, query row) and slab of kMergeSlab
+// columns: the splits' maxima are read at once (a strided loop, a block reduction), then each
+// thread adds four columns of O over every kGroups-th split (float4 loads, unrolled so that
+// their reads overlap), and the groups' sums meet in shared memory. Launched after the split
+// kernel, as its programmatic dependent where the device has them (DecodeArgs::dependent_merge).
+constexpr int kMergeThreads = 256;
+constexpr int kMergeSlab = 64;
+
 template <class T, int D>
-__global__ void __launch_bounds__(D) merge_reduce_kernel(const DecodeArgs a) {
+__global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const DecodeArgs a) {
+  constexpr int kCols = kMergeSlab / 4;           // threads per split group, 4 columns each
+  constexpr int kGroups = kMergeThreads / kCols;  // split groups
+  static_assert(D % kMergeSlab == 0);
+  __shared__ float warp_top[kMergeThreads / 32];
+  __shared__ float4 group_o[kGroups][kCols];
+  __shared__ float group_total[kGroups];
+  wait_for_prior_grid();  // the split kernel's partial sums are written and visible
+
   const int64_t row = blockIdx.x;
   const int i = int(row % a.q_len), h = int((row / a.q_len) % a.q_heads),
             b = int(row / (int64_t(a.q_len) * a.q_heads));
   if (i >= seq_of(a, b).nq) return;  // a ragged batch's padding row: no output
-  const float* p = a.partial + row * a.splits * partial_stride(D);
+  const int tid = threadIdx.x, stride = partial_stride(D), col0 = int(blockIdx.y) * kMergeSlab;
+  const float* p = a.partial + row * a.splits * stride;
   const float s2 = sink2(a, h);
-  float top = s2;
-  for (int s = 0; s < a.splits; ++s) top = fmaxf(top, p[s * partial_stride(D) + D]);
-  const int c = threadIdx.x;
-  float o = 0, total = 0;
-  for (int s = 0; s < a.splits; ++s) {
-    const float m = p[s * partial_stride(D) + D];
-    if (m == -INFINITY) continue;
-    const float w = exp2f(m - top);
-    total += p[s * partial_stride(D) + D + 1] * w;
-    o += p[s * partial_stride(D) + c] * w;
+
+  float top = -INFINITY;
+  for (int s = tid; s < a.splits; s += kMergeThreads) top = fmaxf(top, p[s * stride + D]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
+  if ((tid & 31) == 0) warp_top[tid >> 5] = top;
+  __syncthreads();
+  top = s2;
+#pragma unroll
+  for (int w = 0; w < kMergeThreads / 32; ++w) top = fmaxf(top, warp_top[w]);
+
+  const int c4 = tid % kCols, g = tid / kCols;
+  float4 o = make_float4(0, 0, 0, 0);
+  float total = 0;
+#pragma unroll 4
+  for (int s = g; s < a.splits; s += kGroups) {
+    const float* ps = p + s * stride;
+    const float m = ps[D];
+    const float w = m == -INFINITY ? 0.f : exp2f(m - top);  // a split that saw no key adds 0
+    const float4 x = reinterpret_cast<const float4*>(ps + col0)[c4];
+    total += ps[D + 1] * w;
+    o.x += x.x * w;
+    o.y += x.y * w;
+    o.z += x.z * w;
+    o.w += x.w * w;
+  }
+  group_o[g][c4] = o;
+  if (c4 == 0) group_total[g] = total;
+  __syncthreads();
+  if (g != 0) return;
+  total = 0;
+#pragma unroll
+  for (int gg = 0; gg < kGroups; ++gg) total += group_total[gg];
+  for (int gg = 1; gg < kGroups; ++gg) {
+    const float4 x = group_o[gg][c4];
+    o.x += x.x;
+    o.y += x.y;
+    o.z += x.z;
+    o.w += x.w;
   }
   if (s2 != -INFINITY) total += exp2f(s2 - top);
-  T* out = static_cast<T*>(a.o) + b * a.o_sb + h * a.o_sh + i * a.o_ss;
-  out[c] = narrow<T>(total > 0 ? o / total : 0.f);
-  if (c == 0 && a.lse != nullptr) a.lse[row] = total > 0 ? (top + log2f(total)) * kLn2 : -INFINITY;
+  const float f = total > 0 ? 1.f / total : 0.f;
+  T* out = static_cast<T*>(a.o) + b * a.o_sb + h * a.o_sh + i * a.o_ss + col0 + 4 * c4;
+  out[0] = narrow<T>(o.x * f);
+  out[1] = narrow<T>(o.y * f);
+  out[2] = narrow<T>(o.z * f);
+  out[3] = narrow<T>(o.w * f);
+  if (tid == 0 && col0 == 0 && a.lse != nullptr)
+    a.lse[row] = total > 0 ? (top + log2f(total)) * kLn2 : -INFINITY;
 }
 
 template <class T, int D, int MAXR>
@@ -305,8 +357,16 @@ void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
 template <class T, int D>
 void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
   const int64_t rows_total = int64_t(a.batch) * a.q_heads * a.q_len;
-  merge_reduce_kernel<T, D><<<unsigned(rows_total), D, 0, stream>>>(a);
-  ATTNPROF_CUDA(cudaGetLastError());
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned(rows_total), unsigned(D / kMergeSlab));
+  cfg.blockDim = dim3(kMergeThreads);
+  cfg.stream = stream;
+  cudaLaunchAttribute dependent = {};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &dependent;
+  cfg.numAttrs = a.dependent_merge ? 1 : 0;
+  ATTNPROF_CUDA(cudaLaunchKernelEx(&cfg, merge_reduce_kernel<T, D>, a));
 }
 
 // The merge of value dim D in the args' dtype.
@@ -344,6 +404,11 @@ void launch_dim(const DecodeArgs& a, cudaStream_t stream) {
 }
 
 }  // namespace
+
+DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size) {
+  const bool rows_strided = page_size == 0 || page_size >= kMmaKeyTile;
+  return asked == DecodeCopy::bulk && !rows_strided ? DecodeCopy::cp_async : asked;
+}
 
 bool decode_uses_mma(int head_dim, int rows) {
   return (head_dim == 64 || head_dim == 128) && rows <= kMmaRows;

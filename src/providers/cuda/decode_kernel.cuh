@@ -41,18 +41,30 @@ __host__ __device__ constexpr int partial_stride(int head_dim) {
 // 209 KiB of shared memory per SM; bench/results/h200/2026-12-01-decode compares them).
 enum class DecodePipeline { warps4_stages3, warps2_stages6 };
 
+// How the tensor-core kernel's K and V tiles reach shared memory: 16-byte cp.async copies from
+// every lane; the same copies asking L2 for the whole 256-byte block; or (sm_90, contiguous or
+// pages of a tile or more) one bulk copy by the tensor memory accelerator per K or V row,
+// completing on an mbarrier of the warp's stage.
+enum class DecodeCopy { cp_async, cp_async_l2_256, bulk };
+
 struct DecodeArgs : AttentionArgs {
   PageMap k_pages, v_pages;  // table null: contiguous
   int chunk = 0;             // keys per split (a multiple of the key tile)
   int splits = 1;
   DecodePipeline pipeline = DecodePipeline::warps4_stages3;
+  DecodeCopy copy = DecodeCopy::cp_async;
   float* partial = nullptr;  // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
+  // sm_90: the merge is launched as a programmatic dependent of the split kernel (it starts
+  // while the split kernel's last CTAs run, and waits for their writes).
+  bool dependent_merge = false;
 };
 
 // Keys a split's chunk is a multiple of (every kernel's tile divides it).
 inline constexpr int kDecodeChunkGranule = 64;
-// The most query rows the tensor-core kernel takes (decode_mma.cu; head dims 64 and 128).
+// The most query rows the tensor-core kernel takes (decode_mma.cu; head dims 64 and 128), and
+// the keys of its tiles.
 inline constexpr int kMmaRows = 16;
+inline constexpr int kMmaKeyTile = 16;
 // Whether the tensor-core kernel runs a shape (else the CUDA-core kernel).
 bool decode_uses_mma(int head_dim, int rows);
 // Bytes of dynamic shared memory one CTA needs for `rows` query rows.
@@ -60,6 +72,11 @@ int decode_smem_bytes(int head_dim, int rows, DecodePipeline pipeline);
 // Floats of the partial-sum workspace for `splits` splits (0 for one).
 int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
                               int splits);
+
+// The copy the tensor-core kernel runs when `asked` is asked for over a cache in pages of
+// `page_size` keys (0: contiguous): cp.async instead of bulk copies for pages of less than a tile
+// (a tile's rows are then not one base and a stride apart).
+DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size);
 
 // Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 64, 128 or
 // 256; G * q_len <= kMaxDecodeRows.

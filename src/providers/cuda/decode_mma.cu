@@ -9,18 +9,21 @@
 // online softmax runs on the accumulator fragments (each row's max and sum across the quad that
 // holds it), P is rounded to the dtype as the A operand of O += P V, whose B operand is V read
 // by ldmatrix.trans. No barrier in the loop: the warps meet once, at the end, to combine their
-// sums (decode_common.cuh emit_row).
+// sums (decode_common.cuh emit_row). How the tiles are copied is DecodeCopy: cp.async from every
+// lane (with or without L2's 256-byte fetch), or, on sm_90, one bulk copy per K or V row issued
+// by the lane that owns the row, each stage counting its bytes on an mbarrier of the warp's own.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/decode_common.cuh"
+#include "providers/cuda/tma.cuh"
 
 namespace attnprof::cuda::decode {
 
 namespace {
 
-constexpr int kTile = 16;  // keys per warp tile (the mma's k for P.V)
+constexpr int kTile = kMmaKeyTile;  // keys per warp tile (the mma's k for P.V)
 
 template <int D>
 constexpr int staged_row() {
@@ -30,14 +33,45 @@ template <int D>
 constexpr int warp_stage_elems() {
   return 2 * kTile * staged_row<D>();  // K and V
 }
+// Bytes before the bulk copies' mbarriers: the stages, or the warps' combine area if larger.
+constexpr int stage_bytes(int head_dim, int warps, int stages) {
+  return warps * stages * 2 * kTile * (head_dim + 8) * 2;
+}
+constexpr int combine_bytes(int head_dim, int warps) {
+  return (warps * 16 * head_dim + 2 * warps * 16) * 4;
+}
+constexpr int barrier_offset(int head_dim, int warps, int stages) {
+  const int a = stage_bytes(head_dim, warps, stages), b = combine_bytes(head_dim, warps);
+  return ((a > b ? a : b) + 15) / 16 * 16;
+}
+
+// The bulk copies exist on sm_90 alone: elsewhere the host never launches that form.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool kBulkBuilt = true;
+#else
+constexpr bool kBulkBuilt = false;
+#endif
+
+// One 16-byte cp.async of the tile copies (DecodeCopy); a paged cache whose pages hold less than a
+// tile always copies this way.
+template <DecodeCopy kCopy>
+__device__ __forceinline__ void copy(void* smem, const void* gmem, bool valid) {
+  if constexpr (kCopy == DecodeCopy::cp_async_l2_256) {
+    copy16_l2_256(smem, gmem, valid);
+  } else {
+    copy16(smem, gmem, valid);
+  }
+}
 
 // kWarps warps per CTA, each kStages tiles deep.
-template <class T, int D, int kWarps, int kStages>
+template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>
 __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const DecodeArgs a) {
+  allow_dependent_grid();     // the merge may start once every CTA of this grid runs
   constexpr int KS = D / 16;  // k-steps of Q.K^T
   constexpr int NB = D / 8;   // n-blocks of P.V
   constexpr int CH = D / 8;   // 16-byte chunks per row
   constexpr int ROW = staged_row<D>();
+  constexpr bool kBulk = kCopy == DecodeCopy::bulk && kBulkBuilt;
   extern __shared__ __align__(16) unsigned char smem_raw[];
 
   const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
@@ -49,6 +83,18 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   // This warp's tiles: w, w + 4, ... of the CTA's.
   const int my_tiles = kr.tiles > warp ? (kr.tiles - 1 - warp) / kWarps + 1 : 0;
   T* stages = reinterpret_cast<T*>(smem_raw) + warp * kStages * warp_stage_elems<D>();
+  // Bulk copies: the warp's stages each complete on an mbarrier (one arrival: lane 0's, with the
+  // stage's bytes).
+  uint64_t* bars =
+      reinterpret_cast<uint64_t*>(smem_raw + barrier_offset(D, kWarps, kStages)) + warp * kStages;
+  if constexpr (kBulk) {
+    if (lane == 0) {
+#pragma unroll
+      for (int st = 0; st < kStages; ++st) mbar_init(&bars[st], 1);
+      mbar_init_fence();
+    }
+    __syncwarp();
+  }
   const T* k = static_cast<const T*>(a.k);
   const T* v = static_cast<const T*>(a.v);
 
@@ -90,14 +136,33 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
       const int64_t kb =
           paged ? a.k_pages.row_on_page(kp[0], kvh, start) * D : bh + start * a.kv_ss;
       const int64_t vb = paged ? a.v_pages.row_on_page(vp[0], kvh, start) * D : kb;
+      if constexpr (kBulk) {
+        // Lane j < 16 copies K's row j, lane 16 + j V's; rows past the range are zeroed here
+        // (never read from memory), as cp.async's zero fill does.
+        const int rows = min(kTile, kr.hi - start + 1);
+        uint64_t* bar = &bars[n % kStages];
+        if (lane == 0) mbar_expect_bytes(bar, uint32_t(rows) * 2 * D * sizeof(T));
+        __syncwarp();
+        const int j = lane & (kTile - 1);
+        T* dst = (lane < kTile ? ks : vs) + j * ROW;
+        if (j < rows) {
+          const T* src = (lane < kTile ? k + kb : v + vb) + j * step;
+          fence_proxy_async_shared();
+          bulk_load(dst, src, D * sizeof(T), bar);
+        } else {
+#pragma unroll
+          for (int c = 0; c < CH; ++c) reinterpret_cast<uint4*>(dst)[c] = make_uint4(0, 0, 0, 0);
+        }
+        return;
+      }
       const T* kfrom = k + kb + j0 * step + c8;
       const T* vfrom = v + vb + j0 * step + c8;
 #pragma unroll
       for (int it = 0; it < IT; ++it) {
         const int jr = j0 + JS * it;
         const bool valid = start + jr <= kr.hi;
-        copy16(ks + jr * ROW + c8, valid ? kfrom + it * JS * step : k, valid);
-        copy16(vs + jr * ROW + c8, valid ? vfrom + it * JS * step : v, valid);
+        copy<kCopy>(ks + jr * ROW + c8, valid ? kfrom + it * JS * step : k, valid);
+        copy<kCopy>(vs + jr * ROW + c8, valid ? vfrom + it * JS * step : v, valid);
       }
       return;
     }
@@ -107,8 +172,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
       const bool valid = pos <= kr.hi;
       const int64_t ko = a.k_pages.row_on_page(kp[it], kvh, pos) * D;
       const int64_t vo = a.v_pages.row_on_page(vp[it], kvh, pos) * D;
-      copy16(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
-      copy16(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
+      copy<kCopy>(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
+      copy<kCopy>(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
     }
   };
 #pragma unroll
@@ -157,7 +222,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   }
 
   for (int n = 0; n < my_tiles; ++n) {
-    wait_copies<kStages - 2>();
+    if constexpr (kBulk) {
+      mbar_wait(&bars[n % kStages], uint32_t(n / kStages) & 1u);
+    } else {
+      wait_copies<kStages - 2>();
+    }
     __syncwarp();  // tile n has landed for every lane, and tile n - 1's stage is free
     // Tiles n + 1 and n + 2 in flight while this one is computed.
     if (n + kStages - 1 < my_tiles) load(n + kStages - 1);
@@ -263,30 +332,41 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   }
 }
 
-template <class T, int D, int kWarps, int kStages>
+template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>
 void launch_pipeline(const DecodeArgs& a, cudaStream_t stream) {
   const int smem = mma_smem_bytes(D, kWarps, kStages);
   static const cudaError_t set =
-      cudaFuncSetAttribute(attention_mma_kernel<T, D, kWarps, kStages>,
+      cudaFuncSetAttribute(attention_mma_kernel<T, D, kWarps, kStages, kCopy>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   ATTNPROF_CUDA(set);
   const dim3 grid(unsigned(a.splits), unsigned(a.kv_heads), unsigned(a.batch));
-  attention_mma_kernel<T, D, kWarps, kStages><<<grid, kWarps * 32, smem, stream>>>(a);
+  attention_mma_kernel<T, D, kWarps, kStages, kCopy><<<grid, kWarps * 32, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T, int D, int kWarps, int kStages>
+void launch_copy(const DecodeArgs& a, cudaStream_t stream) {
+  switch (decode_copy_used(a.copy, a.k_pages.table != nullptr ? a.k_pages.page_size : 0)) {
+    case DecodeCopy::bulk:
+      return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::bulk>(a, stream);
+    case DecodeCopy::cp_async_l2_256:
+      return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::cp_async_l2_256>(a, stream);
+    case DecodeCopy::cp_async:
+      return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::cp_async>(a, stream);
+  }
 }
 
 template <class T, int D>
 void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
-  if (a.pipeline == DecodePipeline::warps2_stages6) return launch_pipeline<T, D, 2, 6>(a, stream);
-  return launch_pipeline<T, D, 4, 3>(a, stream);
+  if (a.pipeline == DecodePipeline::warps2_stages6) return launch_copy<T, D, 2, 6>(a, stream);
+  return launch_copy<T, D, 4, 3>(a, stream);
 }
 
 }  // namespace
 
 int mma_smem_bytes(int head_dim, int kWarps, int kStages) {
-  const int stages = kWarps * kStages * 2 * kTile * (head_dim + 8) * 2;
-  const int combine = (kWarps * 16 * head_dim + 2 * kWarps * 16) * 4;
-  return stages > combine ? stages : combine;
+  // The bulk copies' mbarriers (8 bytes a stage of each warp) after everything else.
+  return barrier_offset(head_dim, kWarps, kStages) + kWarps * kStages * 8;
 }
 
 void launch_mma(const DecodeArgs& a, cudaStream_t stream) {

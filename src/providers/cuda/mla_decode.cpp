@@ -53,6 +53,7 @@ class MlaDecodeRun final : public Run {
     a.row_blocks = row_blocks_;
     a.pipeline = pipeline_;
     a.partial = static_cast<float*>(partial_.data());
+    a.dependent_merge = true;  // sm_90 (the provider refuses other devices)
     cuda::launch_mla_decode(a, cuda::native_stream(stream));
   }
 

@@ -24,6 +24,7 @@
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
 #include "providers/cuda/decode_common.cuh"
+#include "providers/cuda/tma.cuh"
 #include "providers/cuda/warp_mma.cuh"
 #include "providers/cuda/wgmma.cuh"
 #include "providers/cuda/wgmma_fragments.cuh"
@@ -54,6 +55,7 @@ static_assert(Cfg<false>::kSmemBytes <= 227 * 1024 && Cfg<true>::kSmemBytes <= 2
 template <class T, bool OVERLAP>
 __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  allow_dependent_grid();  // the merge may start once every CTA of this grid runs
   using C = Cfg<OVERLAP>;
   constexpr int KT = C::KT, STAGES = C::STAGES, KSTEPS = C::KSTEPS;
   constexpr int AHEAD = STAGES / 2;  // tiles in flight beyond the one computed

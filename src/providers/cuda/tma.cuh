@@ -1,8 +1,9 @@
-// The asynchronous copy machinery of attnprof's Hopper kernels (sm_90a; flash_sm90_kernel.cu):
-// shared-memory mbarriers (init, arrive, arrive with an expected byte count, a parity wait) and
-// the tensor memory accelerator's tiled copy from global to shared memory, which lands a box of
-// a tensor map (tensor_map.hpp) in the 128-byte-swizzled layout wgmma.cuh describes and counts
-// its bytes on an mbarrier.
+// The asynchronous copy machinery of attnprof's Hopper kernels (sm_90a; flash_sm90_kernel.cu,
+// decode_mma.cu): shared-memory mbarriers (init, arrive, arrive with an expected byte count, a
+// parity wait); the tensor memory accelerator's tiled copy from global to shared memory, which
+// lands a box of a tensor map (tensor_map.hpp) in the 128-byte-swizzled layout wgmma.cuh
+// describes and counts its bytes on an mbarrier, and its plain bulk copy of contiguous bytes; and
+// the two halves of a programmatic dependent launch (the decode kernels and their merge).
 #pragma once
 
 #include <cuda.h>
@@ -57,6 +58,36 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, u
       "[%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
       : "memory");
+}
+
+// `bytes` (a multiple of 16) contiguous bytes from global `src` to shared `dst` (both 16-byte
+// aligned) by the tensor memory accelerator, counted on `bar`: the bulk copy, no tensor map.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes,
+                                          uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(bar))
+      : "memory");
+}
+// Orders this thread's earlier shared-memory accesses (generic proxy) before its later
+// asynchronous-proxy ones (a bulk copy into the same bytes).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Programmatic dependent launch (sm_90): a kernel launched with the programmatic stream
+// serialization attribute starts while the kernel before it finishes, and waits here until that
+// kernel's writes are visible; the kernel before lets it start once all its CTAs are running.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependent_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
 }
 
 }  // namespace attnprof::cuda
