@@ -2,8 +2,8 @@
 # Runs ON the lent GPU machine after scripts/device/h200.sh (same bundle): cuda.decode's ways of
 # copying its tiles (decode.cpp ATTNPROF_DECODE_COPY) against each other and cudnn.sdpa, in one
 # call (absolute figures move ~7% between calls):
-#  1. cudnn.sdpa, then cuda.decode under each copy of ATTNPROF_COPIES (default: bulk cp.async
-#     l2-256), at B 1, 8, 64, 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k,
+#  1. cudnn.sdpa, then cuda.decode under each copy of ATTNPROF_COPIES (default: tma cp.async),
+#     at B 1, 8, 64, 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k,
 #     contiguous and in pages of 16: $OUT/copy-NAME.jsonl, NAME cudnn or the copy;
 #  2. a ragged batch (KV drawn in 1k..32k) beside the uniform one at B 8 and 64, KV 32k, both
 #     providers, the default copy: $OUT/ragged.jsonl;
@@ -23,7 +23,7 @@ points() {  # points PROVIDER FILE: contiguous and in pages of 16
 }
 echo "== cudnn.sdpa"
 points cudnn.sdpa "$out/copy-cudnn.jsonl"
-for c in ${ATTNPROF_COPIES:-bulk cp.async l2-256}; do
+for c in ${ATTNPROF_COPIES:-tma cp.async}; do
   echo "== cuda.decode, copy $c"
   ATTNPROF_DECODE_COPY=$c points cuda.decode "$out/copy-$c.jsonl"
 done
@@ -35,7 +35,7 @@ timeout 150 "$pkg/bin/attnprof" run --model deepseek-v3-mla-decode --dtype bf16 
   --seq 1 --kv-seq 4k,32k --batch 1,16 --providers cuda.mla.decode,cuda.naive --no-history \
   --out "$out/mla.jsonl"
 if [[ ${ATTNPROF_COPY_NCU:-0} == 1 ]]; then
-  for c in ${ATTNPROF_COPIES:-bulk cp.async l2-256}; do
+  for c in ${ATTNPROF_COPIES:-tma cp.async}; do
     echo "== ncu, cuda.decode, copy $c"
     ATTNPROF_DECODE_COPY=$c timeout 120 "$pkg/bin/attnprof" trace --providers cuda.decode \
       --batch 64 "${shape[@]}" --kv-seq 32k --ncu

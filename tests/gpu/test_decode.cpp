@@ -61,33 +61,31 @@ std::vector<Case> cases() {
 }
 
 // Every case under each way of copying the tiles (decode.cpp ATTNPROF_DECODE_COPY; a run reads
-// the variable when prepared). The note names the copy the tensor-core kernel ran: bulk copies
-// on sm_90 where asked, except for pages of less than its tile of 16 keys.
+// the variable when prepared). The note names the copy the tensor-core kernel ran: the tensor
+// memory accelerator on sm_90 unless cp.async is asked for, or the cache is in pages of less
+// than its tile of 16 keys.
 TEST(CudaDecode, EveryRowPassesBothChecks) {
   REQUIRE_ENGINE();
   auto p = make_cuda_decode();
   ASSERT_TRUE(p->availability().available);
   const bool hopper = engine().device().cc_major == 9;
-  for (const char* copy : {"bulk", "cp.async", "l2-256"})
+  for (const std::string copy : {"tma", "cp.async"})
     for (const Case& c : cases()) {
       const Spec& s = c.spec;
-      SCOPED_TRACE(std::string(copy) + " " + s.label());
+      SCOPED_TRACE(copy + " " + s.label());
       const Support sup = p->supports(s, engine().device());
       ASSERT_TRUE(sup.ok) << sup.reason;
       ASSERT_EQ(variant_refusal(p->traits(), s), "");
       const InputFill fill{.seed = 17};
-      setenv("ATTNPROF_DECODE_COPY", copy, 1);
+      setenv("ATTNPROF_DECODE_COPY", copy.c_str(), 1);
       testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
       unsetenv("ATTNPROF_DECODE_COPY");
       const std::string note = pt.run->note();
       EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
       if (note.find("tensor cores") != std::string::npos) {
-        const bool bulk = std::string(copy) == "bulk" && hopper &&
-                          (s.page_size == 0 || s.page_size >= cuda::kMmaKeyTile);
-        const char* named = bulk                            ? "bulk copies"
-                            : std::string(copy) == "l2-256" ? "cp.async, L2 256 B"
-                                                            : "cp.async)";
-        EXPECT_NE(note.find(named), std::string::npos) << note;
+        const bool tma =
+            copy == "tma" && hopper && (s.page_size == 0 || s.page_size >= cuda::kMmaKeyTile);
+        EXPECT_NE(note.find(tma ? "TMA boxes" : "cp.async)"), std::string::npos) << note;
       }
       testing::expect_rows_pass_both_checks(s, fill, pt, note);
     }
@@ -99,7 +97,7 @@ TEST(CudaDecode, RelaunchesAreBitIdentical) {
   REQUIRE_ENGINE();
   auto p = make_cuda_decode();
   const Spec s = make_spec(4, 32, 8, 1, 5000, 128, DType::bf16, Mask{MaskKind::causal_br, 0});
-  for (const char* copy : {"bulk", "cp.async"}) {
+  for (const char* copy : {"tma", "cp.async"}) {
     SCOPED_TRACE(copy);
     setenv("ATTNPROF_DECODE_COPY", copy, 1);
     testing_specs::OnePoint pt =

@@ -32,27 +32,16 @@ cuda::DecodePipeline pipeline_from_env() {
                                                       : cuda::DecodePipeline::warps4_stages3;
 }
 
-// How the tensor-core kernel copies its tiles: ATTNPROF_DECODE_COPY=cp.async, l2-256 (cp.async
-// asking L2 for 256-byte blocks) or bulk (the default on sm_90: a bulk copy per K or V row);
-// devices before sm_90 always take cp.async.
+// How the tensor-core kernel copies its tiles: ATTNPROF_DECODE_COPY=cp.async or tma (the default
+// on sm_90: the tensor memory accelerator's boxes); devices before sm_90 always take cp.async.
 cuda::DecodeCopy copy_for(const Device& device) {
   const char* v = std::getenv("ATTNPROF_DECODE_COPY");
-  const std::string_view asked = v != nullptr ? v : "bulk";
-  if (asked == "cp.async") return cuda::DecodeCopy::cp_async;
-  if (asked == "l2-256") return cuda::DecodeCopy::cp_async_l2_256;
-  return device.cc_major >= 9 ? cuda::DecodeCopy::bulk : cuda::DecodeCopy::cp_async;
+  if (v != nullptr && std::string_view(v) == "cp.async") return cuda::DecodeCopy::cp_async;
+  return device.cc_major == 9 ? cuda::DecodeCopy::tma : cuda::DecodeCopy::cp_async;
 }
 
 std::string_view copy_name(cuda::DecodeCopy c) {
-  switch (c) {
-    case cuda::DecodeCopy::bulk:
-      return "bulk copies";
-    case cuda::DecodeCopy::cp_async_l2_256:
-      return "cp.async, L2 256 B";
-    case cuda::DecodeCopy::cp_async:
-      break;
-  }
-  return "cp.async";
+  return c == cuda::DecodeCopy::tma ? "TMA boxes" : "cp.async";
 }
 
 int max_rows(int64_t head_dim) {

@@ -83,7 +83,6 @@ __device__ Smem<T, D> carve(unsigned char* base, int rows) {
 // MAXR: the most query rows this instantiation holds (registers are sized for it).
 template <class T, int D, int MAXR>
 __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeArgs a) {
-  allow_dependent_grid();  // the merge may start once every CTA of this grid runs
   constexpr int KT = key_tile<D>();
   constexpr int RG = kThreads / KT;  // row groups of the score phase
   constexpr int RPT = (MAXR + RG - 1) / RG;
@@ -239,7 +238,8 @@ __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeA
     if (t + 2 < ntiles) load_tile(stage, start + 2 * KT);
   }
 
-  __syncthreads();  // the running sums are complete (and, with no tile, initialized)
+  __syncthreads();         // the running sums are complete (and, with no tile, initialized)
+  allow_dependent_grid();  // past the keys: the merge may start once every CTA is here
   // The key groups' sums (one unit per thread when there are several groups).
   if (ks_groups > 1) {
     if (pv_active) {
@@ -265,29 +265,36 @@ __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeA
 }
 
 // The splits of one row combined: O = sum_s o_s 2^(m_s - M) / L, the sink joining M and L.
-// One block of kMergeThreads per (sequence, query head, query row) and slab of kMergeSlab
-// columns: the splits' maxima are read at once (a strided loop, a block reduction), then each
-// thread adds four columns of O over every kGroups-th split (float4 loads, unrolled so that
-// their reads overlap), and the groups' sums meet in shared memory. Launched after the split
-// kernel, as its programmatic dependent where the device has them (DecodeArgs::dependent_merge).
+// One block of kMergeThreads per (sequence, query head, query row) and slab of `cols` columns
+// (merge_columns): the splits' maxima are read at once (a strided loop, a block reduction), then
+// each thread adds four columns of O over every (1024 / cols)-th split (float4 loads, unrolled so
+// that their reads overlap), and the split groups' sums meet in shared memory. Launched after
+// the split kernel, as its programmatic dependent where the device has them
+// (DecodeArgs::dependent_merge).
 constexpr int kMergeThreads = 256;
-constexpr int kMergeSlab = 64;
+constexpr int kMergeMaxGroups = 16;
+
+// Columns a merge block takes: as few as leave a split group per split (up to 16 groups of 16
+// threads, 64 columns), so that few splits still keep every thread busy.
+int merge_columns(int splits, int value_dim) {
+  int groups = 1;
+  while (groups < splits && groups < kMergeMaxGroups) groups *= 2;
+  return std::min(value_dim, 4 * kMergeThreads / groups);
+}
 
 template <class T, int D>
-__global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const DecodeArgs a) {
-  constexpr int kCols = kMergeSlab / 4;           // threads per split group, 4 columns each
-  constexpr int kGroups = kMergeThreads / kCols;  // split groups
-  static_assert(D % kMergeSlab == 0);
+__global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const DecodeArgs a, int cols) {
   __shared__ float warp_top[kMergeThreads / 32];
-  __shared__ float4 group_o[kGroups][kCols];
-  __shared__ float group_total[kGroups];
+  __shared__ float4 group_o[kMergeThreads];
+  __shared__ float group_total[kMergeMaxGroups];
   wait_for_prior_grid();  // the split kernel's partial sums are written and visible
 
   const int64_t row = blockIdx.x;
   const int i = int(row % a.q_len), h = int((row / a.q_len) % a.q_heads),
             b = int(row / (int64_t(a.q_len) * a.q_heads));
   if (i >= seq_of(a, b).nq) return;  // a ragged batch's padding row: no output
-  const int tid = threadIdx.x, stride = partial_stride(D), col0 = int(blockIdx.y) * kMergeSlab;
+  const int tid = threadIdx.x, stride = partial_stride(D), col0 = int(blockIdx.y) * cols;
+  const int threads = cols / 4, groups = kMergeThreads / threads;  // per group; split groups
   const float* p = a.partial + row * a.splits * stride;
   const float s2 = sink2(a, h);
 
@@ -301,11 +308,11 @@ __global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const Decod
 #pragma unroll
   for (int w = 0; w < kMergeThreads / 32; ++w) top = fmaxf(top, warp_top[w]);
 
-  const int c4 = tid % kCols, g = tid / kCols;
+  const int c4 = tid % threads, g = tid / threads;
   float4 o = make_float4(0, 0, 0, 0);
   float total = 0;
 #pragma unroll 4
-  for (int s = g; s < a.splits; s += kGroups) {
+  for (int s = g; s < a.splits; s += groups) {
     const float* ps = p + s * stride;
     const float m = ps[D];
     const float w = m == -INFINITY ? 0.f : exp2f(m - top);  // a split that saw no key adds 0
@@ -316,15 +323,14 @@ __global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const Decod
     o.z += x.z * w;
     o.w += x.w * w;
   }
-  group_o[g][c4] = o;
+  group_o[tid] = o;
   if (c4 == 0) group_total[g] = total;
   __syncthreads();
   if (g != 0) return;
   total = 0;
-#pragma unroll
-  for (int gg = 0; gg < kGroups; ++gg) total += group_total[gg];
-  for (int gg = 1; gg < kGroups; ++gg) {
-    const float4 x = group_o[gg][c4];
+  for (int gg = 0; gg < groups; ++gg) total += group_total[gg];
+  for (int gg = 1; gg < groups; ++gg) {
+    const float4 x = group_o[gg * threads + c4];
     o.x += x.x;
     o.y += x.y;
     o.z += x.z;
@@ -358,7 +364,8 @@ template <class T, int D>
 void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
   const int64_t rows_total = int64_t(a.batch) * a.q_heads * a.q_len;
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned(rows_total), unsigned(D / kMergeSlab));
+  const int cols = merge_columns(a.splits, D);
+  cfg.gridDim = dim3(unsigned(rows_total), unsigned(D / cols));
   cfg.blockDim = dim3(kMergeThreads);
   cfg.stream = stream;
   cudaLaunchAttribute dependent = {};
@@ -366,7 +373,7 @@ void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
   dependent.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &dependent;
   cfg.numAttrs = a.dependent_merge ? 1 : 0;
-  ATTNPROF_CUDA(cudaLaunchKernelEx(&cfg, merge_reduce_kernel<T, D>, a));
+  ATTNPROF_CUDA(cudaLaunchKernelEx(&cfg, merge_reduce_kernel<T, D>, a, cols));
 }
 
 // The merge of value dim D in the args' dtype.
@@ -407,7 +414,7 @@ void launch_dim(const DecodeArgs& a, cudaStream_t stream) {
 
 DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size) {
   const bool rows_strided = page_size == 0 || page_size >= kMmaKeyTile;
-  return asked == DecodeCopy::bulk && !rows_strided ? DecodeCopy::cp_async : asked;
+  return asked == DecodeCopy::tma && !rows_strided ? DecodeCopy::cp_async : asked;
 }
 
 bool decode_uses_mma(int head_dim, int rows) {

@@ -18,6 +18,7 @@
 // softcap is applied to each scaled score, a sink logit joins each row's max and sum at the end.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -42,10 +43,11 @@ __host__ __device__ constexpr int partial_stride(int head_dim) {
 enum class DecodePipeline { warps4_stages3, warps2_stages6 };
 
 // How the tensor-core kernel's K and V tiles reach shared memory: 16-byte cp.async copies from
-// every lane; the same copies asking L2 for the whole 256-byte block; or (sm_90, contiguous or
-// pages of a tile or more) one bulk copy by the tensor memory accelerator per K or V row,
-// completing on an mbarrier of the warp's stage.
-enum class DecodeCopy { cp_async, cp_async_l2_256, bulk };
+// every lane, or (sm_90; contiguous, or pages of a tile or more) the tensor memory accelerator's
+// boxes of 64 columns x 16 keys, asked for by one lane and completing on an mbarrier of the
+// warp's stage (bench/results/h200/2026-12-02-decode-copy compares them, and the two forms tried
+// before: cp.async asking L2 for 256-byte blocks, and a bulk copy per K or V row).
+enum class DecodeCopy { cp_async, tma };
 
 struct DecodeArgs : AttentionArgs {
   PageMap k_pages, v_pages;  // table null: contiguous
@@ -53,7 +55,8 @@ struct DecodeArgs : AttentionArgs {
   int splits = 1;
   DecodePipeline pipeline = DecodePipeline::warps4_stages3;
   DecodeCopy copy = DecodeCopy::cp_async;
-  float* partial = nullptr;  // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
+  CUtensorMap k_map{}, v_map{};  // DecodeCopy::tma: filled by the launch
+  float* partial = nullptr;      // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
   // sm_90: the merge is launched as a programmatic dependent of the split kernel (it starts
   // while the split kernel's last CTAs run, and waits for their writes).
   bool dependent_merge = false;
@@ -74,8 +77,8 @@ int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int
                               int splits);
 
 // The copy the tensor-core kernel runs when `asked` is asked for over a cache in pages of
-// `page_size` keys (0: contiguous): cp.async instead of bulk copies for pages of less than a tile
-// (a tile's rows are then not one base and a stride apart).
+// `page_size` keys (0: contiguous): cp.async instead of the tensor copies for pages of less than
+// a tile (a tile's keys then lie on several pages).
 DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size);
 
 // Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 64, 128 or

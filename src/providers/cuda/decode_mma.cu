@@ -10,13 +10,15 @@
 // holds it), P is rounded to the dtype as the A operand of O += P V, whose B operand is V read
 // by ldmatrix.trans. No barrier in the loop: the warps meet once, at the end, to combine their
 // sums (decode_common.cuh emit_row). How the tiles are copied is DecodeCopy: cp.async from every
-// lane (with or without L2's 256-byte fetch), or, on sm_90, one bulk copy per K or V row issued
-// by the lane that owns the row, each stage counting its bytes on an mbarrier of the warp's own.
+// lane into the padded rows, or, on sm_90, the tensor memory accelerator: lane 0 asks for the
+// tile's boxes of 64 columns x 16 keys (K's and V's, 128-byte swizzled, 1024-byte aligned; the
+// ldmatrix addresses undo the swizzle) and the warp waits on its stage's mbarrier.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/decode_common.cuh"
+#include "providers/cuda/tensor_map.hpp"
 #include "providers/cuda/tma.cuh"
 
 namespace attnprof::cuda::decode {
@@ -33,45 +35,49 @@ template <int D>
 constexpr int warp_stage_elems() {
   return 2 * kTile * staged_row<D>();  // K and V
 }
-// Bytes before the bulk copies' mbarriers: the stages, or the warps' combine area if larger.
+// The tensor memory accelerator's boxes: 64 columns (128 bytes) x a tile's keys.
+constexpr int kBoxBytes = 64 * kTile * 2;
+constexpr int kSwizzleAlign = 1024;
+
+// Bytes of the stages: the padded rows of cp.async, or the boxes (and the slack that aligns them
+// to 1024 bytes), whichever is larger, so both copies run at the same occupancy.
 constexpr int stage_bytes(int head_dim, int warps, int stages) {
-  return warps * stages * 2 * kTile * (head_dim + 8) * 2;
+  const int padded = warps * stages * 2 * kTile * (head_dim + 8) * 2;
+  const int boxes = warps * stages * 2 * (head_dim / 64) * kBoxBytes + kSwizzleAlign;
+  return padded > boxes ? padded : boxes;
 }
 constexpr int combine_bytes(int head_dim, int warps) {
   return (warps * 16 * head_dim + 2 * warps * 16) * 4;
 }
+// Bytes before the tensor copies' mbarriers: the stages, or the warps' combine area if larger.
 constexpr int barrier_offset(int head_dim, int warps, int stages) {
   const int a = stage_bytes(head_dim, warps, stages), b = combine_bytes(head_dim, warps);
   return ((a > b ? a : b) + 15) / 16 * 16;
 }
 
-// The bulk copies exist on sm_90 alone: elsewhere the host never launches that form.
+// The tensor copies exist on sm_90 alone: elsewhere the host never launches that form.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool kBulkBuilt = true;
+constexpr bool kTmaBuilt = true;
 #else
-constexpr bool kBulkBuilt = false;
+constexpr bool kTmaBuilt = false;
 #endif
 
-// One 16-byte cp.async of the tile copies (DecodeCopy); a paged cache whose pages hold less than a
-// tile always copies this way.
-template <DecodeCopy kCopy>
-__device__ __forceinline__ void copy(void* smem, const void* gmem, bool valid) {
-  if constexpr (kCopy == DecodeCopy::cp_async_l2_256) {
-    copy16_l2_256(smem, gmem, valid);
-  } else {
-    copy16(smem, gmem, valid);
-  }
+// Element offset of row r's 16-byte chunk c (of D / 8) in a stage's K or V boxes: box c / 8, its
+// 128-byte row r, the chunk's place swizzled by the row (Hopper's 128-byte swizzle).
+__device__ __forceinline__ int swizzled(int r, int c) {
+  return ((c >> 3) * kBoxBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4)) / 2;
 }
 
 // kWarps warps per CTA, each kStages tiles deep.
 template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>
-__global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const DecodeArgs a) {
-  allow_dependent_grid();     // the merge may start once every CTA of this grid runs
+__global__ void __launch_bounds__(kWarps * 32)
+    attention_mma_kernel(const __grid_constant__ DecodeArgs a) {
   constexpr int KS = D / 16;  // k-steps of Q.K^T
   constexpr int NB = D / 8;   // n-blocks of P.V
   constexpr int CH = D / 8;   // 16-byte chunks per row
   constexpr int ROW = staged_row<D>();
-  constexpr bool kBulk = kCopy == DecodeCopy::bulk && kBulkBuilt;
+  constexpr bool kTma = kCopy == DecodeCopy::tma && kTmaBuilt;
+  constexpr int kBoxes = D / 64;
   extern __shared__ __align__(16) unsigned char smem_raw[];
 
   const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
@@ -82,12 +88,21 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   const KeyRange kr = key_range(a, sq, split, kTile);
   // This warp's tiles: w, w + 4, ... of the CTA's.
   const int my_tiles = kr.tiles > warp ? (kr.tiles - 1 - warp) / kWarps + 1 : 0;
+  // The warp's stages: padded rows (cp.async), or K's then V's boxes (the tensor copies).
   T* stages = reinterpret_cast<T*>(smem_raw) + warp * kStages * warp_stage_elems<D>();
-  // Bulk copies: the warp's stages each complete on an mbarrier (one arrival: lane 0's, with the
-  // stage's bytes).
+  if constexpr (kTma) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(smem_raw);
+    const uintptr_t aligned = (base + kSwizzleAlign - 1) / kSwizzleAlign * kSwizzleAlign;
+    stages = reinterpret_cast<T*>(smem_raw + (aligned - base)) +
+             warp * kStages * 2 * kBoxes * kBoxBytes / int(sizeof(T));
+  }
+  constexpr int kStageElems = kTma ? 2 * kBoxes * kBoxBytes / 2 : warp_stage_elems<D>();
+  constexpr int kVOffset = kTma ? kBoxes * kBoxBytes / 2 : kTile * ROW;  // V after K
+  // The tensor copies: the warp's stages each complete on an mbarrier (one arrival: lane 0's,
+  // with the stage's bytes).
   uint64_t* bars =
       reinterpret_cast<uint64_t*>(smem_raw + barrier_offset(D, kWarps, kStages)) + warp * kStages;
-  if constexpr (kBulk) {
+  if constexpr (kTma) {
     if (lane == 0) {
 #pragma unroll
       for (int st = 0; st < kStages; ++st) mbar_init(&bars[st], 1);
@@ -128,41 +143,40 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   constexpr int JS = 32 / CH;  // rows between a lane's copies
   const int64_t page_step = (a.k_pages.bshd ? a.k_pages.heads : 1) * D;
   auto load = [&](int n) {
-    T* ks = stages + (n % kStages) * warp_stage_elems<D>();
-    T* vs = ks + kTile * ROW;
+    T* ks = stages + (n % kStages) * kStageElems;
+    T* vs = ks + kVOffset;
     const int start = tile_start(n);
+    if constexpr (kTma) {
+      // Lane 0 asks for K's and V's boxes of the tile: (column, key, KV head, sequence) of the
+      // cache, or (column, key on the page, KV head, page) of the page pool. Keys past the
+      // cache are zero-filled; those past the range are zeroed once the tile lands.
+      if (lane == 0) {
+        uint64_t* bar = &bars[n % kStages];
+        mbar_expect_bytes(bar, 2 * kBoxes * kBoxBytes);
+        fence_proxy_async_shared();
+        const int key = paged ? start & int(a.k_pages.page_size - 1) : start;
+        const int kseq = paged ? kp[0] : b, vseq = paged ? vp[0] : b;
+#pragma unroll
+        for (int x = 0; x < kBoxes; ++x) {
+          tma_load_4d(ks + x * kBoxBytes / 2, &a.k_map, bar, 64 * x, key, kvh, kseq);
+          tma_load_4d(vs + x * kBoxBytes / 2, &a.v_map, bar, 64 * x, key, kvh, vseq);
+        }
+      }
+      return;
+    }
     if (!paged || page_per_tile) {
       const int64_t step = paged ? page_step : a.kv_ss;
       const int64_t kb =
           paged ? a.k_pages.row_on_page(kp[0], kvh, start) * D : bh + start * a.kv_ss;
       const int64_t vb = paged ? a.v_pages.row_on_page(vp[0], kvh, start) * D : kb;
-      if constexpr (kBulk) {
-        // Lane j < 16 copies K's row j, lane 16 + j V's; rows past the range are zeroed here
-        // (never read from memory), as cp.async's zero fill does.
-        const int rows = min(kTile, kr.hi - start + 1);
-        uint64_t* bar = &bars[n % kStages];
-        if (lane == 0) mbar_expect_bytes(bar, uint32_t(rows) * 2 * D * sizeof(T));
-        __syncwarp();
-        const int j = lane & (kTile - 1);
-        T* dst = (lane < kTile ? ks : vs) + j * ROW;
-        if (j < rows) {
-          const T* src = (lane < kTile ? k + kb : v + vb) + j * step;
-          fence_proxy_async_shared();
-          bulk_load(dst, src, D * sizeof(T), bar);
-        } else {
-#pragma unroll
-          for (int c = 0; c < CH; ++c) reinterpret_cast<uint4*>(dst)[c] = make_uint4(0, 0, 0, 0);
-        }
-        return;
-      }
       const T* kfrom = k + kb + j0 * step + c8;
       const T* vfrom = v + vb + j0 * step + c8;
 #pragma unroll
       for (int it = 0; it < IT; ++it) {
         const int jr = j0 + JS * it;
         const bool valid = start + jr <= kr.hi;
-        copy<kCopy>(ks + jr * ROW + c8, valid ? kfrom + it * JS * step : k, valid);
-        copy<kCopy>(vs + jr * ROW + c8, valid ? vfrom + it * JS * step : v, valid);
+        copy16(ks + jr * ROW + c8, valid ? kfrom + it * JS * step : k, valid);
+        copy16(vs + jr * ROW + c8, valid ? vfrom + it * JS * step : v, valid);
       }
       return;
     }
@@ -172,8 +186,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
       const bool valid = pos <= kr.hi;
       const int64_t ko = a.k_pages.row_on_page(kp[it], kvh, pos) * D;
       const int64_t vo = a.v_pages.row_on_page(vp[it], kvh, pos) * D;
-      copy<kCopy>(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
-      copy<kCopy>(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
+      copy16(ks + jr * ROW + cc * 8, valid ? k + ko + cc * 8 : k, valid);
+      copy16(vs + jr * ROW + cc * 8, valid ? v + vo + cc * 8 : v, valid);
     }
   };
 #pragma unroll
@@ -222,8 +236,23 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   }
 
   for (int n = 0; n < my_tiles; ++n) {
-    if constexpr (kBulk) {
+    const T* ks_ = stages + (n % kStages) * kStageElems;
+    const T* vs_ = ks_ + kVOffset;
+    const int start = tile_start(n);
+    if constexpr (kTma) {
       mbar_wait(&bars[n % kStages], uint32_t(n / kStages) & 1u);
+      // V's rows past the range (the next sequence's or head's keys, or a ragged batch's
+      // padding) are zeroed: P is 0 there, and 0 x V must be 0.
+      const int valid = kr.hi - start + 1;
+      if (valid < kTile) {
+        T* vz = const_cast<T*>(vs_);
+        for (int i = lane; i < (kTile - valid) * kBoxes * 8; i += 32) {
+          const int r = valid + i / (kBoxes * 8), x = i % (kBoxes * 8);
+          reinterpret_cast<uint4*>(vz + (x >> 3) * kBoxBytes / 2 + r * 64)[x & 7] =
+              make_uint4(0, 0, 0, 0);
+        }
+        fence_proxy_async_shared();  // before a later tensor copy into this stage
+      }
     } else {
       wait_copies<kStages - 2>();
     }
@@ -232,9 +261,6 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
     if (n + kStages - 1 < my_tiles) load(n + kStages - 1);
     commit_copies();
     fetch_pages(n + kStages);
-    const T* ks_ = stages + (n % kStages) * warp_stage_elems<D>();
-    const T* vs_ = ks_ + kTile * ROW;
-    const int start = tile_start(n);
     // S = Q K^T: n-blocks of keys 0-7 and 8-15.
     float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
 #pragma unroll
@@ -242,7 +268,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
 #pragma unroll
       for (int kk = 0; kk < KS; kk += 2) {
         uint32_t bf[4];
-        ldmatrix4(bf, ks_ + (nb * 8 + ri) * ROW + kk * 16 + mi * 8);
+        const int r = nb * 8 + ri, c = 2 * kk + mi;
+        ldmatrix4(bf, ks_ + (kTma ? swizzled(r, c) : r * ROW + c * 8));
         mma<T>(s[nb], qf[kk], bf[0], bf[1]);
         mma<T>(s[nb], qf[kk + 1], bf[2], bf[3]);
       }
@@ -286,12 +313,14 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
 #pragma unroll
     for (int nb = 0; nb < NB; nb += 2) {
       uint32_t bf[4];
-      ldmatrix4_trans(bf, vs_ + (ri + (mi & 1) * 8) * ROW + nb * 8 + (mi >> 1) * 8);
+      const int r = ri + (mi & 1) * 8, c = nb + (mi >> 1);
+      ldmatrix4_trans(bf, vs_ + (kTma ? swizzled(r, c) : r * ROW + c * 8));
       mma<T>(o[nb], pa, bf[0], bf[1]);
       mma<T>(o[nb + 1], pa, bf[2], bf[3]);
     }
   }
   wait_copies<0>();
+  allow_dependent_grid();  // past the keys: the merge may start once every CTA is here
 #pragma unroll
   for (int h = 0; h < 2; ++h) l[h] = quad_sum(l[h]);
 
@@ -332,8 +361,36 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const Decode
   }
 }
 
+// The tensor maps of K and V: the cache as (B, Hkv, N, D) at its strides, or the page pool as
+// (pages, Hkv, page size, D) in its pages' layout; boxes of 64 columns x a tile's keys.
+CUtensorMap kv_map(const DecodeArgs& a, const void* data, const PageMap& pages) {
+  TensorView4 t;
+  t.data = data;
+  t.dim = a.head_dim;
+  t.heads = a.kv_heads;
+  if (pages.table == nullptr) {
+    t.batch = a.batch;
+    t.seq = a.kv_len;
+    t.sb = a.kv_sb;
+    t.sh = a.kv_sh;
+    t.ss = a.kv_ss;
+  } else {
+    t.batch = int64_t(a.batch) * pages.pages_per_seq;
+    t.seq = pages.page_size;
+    t.sb = pages.page_size * pages.heads * a.head_dim;
+    t.sh = pages.bshd ? a.head_dim : pages.page_size * a.head_dim;
+    t.ss = pages.bshd ? pages.heads * a.head_dim : a.head_dim;
+  }
+  return swizzled_tensor_map(t, a.dtype, kTile);
+}
+
 template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>
-void launch_pipeline(const DecodeArgs& a, cudaStream_t stream) {
+void launch_pipeline(const DecodeArgs& args, cudaStream_t stream) {
+  DecodeArgs a = args;
+  if constexpr (kCopy == DecodeCopy::tma) {
+    a.k_map = kv_map(a, a.k, a.k_pages);
+    a.v_map = kv_map(a, a.v, a.v_pages);
+  }
   const int smem = mma_smem_bytes(D, kWarps, kStages);
   static const cudaError_t set =
       cudaFuncSetAttribute(attention_mma_kernel<T, D, kWarps, kStages, kCopy>,
@@ -347,10 +404,8 @@ void launch_pipeline(const DecodeArgs& a, cudaStream_t stream) {
 template <class T, int D, int kWarps, int kStages>
 void launch_copy(const DecodeArgs& a, cudaStream_t stream) {
   switch (decode_copy_used(a.copy, a.k_pages.table != nullptr ? a.k_pages.page_size : 0)) {
-    case DecodeCopy::bulk:
-      return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::bulk>(a, stream);
-    case DecodeCopy::cp_async_l2_256:
-      return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::cp_async_l2_256>(a, stream);
+    case DecodeCopy::tma:
+      return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::tma>(a, stream);
     case DecodeCopy::cp_async:
       return launch_pipeline<T, D, kWarps, kStages, DecodeCopy::cp_async>(a, stream);
   }
@@ -365,7 +420,7 @@ void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
 }  // namespace
 
 int mma_smem_bytes(int head_dim, int kWarps, int kStages) {
-  // The bulk copies' mbarriers (8 bytes a stage of each warp) after everything else.
+  // The tensor copies' mbarriers (8 bytes a stage of each warp) after everything else.
   return barrier_offset(head_dim, kWarps, kStages) + kWarps * kStages * 8;
 }
 

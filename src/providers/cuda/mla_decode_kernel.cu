@@ -55,7 +55,6 @@ static_assert(Cfg<false>::kSmemBytes <= 227 * 1024 && Cfg<true>::kSmemBytes <= 2
 template <class T, bool OVERLAP>
 __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDecodeArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  allow_dependent_grid();  // the merge may start once every CTA of this grid runs
   using C = Cfg<OVERLAP>;
   constexpr int KT = C::KT, STAGES = C::STAGES, KSTEPS = C::KSTEPS;
   constexpr int AHEAD = STAGES / 2;  // tiles in flight beyond the one computed
@@ -302,6 +301,7 @@ __global__ void __launch_bounds__(kMlaThreads, 1) mla_decode_kernel(const MlaDec
     }
   }
 
+  allow_dependent_grid();  // past the keys: the merge may start once every CTA is here
   // The rows' max and sum, from warpgroup 0 to both.
   if (wg == 0) {
 #pragma unroll

@@ -2,8 +2,9 @@
 // decode_mma.cu): shared-memory mbarriers (init, arrive, arrive with an expected byte count, a
 // parity wait); the tensor memory accelerator's tiled copy from global to shared memory, which
 // lands a box of a tensor map (tensor_map.hpp) in the 128-byte-swizzled layout wgmma.cuh
-// describes and counts its bytes on an mbarrier, and its plain bulk copy of contiguous bytes; and
-// the two halves of a programmatic dependent launch (the decode kernels and their merge).
+// describes and counts its bytes on an mbarrier; the proxy fence between shared-memory writes and
+// a later tensor copy into them; and the two halves of a programmatic dependent launch (the
+// decode kernels and their merge).
 #pragma once
 
 #include <cuda.h>
@@ -60,18 +61,8 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
-// `bytes` (a multiple of 16) contiguous bytes from global `src` to shared `dst` (both 16-byte
-// aligned) by the tensor memory accelerator, counted on `bar`: the bulk copy, no tensor map.
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes,
-                                          uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-          "r"(smem_u32(dst)),
-      "l"(src), "r"(bytes), "r"(smem_u32(bar))
-      : "memory");
-}
 // Orders this thread's earlier shared-memory accesses (generic proxy) before its later
-// asynchronous-proxy ones (a bulk copy into the same bytes).
+// asynchronous-proxy ones (a tensor copy into the same bytes).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }

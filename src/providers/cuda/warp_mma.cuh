@@ -26,14 +26,6 @@ __device__ __forceinline__ void copy16(void* smem, const void* gmem, bool valid)
   const int n = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
 }
-// The same copy asking L2 to fetch the whole 256-byte block around it from memory (one request
-// per block instead of one per line: a streaming read's neighbours arrive with it).
-__device__ __forceinline__ void copy16_l2_256(void* smem, const void* gmem, bool valid) {
-  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int n = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(n));
-}
 __device__ __forceinline__ void commit_copies() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
