@@ -2,15 +2,17 @@
 # Runs ON the lent GPU machine after scripts/device/h200.sh (same bundle): cuda.decode's ways of
 # copying its tiles (decode.cpp ATTNPROF_DECODE_COPY) against each other and cudnn.sdpa, in one
 # call (absolute figures move ~7% between calls):
-#  1. cudnn.sdpa, then cuda.decode under each copy of ATTNPROF_COPIES (default: tma cp.async),
-#     at B 1, 8, 64, 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k,
-#     contiguous and in pages of 16: $OUT/copy-NAME.jsonl, NAME cudnn or the copy;
+#  1. cudnn.sdpa, then cuda.decode under each COPY:PIPELINE of ATTNPROF_FORMS (default:
+#     tma:4x3 cp.async:4x3; decode.cpp ATTNPROF_DECODE_COPY and ATTNPROF_DECODE_PIPELINE), at
+#     B 1, 8, 64, 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k, contiguous and in
+#     pages of 16: $OUT/copy-cudnn.jsonl and $OUT/copy-COPY-PIPELINE.jsonl;
 #  2. a ragged batch (KV drawn in 1k..32k) beside the uniform one at B 8 and 64, KV 32k, both
-#     providers, the default copy: $OUT/ragged.jsonl;
-#  3. cuda.mla.decode beside cuda.naive at B 1 and 16, KV 4k and 32k (the merge of its splits):
-#     $OUT/mla.jsonl;
-#  4. with ATTNPROF_COPY_NCU=1, Nsight Compute's sections for cuda.decode at B 64, KV 32k under
-#     each copy, and for cudnn.sdpa (attnprof trace --ncu).
+#     providers, under each pipeline of ATTNPROF_RAGGED_PIPELINES (default 4x3):
+#     $OUT/ragged-PIPELINE.jsonl;
+#  3. unless ATTNPROF_COPY_MLA=0, cuda.mla.decode beside cuda.naive at B 1 and 16, KV 4k and
+#     32k (the merge of its splits): $OUT/mla.jsonl;
+#  4. with ATTNPROF_COPY_NCU=1 (and the MLA step), Nsight Compute's sections for cuda.decode at
+#     B 64, KV 32k under each copy, and for cudnn.sdpa (attnprof trace --ncu).
 # Everything printed is appended to $OUT/h200.log (h200.sh's log: the call's files stay under 8).
 set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
@@ -23,19 +25,25 @@ points() {  # points PROVIDER FILE: contiguous and in pages of 16
 }
 echo "== cudnn.sdpa"
 points cudnn.sdpa "$out/copy-cudnn.jsonl"
-for c in ${ATTNPROF_COPIES:-tma cp.async}; do
-  echo "== cuda.decode, copy $c"
-  ATTNPROF_DECODE_COPY=$c points cuda.decode "$out/copy-$c.jsonl"
+for f in ${ATTNPROF_FORMS:-tma:4x3 cp.async:4x3}; do
+  copy=${f%%:*} pipeline=${f##*:}
+  echo "== cuda.decode, copy $copy, pipeline $pipeline"
+  ATTNPROF_DECODE_COPY=$copy ATTNPROF_DECODE_PIPELINE=$pipeline points cuda.decode \
+    "$out/copy-$copy-$pipeline.jsonl"
 done
-echo "== ragged"
-timeout 150 "$pkg/bin/attnprof" run --providers cudnn.sdpa,cuda.decode --batch 8,64 --kv-seq 32k \
-  --seqlens off,uniform:1024:32768 "${shape[@]}" --no-history --out "$out/ragged.jsonl"
+for pipeline in ${ATTNPROF_RAGGED_PIPELINES:-4x3}; do
+  echo "== ragged, pipeline $pipeline"
+  ATTNPROF_DECODE_PIPELINE=$pipeline timeout 150 "$pkg/bin/attnprof" run \
+    --providers cudnn.sdpa,cuda.decode --batch 8,64 --kv-seq 32k --seqlens off,uniform:1024:32768 \
+    "${shape[@]}" --no-history --out "$out/ragged-$pipeline.jsonl"
+done
+[[ ${ATTNPROF_COPY_MLA:-1} == 0 ]] && exit 0
 echo "== cuda.mla.decode and cuda.naive"
 timeout 150 "$pkg/bin/attnprof" run --model deepseek-v3-mla-decode --dtype bf16 --mask causal-br \
   --seq 1 --kv-seq 4k,32k --batch 1,16 --providers cuda.mla.decode,cuda.naive --no-history \
   --out "$out/mla.jsonl"
 if [[ ${ATTNPROF_COPY_NCU:-0} == 1 ]]; then
-  for c in ${ATTNPROF_COPIES:-tma cp.async}; do
+  for c in tma cp.async; do
     echo "== ncu, cuda.decode, copy $c"
     ATTNPROF_DECODE_COPY=$c timeout 120 "$pkg/bin/attnprof" trace --providers cuda.decode \
       --batch 64 "${shape[@]}" --kv-seq 32k --ncu

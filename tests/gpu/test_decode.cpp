@@ -4,9 +4,12 @@
 // many, paged and ragged caches, softcap and sinks; and what it refuses, in words.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnprof/ragged.hpp"
@@ -69,23 +72,31 @@ TEST(CudaDecode, EveryRowPassesBothChecks) {
   auto p = make_cuda_decode();
   ASSERT_TRUE(p->availability().available);
   const bool hopper = engine().device().cc_major == 9;
-  for (const std::string copy : {"tma", "cp.async"})
+  // The copies under the default pipeline, and the tensor copies under the other two.
+  const std::vector<std::pair<std::string, std::string>> forms = {
+      {"tma", "4x3"}, {"cp.async", "4x3"}, {"tma", "8x3"}, {"tma", "4x2"}};
+  for (const auto& [copy, pipeline] : forms)
     for (const Case& c : cases()) {
       const Spec& s = c.spec;
-      SCOPED_TRACE(copy + " " + s.label());
+      SCOPED_TRACE(copy + " " + pipeline + " " + s.label());
       const Support sup = p->supports(s, engine().device());
       ASSERT_TRUE(sup.ok) << sup.reason;
       ASSERT_EQ(variant_refusal(p->traits(), s), "");
       const InputFill fill{.seed = 17};
       setenv("ATTNPROF_DECODE_COPY", copy.c_str(), 1);
+      setenv("ATTNPROF_DECODE_PIPELINE", pipeline.c_str(), 1);
       testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
       unsetenv("ATTNPROF_DECODE_COPY");
+      unsetenv("ATTNPROF_DECODE_PIPELINE");
       const std::string note = pt.run->note();
       EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
       if (note.find("tensor cores") != std::string::npos) {
         const bool tma =
             copy == "tma" && hopper && (s.page_size == 0 || s.page_size >= cuda::kMmaKeyTile);
         EXPECT_NE(note.find(tma ? "TMA boxes" : "cp.async)"), std::string::npos) << note;
+        EXPECT_NE(note.find(fmt::format("{} warps x {} stages", pipeline[0], pipeline[2])),
+                  std::string::npos)
+            << note;
       }
       testing::expect_rows_pass_both_checks(s, fill, pt, note);
     }

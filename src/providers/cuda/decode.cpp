@@ -24,12 +24,14 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-// The tensor-core kernel's pipeline: ATTNPROF_DECODE_PIPELINE=2x6 (2 warps a CTA, 6 tiles deep)
-// or 4x3 (the default), for comparing them on a device.
+// The tensor-core kernel's pipeline: ATTNPROF_DECODE_PIPELINE=8x3 (8 warps a CTA, 3 tiles deep),
+// 4x2, or 4x3 (the default), for comparing them on a device.
 cuda::DecodePipeline pipeline_from_env() {
   const char* v = std::getenv("ATTNPROF_DECODE_PIPELINE");
-  return v != nullptr && std::string_view(v) == "2x6" ? cuda::DecodePipeline::warps2_stages6
-                                                      : cuda::DecodePipeline::warps4_stages3;
+  const std::string_view asked = v != nullptr ? v : "";
+  if (asked == "8x3") return cuda::DecodePipeline::warps8_stages3;
+  if (asked == "4x2") return cuda::DecodePipeline::warps4_stages2;
+  return cuda::DecodePipeline::warps4_stages3;
 }
 
 // How the tensor-core kernel copies its tiles: ATTNPROF_DECODE_COPY=cp.async or tma (the default
@@ -85,9 +87,8 @@ class DecodeRun final : public Run {
     const std::string kernel =
         !cuda::decode_uses_mma(int(spec_.head_dim), rows)
             ? "CUDA cores"
-            : fmt::format("tensor cores, {}, {}",
-                          pipeline_ == cuda::DecodePipeline::warps2_stages6 ? "2 warps x 6 stages"
-                                                                            : "4 warps x 3 stages",
+            : fmt::format("tensor cores, {} warps x {} stages, {}", cuda::pipeline_warps(pipeline_),
+                          cuda::pipeline_stages(pipeline_),
                           copy_name(cuda::decode_copy_used(copy_, spec_.page_size)));
     return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{} ({})",
                        split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas,

@@ -423,8 +423,7 @@ bool decode_uses_mma(int head_dim, int rows) {
 
 int decode_smem_bytes(int head_dim, int rows, DecodePipeline pipeline) {
   if (decode_uses_mma(head_dim, rows)) {
-    return pipeline == DecodePipeline::warps2_stages6 ? mma_smem_bytes(head_dim, 2, 6)
-                                                      : mma_smem_bytes(head_dim, 4, 3);
+    return mma_smem_bytes(head_dim, pipeline_warps(pipeline), pipeline_stages(pipeline));
   }
   const int kt = head_dim <= 128 ? 64 : 32;
   const int kv = 2 * 2 * kt * (head_dim + 8) * 2;  // two stages of K and V, 2-byte elements

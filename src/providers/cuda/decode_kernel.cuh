@@ -38,9 +38,18 @@ __host__ __device__ constexpr int partial_stride(int head_dim) {
   return head_dim + 4;
 }
 
-// The tensor-core kernel's pipeline: warps per CTA x tiles in flight per warp (both fill about
-// 209 KiB of shared memory per SM; bench/results/h200/2026-12-01-decode compares them).
-enum class DecodePipeline { warps4_stages3, warps2_stages6 };
+// The tensor-core kernel's pipeline: warps per CTA x tiles in flight per warp. Four warps three
+// tiles deep is the default: two CTAs an SM. Eight warps three deep (one CTA an SM, a CTA's
+// warps streaming 128 consecutive keys at a time) and four warps two deep (three CTAs an SM) are
+// kept to compare (bench/results/h200/2026-12-02-decode-copy); two warps six deep ran 0.57-0.65x
+// the default (2026-12-01-decode) and was removed.
+enum class DecodePipeline { warps4_stages3, warps8_stages3, warps4_stages2 };
+constexpr int pipeline_warps(DecodePipeline p) {
+  return p == DecodePipeline::warps8_stages3 ? 8 : 4;
+}
+constexpr int pipeline_stages(DecodePipeline p) {
+  return p == DecodePipeline::warps4_stages2 ? 2 : 3;
+}
 
 // How the tensor-core kernel's K and V tiles reach shared memory: 16-byte cp.async copies from
 // every lane, or (sm_90; contiguous, or pages of a tile or more) the tensor memory accelerator's

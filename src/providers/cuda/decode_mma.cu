@@ -413,8 +413,15 @@ void launch_copy(const DecodeArgs& a, cudaStream_t stream) {
 
 template <class T, int D>
 void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
-  if (a.pipeline == DecodePipeline::warps2_stages6) return launch_copy<T, D, 2, 6>(a, stream);
-  return launch_copy<T, D, 4, 3>(a, stream);
+  switch (a.pipeline) {
+    case DecodePipeline::warps8_stages3:
+      return launch_copy<T, D, 8, 3>(a, stream);
+    case DecodePipeline::warps4_stages2:
+      return launch_copy<T, D, 4, 2>(a, stream);
+    case DecodePipeline::warps4_stages3:
+      break;
+  }
+  launch_copy<T, D, 4, 3>(a, stream);
 }
 
 }  // namespace
