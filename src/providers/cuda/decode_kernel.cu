@@ -199,6 +199,10 @@ __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeA
         sum += p;
       }
       sum = warp_sum(sum);
+      // Every lane has read the row's running max (m_old) before lane 0 replaces it: the
+      // shuffles order the lanes on the hardware, but not in the memory model (racecheck
+      // reported the read and the write as a hazard, 2026-12-02-decode-copy call 5).
+      __syncwarp();
       if (lane == 0) {
         const float alpha = m_old == -INFINITY ? 0.f : exp2f(m_old - m_new);
         sm.alpha[r] = alpha;
