@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -160,6 +161,29 @@ TEST(CudaDecodeSplit, TheMeasuredConfigurationsOnAnH200) {
   // A ragged batch too small to fill one wave is still split (chunks of at least 256 keys).
   EXPECT_GT(split(make_spec(6, 16, 2, 1, 3000, 128, DType::bf16, br), "uniform:1:3000").splits, 1);
   EXPECT_GT(split(make_spec(4, 16, 2, 2, 2048, 64, DType::fp16, br), "uniform:100:2048").splits, 1);
+}
+
+// The merge's block shape (host code: runs without a GPU). With few splits a block takes more
+// columns, so its threads are not idle: 4 splits of MLA's 512 value columns left three quarters
+// of them idle in blocks of 64 columns (bench/results/h200/2026-12-02-decode-copy, call 1: 92.1
+// us at B 16, KV 4k, where wider blocks ran 67.3 in call 2).
+TEST(CudaDecodeMerge, ColumnsPerBlockFollowTheSplits) {
+  EXPECT_EQ(cuda::decode_merge_columns(4, 512), 256);  // 4 groups of 64 threads
+  EXPECT_EQ(cuda::decode_merge_columns(64, 512), 64);  // MLA at B 1: 16 groups of 16 threads
+  EXPECT_EQ(cuda::decode_merge_columns(32, 128), 64);  // cuda.decode at B 1, KV 32k
+  EXPECT_EQ(cuda::decode_merge_columns(2, 128), 128);  // never past the row
+  EXPECT_EQ(cuda::decode_merge_columns(5, 64), 64);
+  for (int splits = 2; splits <= 4096; splits *= 3)
+    for (int dv : {64, 128, 256, 512}) {
+      const int cols = cuda::decode_merge_columns(splits, dv);
+      EXPECT_EQ(dv % cols, 0) << splits << " " << dv;  // the slabs tile the row
+      EXPECT_GE(cols, 64);
+      // Threads per split group (cols / 4) divide the block, and there are no more groups than
+      // splits, unless the row is too narrow to leave fewer.
+      EXPECT_EQ(cuda::kDecodeMergeThreads % (cols / 4), 0);
+      const int groups = cuda::kDecodeMergeThreads / (cols / 4);
+      EXPECT_TRUE(groups <= std::max(splits, 1) * 2 || cols == dv) << splits << " " << dv;
+    }
 }
 
 // What attnprof's own kernels refuse, in the words of their shared check (host code: runs

@@ -270,21 +270,13 @@ __global__ void __launch_bounds__(kThreads) attention_split_kernel(const DecodeA
 
 // The splits of one row combined: O = sum_s o_s 2^(m_s - M) / L, the sink joining M and L.
 // One block of kMergeThreads per (sequence, query head, query row) and slab of `cols` columns
-// (merge_columns): the splits' maxima are read at once (a strided loop, a block reduction), then
-// each thread adds four columns of O over every (1024 / cols)-th split (float4 loads, unrolled so
-// that their reads overlap), and the split groups' sums meet in shared memory. Launched after
+// (decode_merge_columns): the splits' maxima are read at once (a strided loop, a block reduction),
+// then each thread adds four columns of O over every (1024 / cols)-th split (float4 loads, unrolled
+// so that their reads overlap), and the split groups' sums meet in shared memory. Launched after
 // the split kernel, as its programmatic dependent where the device has them
 // (DecodeArgs::dependent_merge).
-constexpr int kMergeThreads = 256;
+constexpr int kMergeThreads = kDecodeMergeThreads;
 constexpr int kMergeMaxGroups = 16;
-
-// Columns a merge block takes: as few as leave a split group per split (up to 16 groups of 16
-// threads, 64 columns), so that few splits still keep every thread busy.
-int merge_columns(int splits, int value_dim) {
-  int groups = 1;
-  while (groups < splits && groups < kMergeMaxGroups) groups *= 2;
-  return std::min(value_dim, 4 * kMergeThreads / groups);
-}
 
 template <class T, int D>
 __global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const DecodeArgs a, int cols) {
@@ -368,7 +360,7 @@ template <class T, int D>
 void launch_merge(const DecodeArgs& a, cudaStream_t stream) {
   const int64_t rows_total = int64_t(a.batch) * a.q_heads * a.q_len;
   cudaLaunchConfig_t cfg = {};
-  const int cols = merge_columns(a.splits, D);
+  const int cols = decode_merge_columns(a.splits, D);
   cfg.gridDim = dim3(unsigned(rows_total), unsigned(D / cols));
   cfg.blockDim = dim3(kMergeThreads);
   cfg.stream = stream;
@@ -415,6 +407,12 @@ void launch_dim(const DecodeArgs& a, cudaStream_t stream) {
 }
 
 }  // namespace
+
+int decode_merge_columns(int splits, int value_dim) {
+  int groups = 1;
+  while (groups < splits && groups < kMergeMaxGroups) groups *= 2;
+  return std::min(value_dim, 4 * kMergeThreads / groups);
+}
 
 DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size) {
   const bool rows_strided = page_size == 0 || page_size >= kMmaKeyTile;

@@ -94,6 +94,12 @@ DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size);
 // 256; G * q_len <= kMaxDecodeRows.
 void launch_decode(const DecodeArgs& a, cudaStream_t stream);
 
+// Columns one block of the merge (kDecodeMergeThreads threads, four columns a thread) takes of a
+// row: as few as leave a group of threads per split, up to 16 groups of 64 columns, so that few
+// splits still keep every thread busy (value_dim at most).
+inline constexpr int kDecodeMergeThreads = 256;
+int decode_merge_columns(int splits, int value_dim);
+
 // Enqueues the merge of `a.splits` partial sums of `value_dim` (64, 128, 256 or 512) columns per
 // row into O and the LSE: cuda.decode's, and cuda.mla.decode's (mla_decode_kernel.cuh).
 void launch_decode_merge(const DecodeArgs& a, int value_dim, cudaStream_t stream);
