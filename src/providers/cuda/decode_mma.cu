@@ -78,6 +78,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   constexpr int ROW = staged_row<D>();
   constexpr bool kTma = kCopy == DecodeCopy::tma && kTmaBuilt;
   constexpr int kBoxes = D / 64;
+  static_assert(sizeof(T) == 2, "the boxes' offsets count 16-bit elements");
   extern __shared__ __align__(16) unsigned char smem_raw[];
 
   const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
