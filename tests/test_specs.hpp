@@ -40,7 +40,6 @@ inline Spec make_spec(int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk
           .layout = layout};
 }
 
-// `s` with its K and V in a paged cache of `page_size` keys per page.
 // A CUDA device described, not opened: what the providers' support checks read (host tests).
 inline Device described_gpu(std::string name, int cc_major, int cc_minor = 0) {
   Device d;
@@ -51,6 +50,7 @@ inline Device described_gpu(std::string name, int cc_major, int cc_minor = 0) {
   return d;
 }
 
+// `s` with its K and V in a paged cache of `page_size` keys per page.
 inline Spec paged(Spec s, int64_t page_size) {
   s.page_size = page_size;
   return s;

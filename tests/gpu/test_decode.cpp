@@ -178,8 +178,8 @@ TEST(CudaDecodeMerge, ColumnsPerBlockFollowTheSplits) {
       const int cols = cuda::decode_merge_columns(splits, dv);
       EXPECT_EQ(dv % cols, 0) << splits << " " << dv;  // the slabs tile the row
       EXPECT_GE(cols, 64);
-      // Threads per split group (cols / 4) divide the block, and there are no more groups than
-      // splits, unless the row is too narrow to leave fewer.
+      // Threads per split group (cols / 4) divide the block, and the groups are at most the
+      // splits rounded up to a power of two, unless the row is too narrow to leave fewer.
       EXPECT_EQ(cuda::kDecodeMergeThreads % (cols / 4), 0);
       const int groups = cuda::kDecodeMergeThreads / (cols / 4);
       EXPECT_TRUE(groups <= std::max(splits, 1) * 2 || cols == dv) << splits << " " << dv;

@@ -296,8 +296,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_reduce_kernel(const Decod
 
   float top = -INFINITY;
   for (int s = tid; s < a.splits; s += kMergeThreads) top = fmaxf(top, p[s * stride + D]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
+  top = warp_max(top);
   if ((tid & 31) == 0) warp_top[tid >> 5] = top;
   __syncthreads();
   top = s2;

@@ -20,6 +20,7 @@
 #include "providers/cuda/decode_common.cuh"
 #include "providers/cuda/tensor_map.hpp"
 #include "providers/cuda/tma.cuh"
+#include "providers/cuda/wgmma.cuh"
 
 namespace attnprof::cuda::decode {
 
@@ -154,7 +155,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       if (lane == 0) {
         uint64_t* bar = &bars[n % kStages];
         mbar_expect_bytes(bar, 2 * kBoxes * kBoxBytes);
-        fence_proxy_async_shared();
+        fence_async_shared();
         const int key = paged ? start & int(a.k_pages.page_size - 1) : start;
         const int kseq = paged ? kp[0] : b, vseq = paged ? vp[0] : b;
 #pragma unroll
@@ -252,7 +253,7 @@ __global__ void __launch_bounds__(kWarps * 32)
           reinterpret_cast<uint4*>(vz + (x >> 3) * kBoxBytes / 2 + r * 64)[x & 7] =
               make_uint4(0, 0, 0, 0);
         }
-        fence_proxy_async_shared();  // before a later tensor copy into this stage
+        fence_async_shared();  // before a later tensor copy into this stage
       }
     } else {
       wait_copies<kStages - 2>();

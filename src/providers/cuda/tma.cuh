@@ -2,9 +2,9 @@
 // decode_mma.cu): shared-memory mbarriers (init, arrive, arrive with an expected byte count, a
 // parity wait); the tensor memory accelerator's tiled copy from global to shared memory, which
 // lands a box of a tensor map (tensor_map.hpp) in the 128-byte-swizzled layout wgmma.cuh
-// describes and counts its bytes on an mbarrier; the proxy fence between shared-memory writes and
-// a later tensor copy into them; and the two halves of a programmatic dependent launch (the
-// decode kernels and their merge).
+// describes and counts its bytes on an mbarrier; and the two halves of a programmatic dependent
+// launch (the decode kernels and their merge). The proxy fence between shared-memory accesses
+// and the async proxy is wgmma.cuh's fence_async_shared.
 #pragma once
 
 #include <cuda.h>
@@ -61,15 +61,10 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
-// Orders this thread's earlier shared-memory accesses (generic proxy) before its later
-// asynchronous-proxy ones (a tensor copy into the same bytes).
-__device__ __forceinline__ void fence_proxy_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 // Programmatic dependent launch (sm_90): a kernel launched with the programmatic stream
-// serialization attribute starts while the kernel before it finishes, and waits here until that
-// kernel's writes are visible; the kernel before lets it start once all its CTAs are running.
+// serialization attribute may start once every CTA of the kernel before it has called
+// allow_dependent_grid (or exited), and waits in wait_for_prior_grid until that kernel has
+// finished and its writes are visible.
 __device__ __forceinline__ void wait_for_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");

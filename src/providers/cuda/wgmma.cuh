@@ -65,8 +65,8 @@ __device__ __forceinline__ void pin(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// Shared memory written by this thread's stores or completed cp.async copies, made visible to
-// wgmma (the async proxy).
+// This thread's earlier shared-memory accesses (its stores, completed cp.async copies) ordered
+// before its later async-proxy ones: wgmma reading them, or a tensor copy writing the same bytes.
 __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
