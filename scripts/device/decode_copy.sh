@@ -2,12 +2,14 @@
 # Runs ON the lent GPU machine after scripts/device/h200.sh (same bundle): cuda.decode's ways of
 # copying its tiles (decode.cpp ATTNPROF_DECODE_COPY) against each other and cudnn.sdpa, in one
 # call (absolute figures move ~7% between calls):
-#  1. cudnn.sdpa, then cuda.decode under each COPY:PIPELINE of ATTNPROF_FORMS (default:
-#     tma:4x3 cp.async:4x3; decode.cpp ATTNPROF_DECODE_COPY and ATTNPROF_DECODE_PIPELINE), at
-#     B 1, 8, 64, 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k, contiguous and in
-#     pages of 16: $OUT/copy-cudnn.jsonl and $OUT/copy-COPY-PIPELINE.jsonl;
+#  1. cudnn.sdpa, then cuda.decode under each COPY:PIPELINE[:L2] of ATTNPROF_FORMS (default:
+#     tma:auto cp.async:auto; decode.cpp ATTNPROF_DECODE_COPY, ATTNPROF_DECODE_PIPELINE (auto:
+#     the split's rule) and ATTNPROF_DECODE_L2 (default none)), at B ATTNPROF_COPY_BATCHES
+#     (1,8,64), 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k, contiguous and in
+#     pages of ATTNPROF_COPY_PAGES (0,16):
+#     $OUT/copy-cudnn.jsonl and $OUT/copy-COPY-PIPELINE[-L2].jsonl;
 #  2. a ragged batch (KV drawn in 1k..32k) beside the uniform one at B 8 and 64, KV 32k, both
-#     providers, under each pipeline of ATTNPROF_RAGGED_PIPELINES (default 4x3):
+#     providers, under each pipeline of ATTNPROF_RAGGED_PIPELINES (default auto):
 #     $OUT/ragged-PIPELINE.jsonl;
 #  3. unless ATTNPROF_COPY_MLA=0, cuda.mla.decode beside cuda.naive at B 1 and 16, KV 4k and
 #     32k (the merge of its splits): $OUT/mla.jsonl;
@@ -19,19 +21,20 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 exec > >(tee -a "$out/h200.log") 2>&1
 shape=(--heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --mask causal-br --seq 1)
-points() {  # points PROVIDER FILE: contiguous and in pages of 16
-  timeout 200 "$pkg/bin/attnprof" run --providers "$1" --batch 1,8,64 --kv-seq 1k:32k:*2 \
-    --page-size 0,16 "${shape[@]}" --no-history --out "$2"
+points() {  # points PROVIDER FILE
+  timeout 200 "$pkg/bin/attnprof" run --providers "$1" --batch "${ATTNPROF_COPY_BATCHES:-1,8,64}" \
+    --kv-seq 1k:32k:*2 --page-size "${ATTNPROF_COPY_PAGES:-0,16}" "${shape[@]}" --no-history \
+    --out "$2"
 }
 echo "== cudnn.sdpa"
 points cudnn.sdpa "$out/copy-cudnn.jsonl"
-for f in ${ATTNPROF_FORMS:-tma:4x3 cp.async:4x3}; do
-  copy=${f%%:*} pipeline=${f##*:}
-  echo "== cuda.decode, copy $copy, pipeline $pipeline"
-  ATTNPROF_DECODE_COPY=$copy ATTNPROF_DECODE_PIPELINE=$pipeline points cuda.decode \
-    "$out/copy-$copy-$pipeline.jsonl"
+for f in ${ATTNPROF_FORMS:-tma:auto cp.async:auto}; do
+  IFS=: read -r copy pipeline l2 <<<"$f"
+  echo "== cuda.decode, copy $copy, pipeline $pipeline${l2:+, L2 promotion $l2}"
+  ATTNPROF_DECODE_COPY=$copy ATTNPROF_DECODE_PIPELINE=$pipeline ATTNPROF_DECODE_L2=${l2:-none} \
+    points cuda.decode "$out/copy-$copy-$pipeline${l2:+-$l2}.jsonl"
 done
-for pipeline in ${ATTNPROF_RAGGED_PIPELINES:-4x3}; do
+for pipeline in ${ATTNPROF_RAGGED_PIPELINES:-auto}; do
   echo "== ragged, pipeline $pipeline"
   ATTNPROF_DECODE_PIPELINE=$pipeline timeout 150 "$pkg/bin/attnprof" run \
     --providers cudnn.sdpa,cuda.decode --batch 8,64 --kv-seq 32k --seqlens off,uniform:1024:32768 \

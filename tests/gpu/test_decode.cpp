@@ -64,19 +64,51 @@ std::vector<Case> cases() {
   };
 }
 
-// Every case under each way of copying the tiles (decode.cpp ATTNPROF_DECODE_COPY; a run reads
-// the variable when prepared). The note names the copy the tensor-core kernel ran: the tensor
-// memory accelerator on sm_90 unless cp.async is asked for, or the cache is in pages of less
-// than its tile of 16 keys.
+// The forms EveryRowPassesBothChecks runs: COPY:PIPELINE (decode.cpp ATTNPROF_DECODE_COPY and
+// ATTNPROF_DECODE_PIPELINE): the copies under the default pipeline, the tensor copies under the
+// others. ATTNPROF_DECODE_TEST_FORMS names fewer (space-separated), so that a sanitizer can take
+// one form at a time.
+std::vector<std::pair<std::string, std::string>> forms() {
+  std::string names =
+      "tma:4x3 cp.async:4x3 tma:8x3 tma:4x2 tma:p64x3 tma:p128x3 tma:p64x6 tma:p64x3r";
+  if (const char* v = std::getenv("ATTNPROF_DECODE_TEST_FORMS"); v != nullptr) names = v;
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t at = 0;
+  while (at < names.size()) {
+    const size_t end = std::min(names.find(' ', at), names.size());
+    const std::string f = names.substr(at, end - at);
+    if (const size_t colon = f.find(':'); colon != std::string::npos)
+      out.emplace_back(f.substr(0, colon), f.substr(colon + 1));
+    at = end + 1;
+  }
+  return out;
+}
+
+// What the note says of the tensor-core kernel asked for `pipeline`, with the tensor copies or
+// not (its own spelling: the test checks the rule, not decode.cpp's words again).
+std::string expected_kernel(const std::string& pipeline, bool tma) {
+  const std::string copy_words = tma ? "TMA boxes" : "cp.async)";
+  if (pipeline[0] == 'p' && tma) {  // p<keys>x<stages>[r]: a producer warp's stages
+    const size_t x = pipeline.find('x');
+    const bool rows = pipeline.back() == 'r';
+    return fmt::format("a producer warp and 4 warps, {} stages of {} keys, {}{}",
+                       pipeline.substr(x + 1, pipeline.size() - x - 1 - (rows ? 1 : 0)),
+                       pipeline.substr(1, x - 1), copy_words, rows ? " of whole rows" : "");
+  }
+  const std::string classic = pipeline[0] == 'p' ? "4x3" : pipeline;
+  return fmt::format("{} warps x {} stages, {}", classic[0], classic[2], copy_words);
+}
+
+// Every case under each form (a run reads the variables when prepared). The note names the
+// kernel that ran: the tensor memory accelerator on sm_90 unless cp.async is asked for, or the
+// cache is in pages of less than its tile of 16 keys; a producer warp only with the tensor
+// copies (else four warps three deep).
 TEST(CudaDecode, EveryRowPassesBothChecks) {
   REQUIRE_ENGINE();
   auto p = make_cuda_decode();
   ASSERT_TRUE(p->availability().available);
   const bool hopper = engine().device().cc_major == 9;
-  // The copies under the default pipeline, and the tensor copies under the other two.
-  const std::vector<std::pair<std::string, std::string>> forms = {
-      {"tma", "4x3"}, {"cp.async", "4x3"}, {"tma", "8x3"}, {"tma", "4x2"}};
-  for (const auto& [copy, pipeline] : forms)
+  for (const auto& [copy, pipeline] : forms())
     for (const Case& c : cases()) {
       const Spec& s = c.spec;
       SCOPED_TRACE(copy + " " + pipeline + " " + s.label());
@@ -94,10 +126,7 @@ TEST(CudaDecode, EveryRowPassesBothChecks) {
       if (note.find("tensor cores") != std::string::npos) {
         const bool tma =
             copy == "tma" && hopper && (s.page_size == 0 || s.page_size >= cuda::kMmaKeyTile);
-        EXPECT_NE(note.find(tma ? "TMA boxes" : "cp.async)"), std::string::npos) << note;
-        EXPECT_NE(note.find(fmt::format("{} warps x {} stages", pipeline[0], pipeline[2])),
-                  std::string::npos)
-            << note;
+        EXPECT_NE(note.find(expected_kernel(pipeline, tma)), std::string::npos) << note;
       }
       testing::expect_rows_pass_both_checks(s, fill, pt, note);
     }
@@ -109,14 +138,39 @@ TEST(CudaDecode, RelaunchesAreBitIdentical) {
   REQUIRE_ENGINE();
   auto p = make_cuda_decode();
   const Spec s = make_spec(4, 32, 8, 1, 5000, 128, DType::bf16, Mask{MaskKind::causal_br, 0});
-  for (const char* copy : {"tma", "cp.async"}) {
-    SCOPED_TRACE(copy);
+  for (const auto& [copy, pipeline] : std::vector<std::pair<const char*, const char*>>{
+           {"tma", "4x3"}, {"cp.async", "4x3"}, {"tma", "p64x3"}}) {
+    SCOPED_TRACE(std::string(copy) + " " + pipeline);
     setenv("ATTNPROF_DECODE_COPY", copy, 1);
+    setenv("ATTNPROF_DECODE_PIPELINE", pipeline, 1);
     testing_specs::OnePoint pt =
         testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 2});
     unsetenv("ATTNPROF_DECODE_COPY");
+    unsetenv("ATTNPROF_DECODE_PIPELINE");
     testing::expect_relaunch_bit_identical(pt);
   }
+}
+
+// The producer forms need the tensor copies; without them the default pipeline runs (host code:
+// runs without a GPU).
+TEST(CudaDecodePipeline, ProducerFormsNeedTheTensorCopies) {
+  using cuda::DecodeCopy;
+  using cuda::DecodePipeline;
+  EXPECT_EQ(cuda::decode_pipeline_used(DecodePipeline::producer128_stages3, DecodeCopy::tma),
+            DecodePipeline::producer128_stages3);
+  EXPECT_EQ(cuda::decode_pipeline_used(DecodePipeline::producer64_stages3, DecodeCopy::cp_async),
+            DecodePipeline::warps4_stages3);
+  EXPECT_EQ(cuda::decode_pipeline_used(DecodePipeline::warps8_stages3, DecodeCopy::cp_async),
+            DecodePipeline::warps8_stages3);
+  // Pages of 8 keys: a tile spans two pages, so cp.async, so no producer.
+  const DecodeCopy paged8 = cuda::decode_copy_used(DecodeCopy::tma, 8);
+  EXPECT_EQ(paged8, DecodeCopy::cp_async);
+  EXPECT_EQ(cuda::decode_pipeline_used(DecodePipeline::producer64_stages6, paged8),
+            DecodePipeline::warps4_stages3);
+  // Three stages of 64 keys: two CTAs an SM, like the default; 128-key stages or six deep: one.
+  EXPECT_LT(cuda::decode_smem_bytes(128, 4, DecodePipeline::producer64_stages3), 113 * 1024);
+  EXPECT_GT(cuda::decode_smem_bytes(128, 4, DecodePipeline::producer128_stages3), 113 * 1024);
+  EXPECT_GT(cuda::decode_smem_bytes(128, 4, DecodePipeline::producer64_stages6), 113 * 1024);
 }
 
 TEST(CudaDecode, RefusesWhatItIsNotBuiltFor) {
@@ -161,6 +215,28 @@ TEST(CudaDecodeSplit, TheMeasuredConfigurationsOnAnH200) {
   // A ragged batch too small to fill one wave is still split (chunks of at least 256 keys).
   EXPECT_GT(split(make_spec(6, 16, 2, 1, 3000, 128, DType::bf16, br), "uniform:1:3000").splits, 1);
   EXPECT_GT(split(make_spec(4, 16, 2, 2, 2048, 64, DType::fp16, br), "uniform:100:2048").splits, 1);
+}
+
+// The default pipeline follows the split's chunk (host code: runs without a GPU): the producer
+// warp where each CTA streams 1024 keys or more (B 8, KV 32k: 1984), four warps where it
+// streams fewer (B 8, KV 1k: 4 splits of 256).
+TEST(CudaDecodePipeline, TheDefaultFollowsTheChunk) {
+  const auto decode = [](int64_t b, int64_t kv) {
+    return make_spec(b, 32, 8, 1, kv, 128, DType::bf16, Mask{MaskKind::causal_br, 0});
+  };
+  const auto pipeline = [](const Spec& s) {
+    return cuda::choose_decode_pipeline(
+        cuda::choose_decode_split(s, 132, cuda::DecodePipeline::warps4_stages3).chunk);
+  };
+  EXPECT_EQ(pipeline(decode(8, 32768)), cuda::DecodePipeline::producer64_stages3);
+  EXPECT_EQ(pipeline(decode(64, 1024)), cuda::DecodePipeline::producer64_stages3);
+  EXPECT_EQ(pipeline(decode(8, 1024)), cuda::DecodePipeline::warps4_stages3);
+  EXPECT_EQ(pipeline(decode(1, 8192)), cuda::DecodePipeline::warps4_stages3);
+  // Both take two CTAs an SM, so the split chosen for four warps is the producer's too.
+  EXPECT_EQ(
+      cuda::choose_decode_split(decode(8, 32768), 132, cuda::DecodePipeline::producer64_stages3)
+          .chunk,
+      1984);
 }
 
 // The merge's block shape (host code: runs without a GPU). With few splits a block takes more

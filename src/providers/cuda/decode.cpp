@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,14 +25,39 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-// The tensor-core kernel's pipeline: ATTNPROF_DECODE_PIPELINE=8x3 (8 warps a CTA, 3 tiles deep),
-// 4x2, or 4x3 (the default), for comparing them on a device.
-cuda::DecodePipeline pipeline_from_env() {
+// The tensor-core kernel's pipeline asked for by ATTNPROF_DECODE_PIPELINE, for comparing them on
+// a device: 8x3 (8 warps a CTA, 3 tiles deep), 4x2, 4x3; or a producer warp's stages of 64 or
+// 128 keys, 3 or 6 in flight: p64x3, p128x3, p64x6, and p64x3r (boxes of whole rows) (sm_90 with
+// the tensor copies; elsewhere 4x3 runs). Unset or "auto": the split's rule
+// (decode_split.hpp choose_decode_pipeline).
+std::optional<cuda::DecodePipeline> pipeline_from_env() {
   const char* v = std::getenv("ATTNPROF_DECODE_PIPELINE");
   const std::string_view asked = v != nullptr ? v : "";
+  if (asked == "4x3") return cuda::DecodePipeline::warps4_stages3;
   if (asked == "8x3") return cuda::DecodePipeline::warps8_stages3;
   if (asked == "4x2") return cuda::DecodePipeline::warps4_stages2;
-  return cuda::DecodePipeline::warps4_stages3;
+  if (asked == "p64x3") return cuda::DecodePipeline::producer64_stages3;
+  if (asked == "p128x3") return cuda::DecodePipeline::producer128_stages3;
+  if (asked == "p64x6") return cuda::DecodePipeline::producer64_stages6;
+  if (asked == "p64x3r") return cuda::DecodePipeline::producer64_stages3_rows;
+  return std::nullopt;
+}
+
+// The pipeline and the split: the pipeline asked for, or (none asked) the rule's for the split
+// the default pipeline gets (the producer's stages take as many CTAs an SM, so the same split).
+struct Plan {
+  cuda::DecodePipeline pipeline;
+  cuda::DecodeSplit split;
+};
+Plan plan_for(const Spec& spec, const Device& device, cuda::DecodeCopy copy) {
+  const std::optional<cuda::DecodePipeline> asked = pipeline_from_env();
+  Plan p;
+  p.pipeline =
+      cuda::decode_pipeline_used(asked.value_or(cuda::DecodePipeline::warps4_stages3), copy);
+  p.split = cuda::choose_decode_split(spec, device.sm_count, p.pipeline);
+  if (!asked)
+    p.pipeline = cuda::decode_pipeline_used(cuda::choose_decode_pipeline(p.split.chunk), copy);
+  return p;
 }
 
 // How the tensor-core kernel copies its tiles: ATTNPROF_DECODE_COPY=cp.async or tma (the default
@@ -40,6 +66,19 @@ cuda::DecodeCopy copy_for(const Device& device) {
   const char* v = std::getenv("ATTNPROF_DECODE_COPY");
   if (v != nullptr && std::string_view(v) == "cp.async") return cuda::DecodeCopy::cp_async;
   return device.cc_major == 9 ? cuda::DecodeCopy::tma : cuda::DecodeCopy::cp_async;
+}
+
+// What the L2 fetches on a miss of a tensor copy's row: ATTNPROF_DECODE_L2=64, 128 or 256 bytes,
+// or none (the default: a box's row is a 128-byte line already; 256 bytes fetched the other half
+// of each K and V row a second time through the L2, bench/results/h200/2026-12-02-decode-producer
+// call 2), for comparing them on a device.
+cuda::L2Promotion promotion_from_env() {
+  const char* v = std::getenv("ATTNPROF_DECODE_L2");
+  const std::string_view asked = v != nullptr ? v : "";
+  if (asked == "64") return cuda::L2Promotion::b64;
+  if (asked == "128") return cuda::L2Promotion::b128;
+  if (asked == "256") return cuda::L2Promotion::b256;
+  return cuda::L2Promotion::none;
 }
 
 std::string_view copy_name(cuda::DecodeCopy c) {
@@ -54,12 +93,12 @@ class DecodeRun final : public Run {
  public:
   DecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
       : spec_(spec),
-        pipeline_(pipeline_from_env()),
-        copy_(copy_for(device)),
-        dependent_merge_(device.cc_major >= 9),
-        split_(cuda::choose_decode_split(spec, device.sm_count, pipeline_)) {
+        copy_(cuda::decode_copy_used(copy_for(device), spec.page_size)),
+        plan_(plan_for(spec, device, copy_)),
+        promotion_(promotion_from_env()),
+        dependent_merge_(device.cc_major >= 9) {
     const int64_t floats = cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len,
-                                                       spec.head_dim, split_.splits);
+                                                       spec.head_dim, plan_.split.splits);
     partial_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
   }
 
@@ -70,11 +109,12 @@ class DecodeRun final : public Run {
       a.k_pages = io.k.page_map();
       a.v_pages = io.v.page_map();
     }
-    a.chunk = split_.chunk;
-    a.splits = split_.splits;
-    a.pipeline = pipeline_;
+    a.chunk = plan_.split.chunk;
+    a.splits = plan_.split.splits;
+    a.pipeline = plan_.pipeline;
     a.copy = copy_;
     a.dependent_merge = dependent_merge_;
+    a.l2_promotion = promotion_;
     a.partial = static_cast<float*>(partial_.data());
     cuda::launch_decode(a, cuda::native_stream(stream));
   }
@@ -82,25 +122,34 @@ class DecodeRun final : public Run {
   int64_t workspace_bytes() const override { return partial_.bytes(); }
 
   std::string note() const override {
-    const int64_t ctas = spec_.batch * spec_.kv_heads * split_.splits;
+    const int64_t ctas = spec_.batch * spec_.kv_heads * plan_.split.splits;
     const int rows = int(spec_.group_size() * spec_.q_len);
     const std::string kernel =
-        !cuda::decode_uses_mma(int(spec_.head_dim), rows)
-            ? "CUDA cores"
-            : fmt::format("tensor cores, {} warps x {} stages, {}", cuda::pipeline_warps(pipeline_),
-                          cuda::pipeline_stages(pipeline_),
-                          copy_name(cuda::decode_copy_used(copy_, spec_.page_size)));
-    return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{} ({})",
-                       split_.splits, split_.splits == 1 ? "" : "s", split_.chunk, ctas,
-                       split_.splits > 1 ? ", then a merge" : "", kernel);
+        !cuda::decode_uses_mma(int(spec_.head_dim), rows) ? "CUDA cores"
+        : cuda::pipeline_has_producer(plan_.pipeline)
+            ? fmt::format(
+                  "tensor cores, a producer warp and {} warps, {} stages of {} keys, {}{}",
+                  cuda::pipeline_warps(plan_.pipeline), cuda::pipeline_stages(plan_.pipeline),
+                  cuda::pipeline_stage_keys(plan_.pipeline), copy_name(copy_),
+                  plan_.pipeline == cuda::DecodePipeline::producer64_stages3_rows ? " of whole rows"
+                                                                                  : "")
+            : fmt::format("tensor cores, {} warps x {} stages, {}",
+                          cuda::pipeline_warps(plan_.pipeline),
+                          cuda::pipeline_stages(plan_.pipeline), copy_name(copy_));
+    const std::string l2 = copy_ != cuda::DecodeCopy::tma || promotion_ == cuda::L2Promotion::none
+                               ? ""
+                               : fmt::format(", L2 promotion {} bytes", int(promotion_));
+    return fmt::format("split-KV: {} split{} of {} keys per sequence, {} CTAs{} ({}{})",
+                       plan_.split.splits, plan_.split.splits == 1 ? "" : "s", plan_.split.chunk,
+                       ctas, plan_.split.splits > 1 ? ", then a merge" : "", kernel, l2);
   }
 
  private:
   Spec spec_;
-  cuda::DecodePipeline pipeline_;
-  cuda::DecodeCopy copy_;
+  cuda::DecodeCopy copy_;  // the copy that runs (decode_copy_used)
+  Plan plan_;
+  cuda::L2Promotion promotion_;
   bool dependent_merge_;
-  cuda::DecodeSplit split_;
   DeviceBuffer partial_;  // splits > 1: fp32 partial sums
 };
 

@@ -98,5 +98,13 @@ __device__ __forceinline__ void emit_row(const DecodeArgs& a, int b, int h, int 
 // The tensor-core kernel (decode_mma.cu): its launch and its shared memory.
 void launch_mma(const DecodeArgs& a, cudaStream_t stream);
 int mma_smem_bytes(int head_dim, int warps, int stages);
+// The tensor-core kernel with a producer warp (decode_producer.cu; sm_90, the tensor copies).
+void launch_producer(const DecodeArgs& a, cudaStream_t stream);
+int producer_smem_bytes(int head_dim, DecodePipeline pipeline);
+// The tensor maps of K and V for the tensor copies (decode_mma.cu): the cache as (B, Hkv, N, D)
+// at its strides, or the page pool as (pages, Hkv, page size, D) in its pages' layout; boxes of
+// 64 columns (or whole rows) x `rows` keys; the L2 promotion `a.l2_promotion`.
+CUtensorMap kv_map(const DecodeArgs& a, const void* data, const PageMap& pages, int rows,
+                   bool whole_rows = false);
 
 }  // namespace attnprof::cuda::decode

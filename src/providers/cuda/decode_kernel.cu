@@ -382,7 +382,10 @@ template <class T, int D>
 void launch_rows(const DecodeArgs& a, cudaStream_t stream) {
   const int rows = (a.q_heads / a.kv_heads) * a.q_len;
   if (decode_uses_mma(D, rows)) {
-    launch_mma(a, stream);
+    if (pipeline_has_producer(a.pipeline))
+      launch_producer(a, stream);
+    else
+      launch_mma(a, stream);
   } else if (rows <= 8) {
     launch_typed<T, D, 8>(a, stream);
   } else {
@@ -418,12 +421,18 @@ DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size) {
   return asked == DecodeCopy::tma && !rows_strided ? DecodeCopy::cp_async : asked;
 }
 
+DecodePipeline decode_pipeline_used(DecodePipeline asked, DecodeCopy copy) {
+  return pipeline_has_producer(asked) && copy != DecodeCopy::tma ? DecodePipeline::warps4_stages3
+                                                                 : asked;
+}
+
 bool decode_uses_mma(int head_dim, int rows) {
   return (head_dim == 64 || head_dim == 128) && rows <= kMmaRows;
 }
 
 int decode_smem_bytes(int head_dim, int rows, DecodePipeline pipeline) {
   if (decode_uses_mma(head_dim, rows)) {
+    if (pipeline_has_producer(pipeline)) return producer_smem_bytes(head_dim, pipeline);
     return mma_smem_bytes(head_dim, pipeline_warps(pipeline), pipeline_stages(pipeline));
   }
   const int kt = head_dim <= 128 ? 64 : 32;

@@ -26,6 +26,7 @@
 #include "attnprof/io.hpp"
 #include "attnprof/spec.hpp"
 #include "providers/cuda/attention_args.hpp"
+#include "providers/cuda/tensor_map.hpp"
 
 namespace attnprof::cuda {
 
@@ -43,12 +44,36 @@ __host__ __device__ constexpr int partial_stride(int head_dim) {
 // warps streaming 128 consecutive keys at a time) and four warps two deep (three CTAs an SM) are
 // kept to compare (bench/results/h200/2026-12-02-decode-copy); two warps six deep ran 0.57-0.65x
 // the default (2026-12-01-decode) and was removed.
-enum class DecodePipeline { warps4_stages3, warps8_stages3, warps4_stages2 };
+// The producer forms (decode_producer.cu; sm_90 and the tensor copies only): four consumer
+// warps and a producer warp that streams the CTA's keys in stages of 64 or 128 keys, three or
+// six stages in flight.
+// producer64_stages3_rows asks for boxes of whole rows (tensor_map.hpp row_tensor_map) rather
+// than of 64 columns.
+enum class DecodePipeline {
+  warps4_stages3,
+  warps8_stages3,
+  warps4_stages2,
+  producer64_stages3,
+  producer128_stages3,
+  producer64_stages6,
+  producer64_stages3_rows
+};
+constexpr bool pipeline_has_producer(DecodePipeline p) {
+  return p == DecodePipeline::producer64_stages3 || p == DecodePipeline::producer128_stages3 ||
+         p == DecodePipeline::producer64_stages6 || p == DecodePipeline::producer64_stages3_rows;
+}
+// Warps that compute (the producer aside).
 constexpr int pipeline_warps(DecodePipeline p) {
   return p == DecodePipeline::warps8_stages3 ? 8 : 4;
 }
 constexpr int pipeline_stages(DecodePipeline p) {
-  return p == DecodePipeline::warps4_stages2 ? 2 : 3;
+  if (p == DecodePipeline::warps4_stages2) return 2;
+  return p == DecodePipeline::producer64_stages6 ? 6 : 3;
+}
+// Keys of a producer form's stage (0: each warp streams its own tiles).
+constexpr int pipeline_stage_keys(DecodePipeline p) {
+  if (!pipeline_has_producer(p)) return 0;
+  return p == DecodePipeline::producer128_stages3 ? 128 : 64;
 }
 
 // How the tensor-core kernel's K and V tiles reach shared memory: 16-byte cp.async copies from
@@ -65,7 +90,9 @@ struct DecodeArgs : AttentionArgs {
   DecodePipeline pipeline = DecodePipeline::warps4_stages3;
   DecodeCopy copy = DecodeCopy::cp_async;
   CUtensorMap k_map{}, v_map{};  // DecodeCopy::tma: filled by the launch
-  float* partial = nullptr;      // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
+  // DecodeCopy::tma: what the L2 fetches on a miss of a box's row.
+  L2Promotion l2_promotion = L2Promotion::none;
+  float* partial = nullptr;  // splits > 1: B*Hq*Nq*splits records of partial_stride(D) floats
   // sm_90: the merge is launched as a programmatic dependent of the split kernel (it starts
   // while the split kernel's last CTAs run, and waits for their writes).
   bool dependent_merge = false;
@@ -89,6 +116,9 @@ int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int
 // `page_size` keys (0: contiguous): cp.async instead of the tensor copies for pages of less than
 // a tile (a tile's keys then lie on several pages).
 DecodeCopy decode_copy_used(DecodeCopy asked, int64_t page_size);
+// The pipeline the tensor-core kernel runs when `asked` is asked for and its tiles are copied by
+// `copy` (decode_copy_used): the producer forms need the tensor copies, else the default runs.
+DecodePipeline decode_pipeline_used(DecodePipeline asked, DecodeCopy copy);
 
 // Enqueues the decode (and, with several splits, the merge) on `stream`. head_dim 64, 128 or
 // 256; G * q_len <= kMaxDecodeRows.

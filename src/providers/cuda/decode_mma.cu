@@ -17,7 +17,7 @@
 #include <cuda_fp16.h>
 
 #include "cuda/cuda_check.hpp"
-#include "providers/cuda/decode_common.cuh"
+#include "providers/cuda/decode_mma_tile.cuh"
 #include "providers/cuda/tensor_map.hpp"
 #include "providers/cuda/tma.cuh"
 #include "providers/cuda/wgmma.cuh"
@@ -25,8 +25,6 @@
 namespace attnprof::cuda::decode {
 
 namespace {
-
-constexpr int kTile = kMmaKeyTile;  // keys per warp tile (the mma's k for P.V)
 
 template <int D>
 constexpr int staged_row() {
@@ -38,7 +36,6 @@ constexpr int warp_stage_elems() {
 }
 // The tensor memory accelerator's boxes: 64 columns (128 bytes) x a tile's keys.
 constexpr int kBoxBytes = 64 * kTile * 2;
-constexpr int kSwizzleAlign = 1024;
 
 // Bytes of the stages: the padded rows of cp.async, or the boxes (and the slack that aligns them
 // to 1024 bytes), whichever is larger, so both copies run at the same occupancy.
@@ -46,9 +43,6 @@ constexpr int stage_bytes(int head_dim, int warps, int stages) {
   const int padded = warps * stages * 2 * kTile * (head_dim + 8) * 2;
   const int boxes = warps * stages * 2 * (head_dim / 64) * kBoxBytes + kSwizzleAlign;
   return padded > boxes ? padded : boxes;
-}
-constexpr int combine_bytes(int head_dim, int warps) {
-  return (warps * 16 * head_dim + 2 * warps * 16) * 4;
 }
 // Bytes before the tensor copies' mbarriers: the stages, or the warps' combine area if larger.
 constexpr int barrier_offset(int head_dim, int warps, int stages) {
@@ -63,19 +57,11 @@ constexpr bool kTmaBuilt = true;
 constexpr bool kTmaBuilt = false;
 #endif
 
-// Element offset of row r's 16-byte chunk c (of D / 8) in a stage's K or V boxes: box c / 8, its
-// 128-byte row r, the chunk's place swizzled by the row (Hopper's 128-byte swizzle).
-__device__ __forceinline__ int swizzled(int r, int c) {
-  return ((c >> 3) * kBoxBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4)) / 2;
-}
-
 // kWarps warps per CTA, each kStages tiles deep.
 template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>
 __global__ void __launch_bounds__(kWarps * 32)
     attention_mma_kernel(const __grid_constant__ DecodeArgs a) {
-  constexpr int KS = D / 16;  // k-steps of Q.K^T
-  constexpr int NB = D / 8;   // n-blocks of P.V
-  constexpr int CH = D / 8;   // 16-byte chunks per row
+  constexpr int CH = D / 8;  // 16-byte chunks per row
   constexpr int ROW = staged_row<D>();
   constexpr bool kTma = kCopy == DecodeCopy::tma && kTmaBuilt;
   constexpr int kBoxes = D / 64;
@@ -83,10 +69,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   extern __shared__ __align__(16) unsigned char smem_raw[];
 
   const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
-  const int G = a.q_heads / a.kv_heads;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const Seq sq = seq_of(a, b);
-  const int R = G * sq.nq;  // row r: head kvh * G + r / nq, query r % nq
   const KeyRange kr = key_range(a, sq, split, kTile);
   // This warp's tiles: w, w + 4, ... of the CTA's.
   const int my_tiles = kr.tiles > warp ? (kr.tiles - 1 - warp) / kWarps + 1 : 0;
@@ -200,61 +184,20 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
   fetch_pages(kStages - 1);
 
-  // Q's A fragments: rows g and g + 8, columns 16 ks + 2 t4 (+1) and + 8; rows past R are 0.
-  uint32_t qf[KS][4];
-  {
-    const T* q = static_cast<const T*>(a.q);
-    const T* qrow[2] = {nullptr, nullptr};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = g + 8 * h;
-      if (r < R) qrow[h] = q + b * a.q_sb + (kvh * G + r / sq.nq) * a.q_sh + (r % sq.nq) * a.q_ss;
-    }
-#pragma unroll
-    for (int ks = 0; ks < KS; ++ks)
-#pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        const T* row = qrow[x & 1];
-        const int col = 16 * ks + 2 * t4 + 8 * (x >> 1);
-        qf[ks][x] = row != nullptr ? *reinterpret_cast<const uint32_t*>(row + col) : 0u;
-      }
-  }
+  uint32_t qf[D / 16][4];
+  WarpSums<D> w;
+  start_rows<T, D>(a, sq, kr, b, kvh, lane, qf, w);
 
-  float o[NB][4];
-#pragma unroll
-  for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o[nb][e] = 0;
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};  // rows g and g + 8
-  const int mi = lane >> 3, ri = lane & 7;             // ldmatrix: this lane's matrix and row
-
-  // Each row's visible keys within the CTA's range (rows g and g + 8; none past R).
-  int first[2], last[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = g + 8 * h;
-    first[h] = r < R ? first_key(a, sq, r % sq.nq) : 1;
-    last[h] = r < R ? min(last_key(a, sq, r % sq.nq), kr.hi) : 0;
-  }
-
+  constexpr int kRows = kTma ? kTile : 0;  // the tiles' layout: boxes of 16 keys, or padded
   for (int n = 0; n < my_tiles; ++n) {
     const T* ks_ = stages + (n % kStages) * kStageElems;
     const T* vs_ = ks_ + kVOffset;
     const int start = tile_start(n);
     if constexpr (kTma) {
       mbar_wait(&bars[n % kStages], uint32_t(n / kStages) & 1u);
-      // V's rows past the range (the next sequence's or head's keys, or a ragged batch's
-      // padding) are zeroed: P is 0 there, and 0 x V must be 0.
+      // V's rows past the range zeroed (before a later tensor copy into this stage).
       const int valid = kr.hi - start + 1;
-      if (valid < kTile) {
-        T* vz = const_cast<T*>(vs_);
-        for (int i = lane; i < (kTile - valid) * kBoxes * 8; i += 32) {
-          const int r = valid + i / (kBoxes * 8), x = i % (kBoxes * 8);
-          reinterpret_cast<uint4*>(vz + (x >> 3) * kBoxBytes / 2 + r * 64)[x & 7] =
-              make_uint4(0, 0, 0, 0);
-        }
-        fence_async_shared();  // before a later tensor copy into this stage
-      }
+      if (valid < kTile) zero_rows_past<D, kTile>(const_cast<T*>(vs_), valid, lane);
     } else {
       wait_copies<kStages - 2>();
     }
@@ -263,135 +206,19 @@ __global__ void __launch_bounds__(kWarps * 32)
     if (n + kStages - 1 < my_tiles) load(n + kStages - 1);
     commit_copies();
     fetch_pages(n + kStages);
-    // S = Q K^T: n-blocks of keys 0-7 and 8-15.
-    float s[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-#pragma unroll
-    for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-      for (int kk = 0; kk < KS; kk += 2) {
-        uint32_t bf[4];
-        const int r = nb * 8 + ri, c = 2 * kk + mi;
-        ldmatrix4(bf, ks_ + (kTma ? swizzled(r, c) : r * ROW + c * 8));
-        mma<T>(s[nb], qf[kk], bf[0], bf[1]);
-        mma<T>(s[nb], qf[kk + 1], bf[2], bf[3]);
-      }
-      // Scale, cap and mask; then the online softmax of rows g (e 0, 1) and g + 8 (e 2, 3).
-#pragma unroll
-    for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int h = e >> 1, pos = start + nb * 8 + 2 * t4 + (e & 1);
-        s[nb][e] = pos >= first[h] && pos <= last[h] ? score2(a, s[nb][e]) : -INFINITY;
-      }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float mx =
-          quad_max(fmaxf(fmaxf(s[0][2 * h], s[0][2 * h + 1]), fmaxf(s[1][2 * h], s[1][2 * h + 1])));
-      const float m_new = fmaxf(m[h], mx);
-      const float alpha = m[h] == -INFINITY ? 0.f : exp2f(m[h] - m_new);
-      float sum = 0;
-#pragma unroll
-      for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const float p = s[nb][e] == -INFINITY ? 0.f : exp2f(s[nb][e] - m_new);
-          s[nb][e] = p;
-          sum += p;
-        }
-      l[h] = l[h] * alpha + sum;
-      m[h] = m_new;
-      // Once a row's max settles most tiles leave it: then the warp skips the rescale.
-      if (__any_sync(0xffffffffu, alpha != 1.f)) {
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          o[nb][2 * h] *= alpha;
-          o[nb][2 * h + 1] *= alpha;
-        }
-      }
-    }
-    // O += P V: P's A fragment from the two score n-blocks, V's B fragments by ldmatrix.trans.
-    const uint32_t pa[4] = {pack2<T>(s[0][0], s[0][1]), pack2<T>(s[0][2], s[0][3]),
-                            pack2<T>(s[1][0], s[1][1]), pack2<T>(s[1][2], s[1][3])};
-#pragma unroll
-    for (int nb = 0; nb < NB; nb += 2) {
-      uint32_t bf[4];
-      const int r = ri + (mi & 1) * 8, c = nb + (mi >> 1);
-      ldmatrix4_trans(bf, vs_ + (kTma ? swizzled(r, c) : r * ROW + c * 8));
-      mma<T>(o[nb], pa, bf[0], bf[1]);
-      mma<T>(o[nb + 1], pa, bf[2], bf[3]);
-    }
+    add_tile<T, D, kRows>(a, qf, ks_, vs_, start, lane, w);
   }
   wait_copies<0>();
   allow_dependent_grid();  // past the keys: the merge may start once every CTA is here
-#pragma unroll
-  for (int h = 0; h < 2; ++h) l[h] = quad_sum(l[h]);
-
-  // The warps' sums, combined: each warp's O, max and sum through shared memory.
-  __syncthreads();
-  float* red_o = reinterpret_cast<float*>(smem_raw);  // [warp][16 rows][D]
-  float* red_m = red_o + kWarps * 16 * D;             // [warp][16]
-  float* red_l = red_m + kWarps * 16;
-#pragma unroll
-  for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      red_o[(warp * 16 + g + 8 * (e >> 1)) * D + nb * 8 + 2 * t4 + (e & 1)] = o[nb][e];
-  if (t4 == 0) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      red_m[warp * 16 + g + 8 * h] = m[h];
-      red_l[warp * 16 + g + 8 * h] = l[h];
-    }
-  }
-  __syncthreads();
-  for (int item = threadIdx.x; item < R * CH; item += kWarps * 32) {
-    const int r = item / CH, col = (item % CH) * 8;
-    float top = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) top = fmaxf(top, red_m[w * 16 + r]);
-    float sum = 0, out[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float mw = red_m[w * 16 + r];
-      if (mw == -INFINITY) continue;
-      const float f = exp2f(mw - top);
-      sum += red_l[w * 16 + r] * f;
-#pragma unroll
-      for (int e = 0; e < 8; ++e) out[e] += red_o[(w * 16 + r) * D + col + e] * f;
-    }
-    emit_row<T, D>(a, b, kvh * G + r / sq.nq, r % sq.nq, split, top, sum, out, col);
-  }
-}
-
-// The tensor maps of K and V: the cache as (B, Hkv, N, D) at its strides, or the page pool as
-// (pages, Hkv, page size, D) in its pages' layout; boxes of 64 columns x a tile's keys.
-CUtensorMap kv_map(const DecodeArgs& a, const void* data, const PageMap& pages) {
-  TensorView4 t;
-  t.data = data;
-  t.dim = a.head_dim;
-  t.heads = a.kv_heads;
-  if (pages.table == nullptr) {
-    t.batch = a.batch;
-    t.seq = a.kv_len;
-    t.sb = a.kv_sb;
-    t.sh = a.kv_sh;
-    t.ss = a.kv_ss;
-  } else {
-    t.batch = int64_t(a.batch) * pages.pages_per_seq;
-    t.seq = pages.page_size;
-    t.sb = pages.page_size * pages.heads * a.head_dim;
-    t.sh = pages.bshd ? a.head_dim : pages.page_size * a.head_dim;
-    t.ss = pages.bshd ? pages.heads * a.head_dim : a.head_dim;
-  }
-  return swizzled_tensor_map(t, a.dtype, kTile);
+  combine_warps<T, D, kWarps>(a, sq, b, kvh, split, smem_raw, kWarps * 32, w);
 }
 
 template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>
 void launch_pipeline(const DecodeArgs& args, cudaStream_t stream) {
   DecodeArgs a = args;
   if constexpr (kCopy == DecodeCopy::tma) {
-    a.k_map = kv_map(a, a.k, a.k_pages);
-    a.v_map = kv_map(a, a.v, a.v_pages);
+    a.k_map = kv_map(a, a.k, a.k_pages, kTile);
+    a.v_map = kv_map(a, a.v, a.v_pages, kTile);
   }
   const int smem = mma_smem_bytes(D, kWarps, kStages);
   static const cudaError_t set =
@@ -420,13 +247,36 @@ void launch_typed(const DecodeArgs& a, cudaStream_t stream) {
       return launch_copy<T, D, 8, 3>(a, stream);
     case DecodePipeline::warps4_stages2:
       return launch_copy<T, D, 4, 2>(a, stream);
-    case DecodePipeline::warps4_stages3:
+    default:  // 4x3; the producer forms are decode_producer.cu's
       break;
   }
   launch_copy<T, D, 4, 3>(a, stream);
 }
 
 }  // namespace
+
+CUtensorMap kv_map(const DecodeArgs& a, const void* data, const PageMap& pages, int rows,
+                   bool whole_rows) {
+  TensorView4 t;
+  t.data = data;
+  t.dim = a.head_dim;
+  t.heads = a.kv_heads;
+  if (pages.table == nullptr) {
+    t.batch = a.batch;
+    t.seq = a.kv_len;
+    t.sb = a.kv_sb;
+    t.sh = a.kv_sh;
+    t.ss = a.kv_ss;
+  } else {
+    t.batch = int64_t(a.batch) * pages.pages_per_seq;
+    t.seq = pages.page_size;
+    t.sb = pages.page_size * pages.heads * a.head_dim;
+    t.sh = pages.bshd ? a.head_dim : pages.page_size * a.head_dim;
+    t.ss = pages.bshd ? pages.heads * a.head_dim : a.head_dim;
+  }
+  return whole_rows ? row_tensor_map(t, a.dtype, rows, a.l2_promotion)
+                    : swizzled_tensor_map(t, a.dtype, rows, a.l2_promotion);
+}
 
 int mma_smem_bytes(int head_dim, int kWarps, int kStages) {
   // The tensor copies' mbarriers (8 bytes a stage of each warp) after everything else.

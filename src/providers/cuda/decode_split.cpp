@@ -98,6 +98,10 @@ DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipe
   return chunks_of(s.kv_len, splits, tile);
 }
 
+DecodePipeline choose_decode_pipeline(int chunk) {
+  return chunk >= 1024 ? DecodePipeline::producer64_stages3 : DecodePipeline::warps4_stages3;
+}
+
 DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks) {
   const MlaKnobs knobs = mla_knobs_from_env();
   const int64_t slots = std::max(sm_count, 1) * knobs.waves;

@@ -18,6 +18,15 @@ struct DecodeSplit {
 // (ATTNPROF_DECODE_SPLIT=W:C overrides the waves and the shortest chunk, for comparing them).
 DecodeSplit choose_decode_split(const Spec& spec, int sm_count, DecodePipeline pipeline);
 
+// The tensor-core kernel's pipeline for a split of `chunk` keys a CTA, none being asked for: a
+// producer warp's stages of 64 keys where each CTA streams 1024 keys or more, else four warps
+// three deep (each decode_pipeline_used: the producer needs the tensor copies). Measured on the
+// H200 (bench/results/h200/2026-12-02-decode-producer, call 2; both without L2 promotion), at B
+// 8 and 64, 32/8 heads, D 128: the producer 1.00-1.06x four warps at chunks of 1024 keys or more
+// (B 8, KV 32k: 17 splits of 1984 keys, 4.25 TB/s where four warps ran 4.02), 0.95x at 256
+// (B 8, KV 1k).
+DecodePipeline choose_decode_pipeline(int chunk);
+
 // cuda.mla.decode's split (mla_decode_kernel.cuh: one CTA of `row_blocks` per KV head and chunk,
 // one CTA per SM): a uniform batch that fills a wave is not split; under a wave, as many splits
 // as fill one, in chunks of at least 256 keys. A ragged batch aims at four waves in chunks of at

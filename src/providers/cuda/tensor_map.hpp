@@ -19,8 +19,19 @@ struct TensorView4 {
   int64_t sb = 0, sh = 0, ss = 0;                  // element strides (the last dim is dense)
 };
 
+// How much the L2 fetches from memory on a miss of a box's row (0: the row alone; 64, 128 or
+// 256 bytes).
+enum class L2Promotion { none = 0, b64 = 64, b128 = 128, b256 = 256 };
+
 // Throws std::runtime_error (one line: what the accelerator needs) for a view it cannot map: a
 // base not 16-byte aligned, a stride not a multiple of 16 bytes, or a dtype not 16-bit.
-CUtensorMap swizzled_tensor_map(const TensorView4& t, DType dtype, int box_rows);
+CUtensorMap swizzled_tensor_map(const TensorView4& t, DType dtype, int box_rows,
+                                L2Promotion promotion = L2Promotion::b256);
+// The same view read in boxes of whole rows: the row's D columns as D / 64 blocks of 64 (a 5-d
+// map: 64 columns, block, row, head, batch), a box holding `box_rows` rows of every block, so
+// one request asks for whole rows. A box lands as 128-byte lines in the order (row, block),
+// 128-byte swizzled by the line: block j of row r is line (D / 64) r + j.
+CUtensorMap row_tensor_map(const TensorView4& t, DType dtype, int box_rows,
+                           L2Promotion promotion = L2Promotion::b256);
 
 }  // namespace attnprof::cuda

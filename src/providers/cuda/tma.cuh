@@ -61,6 +61,17 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
+// Box (c0, .., c4) of the 5-d tensor map `map` (tensor_map.hpp row_tensor_map), likewise.
+__device__ __forceinline__ void tma_load_5d(void* dst, const CUtensorMap* map, uint64_t* bar,
+                                            int c0, int c1, int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
+      "r"(smem_u32(bar))
+      : "memory");
+}
+
 // Programmatic dependent launch (sm_90): a kernel launched with the programmatic stream
 // serialization attribute may start once every CTA of the kernel before it has called
 // allow_dependent_grid (or exited), and waits in wait_for_prior_grid until that kernel has
