@@ -6,9 +6,11 @@
 //   The CTA holds every query row of its KV head's group (G query heads x the sequence's query
 //   tokens) and streams its chunk through shared memory (cp.async, 16-byte copies, keys past
 //   the sequence or the chunk zero-filled and never read), with an online softmax in base 2.
-//   Two kernels: up to kMmaRows rows at head dim 64 or 128, tensor cores (decode_mma.cu: each
-//   warp its own tiles of 16 keys, three stages deep, mma.sync for Q.K^T and P.V, the warps'
-//   sums combined at the end); otherwise, up to kMaxDecodeRows rows, the CUDA cores
+//   Up to kMmaRows rows at head dim 64 or 128, tensor cores (mma.sync for Q.K^T and P.V, the
+//   warps' sums combined at the end; decode_mma_tile.cuh), in one of two kernels: each warp its
+//   own tiles of 16 keys, three stages deep (decode_mma.cu), or on sm_90 a producer warp filling
+//   CTA-wide stages of 64 keys for four consumer warps (decode_producer.cu; DecodePipeline);
+//   otherwise, up to kMaxDecodeRows rows, the CUDA cores
 //   (decode_kernel.cu: tiles of 64 keys, 32 at D 256, two stages, fp32 FMAs). One split writes
 //   O and the LSE itself; several write fp32 partial sums (unnormalized O, row max, row sum)
 //   that a merge kernel combines exactly.

@@ -44,18 +44,10 @@ constexpr int stage_bytes(int head_dim, int warps, int stages) {
   const int boxes = warps * stages * 2 * (head_dim / 64) * kBoxBytes + kSwizzleAlign;
   return padded > boxes ? padded : boxes;
 }
-// Bytes before the tensor copies' mbarriers: the stages, or the warps' combine area if larger.
+// Bytes before the tensor copies' mbarriers.
 constexpr int barrier_offset(int head_dim, int warps, int stages) {
-  const int a = stage_bytes(head_dim, warps, stages), b = combine_bytes(head_dim, warps);
-  return ((a > b ? a : b) + 15) / 16 * 16;
+  return barrier_offset_past(stage_bytes(head_dim, warps, stages), head_dim, warps);
 }
-
-// The tensor copies exist on sm_90 alone: elsewhere the host never launches that form.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool kTmaBuilt = true;
-#else
-constexpr bool kTmaBuilt = false;
-#endif
 
 // kWarps warps per CTA, each kStages tiles deep.
 template <class T, int D, int kWarps, int kStages, DecodeCopy kCopy>

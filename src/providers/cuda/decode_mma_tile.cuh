@@ -24,10 +24,23 @@ namespace attnprof::cuda::decode {
 constexpr int kTile = kMmaKeyTile;  // keys per tile (the mma's k for P.V)
 constexpr int kSwizzleAlign = 1024;
 
-// Bytes of the warps' combine area (decode_mma_tile.cuh combine_warps).
+// Bytes of the warps' combine area (combine_warps).
 constexpr int combine_bytes(int head_dim, int warps) {
   return (warps * 16 * head_dim + 2 * warps * 16) * 4;
 }
+// Bytes before a kernel's mbarriers: its stages (`stage_bytes`), or the combine area of its
+// `warps` warps where larger (it reuses the stages), rounded up to 16.
+constexpr int barrier_offset_past(int stage_bytes, int head_dim, int warps) {
+  const int b = combine_bytes(head_dim, warps);
+  return ((stage_bytes > b ? stage_bytes : b) + 15) / 16 * 16;
+}
+
+// The tensor copies exist on sm_90 alone: elsewhere the host never launches a form using them.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool kTmaBuilt = true;
+#else
+constexpr bool kTmaBuilt = false;
+#endif
 
 // Element offset of row r's 16-byte chunk c (of D / 8) in a tile laid out
 //  - kBoxRows 0: in padded rows of D + 8 elements;

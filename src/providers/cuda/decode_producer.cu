@@ -29,20 +29,11 @@ constexpr int kConsumers = 4;  // consumer warps (the producer is warp 4)
 constexpr int producer_stage_bytes(int head_dim, int keys) {
   return 2 * (head_dim / 64) * keys * 128;
 }
-// Bytes before the mbarriers: the stages (and the slack that aligns them to 1024 bytes), or the
-// warps' combine area if larger.
+// Bytes before the mbarriers: the stages and the slack that aligns them to 1024 bytes.
 constexpr int producer_barrier_offset(int head_dim, int keys, int stages) {
-  const int a = stages * producer_stage_bytes(head_dim, keys) + kSwizzleAlign;
-  const int b = combine_bytes(head_dim, kConsumers);
-  return ((a > b ? a : b) + 15) / 16 * 16;
+  return barrier_offset_past(stages * producer_stage_bytes(head_dim, keys) + kSwizzleAlign,
+                             head_dim, kConsumers);
 }
-
-// The tensor copies exist on sm_90 alone: elsewhere the host never launches this kernel.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr bool kBuilt = true;
-#else
-constexpr bool kBuilt = false;
-#endif
 
 // kRows: the boxes hold whole rows (tensor_map.hpp row_tensor_map) instead of 64 columns.
 template <class T, int D, int kStageKeys, int kStages, bool kRows>
@@ -69,7 +60,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 32)
       reinterpret_cast<uint64_t*>(smem_raw + producer_barrier_offset(D, kStageKeys, kStages));
   uint64_t* empty = full + kStages;
   WarpSums<D> w;
-  if constexpr (kBuilt) {
+  if constexpr (kTmaBuilt) {
     if (threadIdx.x == 0) {
 #pragma unroll
       for (int st = 0; st < kStages; ++st) {

@@ -25,10 +25,6 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   return fn;
 }
 
-}  // namespace
-
-namespace {
-
 CUtensorMapL2promotion promotion_of(L2Promotion p) {
   switch (p) {
     case L2Promotion::none:

@@ -1,10 +1,11 @@
 // The asynchronous copy machinery of attnprof's Hopper kernels (sm_90a; flash_sm90_kernel.cu,
-// decode_mma.cu): shared-memory mbarriers (init, arrive, arrive with an expected byte count, a
-// parity wait); the tensor memory accelerator's tiled copy from global to shared memory, which
-// lands a box of a tensor map (tensor_map.hpp) in the 128-byte-swizzled layout wgmma.cuh
-// describes and counts its bytes on an mbarrier; and the two halves of a programmatic dependent
-// launch (the decode kernels and their merge). The proxy fence between shared-memory accesses
-// and the async proxy is wgmma.cuh's fence_async_shared.
+// decode_mma.cu, decode_producer.cu): shared-memory mbarriers (init, arrive, arrive with an
+// expected byte count, a parity wait); the tensor memory accelerator's tiled copy from global to
+// shared memory, which lands a box of a tensor map (tensor_map.hpp; the 5-d copy reads its boxes
+// of whole rows) in the 128-byte-swizzled layout wgmma.cuh describes and counts its bytes on an
+// mbarrier; and the two halves of a programmatic dependent launch (the decode kernels and their
+// merge). The proxy fence between shared-memory accesses and the async proxy is wgmma.cuh's
+// fence_async_shared.
 #pragma once
 
 #include <cuda.h>
