@@ -166,12 +166,88 @@ TEST_P(FlashKernels, RefusesWhatItIsNotBuiltFor) {
             std::string::npos);
   EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, fp32, kCausal)).find("fp16 and bf16 only"),
             std::string::npos);
-  EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd)).find("forward"),
-            std::string::npos);
+  if (GetParam().make == make_cuda_flash) {  // a backward, without softcap or sinks
+    EXPECT_TRUE(
+        p->supports(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd), engine().device())
+            .ok);
+    EXPECT_NE(reason(variant(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd), "", 30.0))
+                  .find("no logit softcap or sinks"),
+              std::string::npos);
+    EXPECT_NE(reason(variant(make_spec(2, 8, 8, 64, 64, 128, bf16, kCausal, Mode::fwd_bwd),
+                             "uniform:1:64"))
+                  .find("uniform batch"),
+              std::string::npos);
+  } else {
+    EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd)).find("forward"),
+              std::string::npos);
+  }
   EXPECT_NE(variant_refusal(p->traits(), paged(make_spec(1, 8, 8, 1, 64, 128, bf16), 16))
                 .find("no paged KV cache"),
             std::string::npos);
 }
+
+// cuda.flash's backward: dQ, dK and dV against the host's fp64 reference, over head dims 64 and
+// 128, fp16 and bf16, every mask, Nq != Nk both ways, lengths no multiple of its blocks, MHA,
+// GQA and MQA, both layouts, modes bwd (the forward run when prepared) and fwd_bwd; with dQ by
+// atomic adds and under the deterministic option (ATTNPROF_FLASH_DETERMINISTIC=1).
+class CudaFlashBackward : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) setenv("ATTNPROF_FLASH_DETERMINISTIC", "1", 1);
+  }
+  void TearDown() override { unsetenv("ATTNPROF_FLASH_DETERMINISTIC"); }
+};
+
+TEST_P(CudaFlashBackward, GradientsMatchTheReference) {
+  REQUIRE_ENGINE();
+  auto p = make_cuda_flash();
+  const std::vector<Spec> specs = {
+      make_spec(1, 4, 4, 17, 17, 64, bf16, kNone, Mode::bwd),
+      make_spec(2, 8, 2, 300, 300, 128, fp16, kCausal, Mode::bwd),
+      make_spec(1, 8, 1, 200, 777, 128, bf16, kCausalBr, Mode::bwd),  // MQA, Nq < Nk
+      make_spec(1, 4, 2, 500, 130, 64, fp16, kCausalBr, Mode::bwd),   // early rows see nothing
+      make_spec(1, 4, 4, 400, 150, 128, bf16, kCausal, Mode::bwd, bshd),
+      make_spec(2, 6, 3, 513, 513, 64, bf16, window(100), Mode::bwd),
+      make_spec(1, 8, 2, 1000, 1000, 128, bf16, kCausal, Mode::fwd_bwd, bshd),
+      make_spec(1, 2, 2, 129, 65, 64, fp16, window(7), Mode::fwd_bwd),
+  };
+  for (const Spec& s : specs) {
+    SCOPED_TRACE(s.label());
+    const Support sup = p->supports(s, engine().device());
+    ASSERT_TRUE(sup.ok) << sup.reason;
+    ASSERT_EQ(variant_refusal(p->traits(), s), "");
+    testing_specs::OnePoint pt =
+        testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 29});
+    EXPECT_EQ(pt.run->note().find("deterministic") != std::string::npos, GetParam())
+        << pt.run->note();
+    const HostOutputs out = pt.launch_and_read(engine());
+    const VerifyResult v = verify_outputs(s, pt.fill, out);
+    EXPECT_TRUE(verify_passed(v)) << "rel err " << v.rel_l2_err << " (bound " << v.tolerance
+                                  << "), rows " << v.rows_checked << " of " << v.rows_total << "; "
+                                  << v.detail << "; " << pt.run->note();
+    EXPECT_EQ(v.nan_count, 0) << v.detail;
+  }
+}
+
+// The deterministic option's point: dQ (and dK, dV) the same bits on every launch, GQA and a
+// causal mask included.
+TEST_P(CudaFlashBackward, DeterministicRelaunchesAreBitIdentical) {
+  REQUIRE_ENGINE();
+  if (!GetParam()) GTEST_SKIP() << "dQ by atomic adds may differ in its last bits";
+  auto p = make_cuda_flash();
+  const Spec s = make_spec(2, 8, 2, 777, 777, 128, bf16, kCausal, Mode::bwd);
+  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 5});
+  const HostOutputs a = pt.launch_and_read(engine());
+  const HostOutputs b = pt.launch_and_read(engine());
+  EXPECT_EQ(a.dq, b.dq);
+  EXPECT_EQ(a.dk, b.dk);
+  EXPECT_EQ(a.dv, b.dv);
+}
+
+INSTANTIATE_TEST_SUITE_P(Flash, CudaFlashBackward, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("deterministic") : std::string("atomic");
+                         });
 
 // cuda.flash.sm90 takes a described H200 and says why not an A100 (host code: runs without a
 // GPU).

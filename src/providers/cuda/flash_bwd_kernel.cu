@@ -1,0 +1,524 @@
+// cuda.flash's backward kernels (flash_bwd_kernel.cuh).
+//
+// The key-block kernel's warps each own 16 keys of the CTA's 128. Computing S^T = K Q^T rather
+// than S puts P^T and dS^T in the accumulators with keys as rows, which is the A operand dV += P^T
+// dO and dK += dS^T Q need: no transpose in registers. dO and Q are B operands read by ldmatrix
+// (plain for the scores' k = D, transposed for the gradients' k = queries). dQ += dS K needs dS
+// with queries as rows: dS^T goes through shared memory and comes back by ldmatrix.trans (each
+// warp 16 queries and half of D's columns). Q and
+// dO (and each query row's LSE and D) are double-buffered: the next block's copies run during
+// this block's five products.
+#include "providers/cuda/flash_bwd_kernel.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda/cuda_check.hpp"
+#include "providers/cuda/attention_rows.cuh"
+#include "providers/cuda/warp_mma.cuh"
+
+namespace attnprof::cuda {
+
+namespace {
+
+constexpr int kKeys = kFlashBwdKeys;  // keys per CTA: a warp's 16 each
+constexpr int kQ = kFlashBwdQueries;  // queries per step
+constexpr int kWarps = kKeys / 16;
+constexpr int kThreads = kWarps * 32;
+constexpr int kSRow = kQ + 8;  // dS^T's rows in shared memory, padded by 16 bytes
+
+// Shared memory, in elements of the dtype: K and V (kKeys rows of D + 8), two buffers of Q and
+// of dO (kQ rows), dS^T (kKeys rows of kSRow); then fp32: two buffers of the queries' LSE (base
+// 2) and of D.
+constexpr int smem_of(int head_dim) {
+  return (2 * kKeys * (head_dim + 8) + 4 * kQ * (head_dim + 8) + kKeys * kSRow) * 2 + 4 * kQ * 4;
+}
+
+// 1. D_i = dO_i . O_i, and dQ's accumulator zeroed: a warp per query row.
+template <class T, int D>
+__global__ void __launch_bounds__(128) delta_kernel(const __grid_constant__ FlashBwdArgs a) {
+  const int64_t row = int64_t(blockIdx.x) * 4 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= int64_t(a.batch) * a.q_heads * a.q_len) return;
+  const int i = int(row % a.q_len);
+  const int h = int(row / a.q_len % a.q_heads), b = int(row / a.q_len / a.q_heads);
+  const T* o = static_cast<const T*>(a.o) + b * a.o_sb + h * a.o_sh + i * a.o_ss;
+  const T* d = static_cast<const T*>(a.d_o) + b * a.do_sb + h * a.do_sh + i * a.do_ss;
+  float sum = 0;
+#pragma unroll
+  for (int c = lane; c < D; c += 32) sum += static_cast<float>(o[c]) * static_cast<float>(d[c]);
+#pragma unroll
+  for (int x = 16; x > 0; x >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+  if (lane == 0) a.delta[row] = sum;
+  if (a.dq_acc == nullptr) return;  // the deterministic option
+  float* acc = a.dq_acc + row * D;
+#pragma unroll
+  for (int c = lane; c < D; c += 32) acc[c] = 0;
+}
+
+// Adds a warp's 16 x (8 NB) tile of dQ (mma accumulator layout) to rows row0... of the fp32
+// accumulator (rows of D floats) at column col0, rows at or past `rows` left out. On sm_90 four
+// columns an atomic: each lane trades half its values with its neighbour so that it holds four
+// consecutive columns of one row.
+template <int D, int NB>
+__device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
+                                       const float (&c)[NB][4]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const bool odd = t4 & 1;
+  const int r = odd ? g + 8 : g;
+  float4 v[NB];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+    const float s0 = odd ? c[nb][0] : c[nb][2], s1 = odd ? c[nb][1] : c[nb][3];
+    const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+    v[nb] = odd ? make_float4(r0, r1, c[nb][2], c[nb][3]) : make_float4(c[nb][0], c[nb][1], r0, r1);
+  }
+  if (r < rows) {
+    float4* p = reinterpret_cast<float4*>(acc_rows + r * D + col0 + 4 * (t4 >> 1));
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) atomicAdd(p + 2 * nb, v[nb]);
+  }
+#else
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = g + 8 * (e >> 1);
+      if (r < rows)
+        atomicAdd(acc_rows + int64_t(r) * D + col0 + nb * 8 + 2 * t4 + (e & 1), c[nb][e]);
+    }
+#endif
+}
+
+// c = A B^T for the warp's 16 rows of A (from `aw`, this lane's ldmatrix address: row (mi & 1) *
+// 8 + ri, column (mi >> 1) * 8) and the kQ rows of B (from `bm`, rows of D + 8), k = D: the scores'
+// and dP's products, keys as rows.
+template <class T, int D>
+__device__ __forceinline__ void rows_by_block(float (&c)[kQ / 8][4], const T* aw, const T* bm,
+                                              int mi, int ri) {
+  constexpr int ROW = D + 8;
+#pragma unroll
+  for (int nb = 0; nb < kQ / 8; ++nb)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) c[nb][e] = 0;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; kk += 2) {
+    uint32_t a0[4], a1[4];
+    ldmatrix4(a0, aw + kk * 16);
+    ldmatrix4(a1, aw + kk * 16 + 16);
+#pragma unroll
+    for (int nb = 0; nb < kQ / 8; ++nb) {
+      uint32_t bf[4];
+      ldmatrix4(bf, bm + (nb * 8 + ri) * ROW + (2 * kk + mi) * 8);
+      mma<T>(c[nb], a0, bf[0], bf[1]);
+      mma<T>(c[nb], a1, bf[2], bf[3]);
+    }
+  }
+}
+
+// 2. dK and dV of a block of keys; dQ's share added to the accumulator (kDQ; the deterministic
+// option leaves dQ to dq_rows_kernel).
+template <class T, int D, bool kDQ>
+__global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__ FlashBwdArgs a) {
+  constexpr int ROW = D + 8, NB = D / 8, CH = D / 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* ks = reinterpret_cast<T*>(smem_raw);
+  T* vs = ks + kKeys * ROW;
+  T* qs = vs + kKeys * ROW;                                    // [2][kQ][ROW]
+  T* dos = qs + 2 * kQ * ROW;                                  // [2][kQ][ROW]
+  T* ss = dos + 2 * kQ * ROW;                                  // dS^T [kKeys][kSRow]
+  float* lse2 = reinterpret_cast<float*>(ss + kKeys * kSRow);  // [2][kQ]
+  float* dlt = lse2 + 2 * kQ;                                  // [2][kQ]
+
+  const int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const int mi = lane >> 3, ri = lane & 7;  // ldmatrix: this lane's matrix and row
+  const int G = a.q_heads / a.kv_heads;
+  const Seq sq = seq_of(a, b);
+  const int k0 = kb * kKeys, k1 = min(k0 + kKeys, sq.nk) - 1;  // the block's first and last keys
+  const int w0 = k0 + warp * 16;                               // the warp's first key
+  const T* k = static_cast<const T*>(a.k);
+  const T* v = static_cast<const T*>(a.v);
+  const T* q = static_cast<const T*>(a.q);
+  const T* d_o = static_cast<const T*>(a.d_o);
+
+  // The queries that see a key of the block: last_key(i) = i + off >= k0 under a mask, and
+  // first_key(i) = i + off - window + 1 <= k1 under a window.
+  int i_lo = 0, i_hi = sq.nq - 1;
+  if (a.mask != MaskKind::none) i_lo = max(0, k0 - sq.off);
+  if (a.mask == MaskKind::window) i_hi = min(i_hi, k1 - sq.off + a.window - 1);
+  const int qb_lo = i_lo / kQ;
+  const int blocks = i_hi >= i_lo ? i_hi / kQ - qb_lo + 1 : 0;  // query blocks per head
+  const int steps = G * blocks;
+
+  for (int c = threadIdx.x; c < kKeys * CH; c += kThreads) {
+    const int r = c / CH, col = (c % CH) * 8;
+    const bool valid = k0 + r < sq.nk;
+    const int64_t at = b * a.kv_sb + kvh * a.kv_sh + int64_t(k0 + r) * a.kv_ss + col;
+    copy16(ks + r * ROW + col, valid ? k + at : k, valid);
+    copy16(vs + r * ROW + col, valid ? v + at : v, valid);
+  }
+  // Step t's query head and block: Q and dO copied in (this thread's rows lr, lr + RSTEP, ...
+  // and columns lc...lc + 7), each row's LSE and D stored.
+  constexpr int RSTEP = kThreads / CH;
+  const int lr = threadIdx.x / CH, lc = (threadIdx.x % CH) * 8;
+  auto load = [&](int t) {
+    const int hq = t / blocks;
+    const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * kQ, buf = t & 1;
+    const T* qsrc = q + b * a.q_sb + h * a.q_sh + int64_t(q0 + lr) * a.q_ss + lc;
+    const T* dsrc = d_o + b * a.do_sb + h * a.do_sh + int64_t(q0 + lr) * a.do_ss + lc;
+    T* qdst = qs + (buf * kQ + lr) * ROW + lc;
+    T* ddst = dos + (buf * kQ + lr) * ROW + lc;
+#pragma unroll
+    for (int i = 0; i < kQ / RSTEP; ++i) {
+      const bool valid = q0 + lr + i * RSTEP < sq.nq;
+      copy16(qdst + i * RSTEP * ROW, valid ? qsrc : q, valid);
+      copy16(ddst + i * RSTEP * ROW, valid ? dsrc : d_o, valid);
+      qsrc += RSTEP * a.q_ss;
+      dsrc += RSTEP * a.do_ss;
+    }
+    if (threadIdx.x < kQ) {
+      const int i = q0 + threadIdx.x;
+      const int64_t row = (int64_t(b) * a.q_heads + h) * a.q_len + i;
+      lse2[buf * kQ + threadIdx.x] = i < sq.nq ? a.lse[row] * kLog2e : INFINITY;
+      dlt[buf * kQ + threadIdx.x] = i < sq.nq ? a.delta[row] : 0.f;
+    }
+  };
+  if (steps > 0) load(0);
+  commit_copies();
+
+  float dv[NB][4], dk[NB][4];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dv[nb][e] = dk[nb][e] = 0;
+  const float sl2 = a.scale * kLog2e;
+  const T* kw = ks + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // the warp's K rows
+  const T* vw = vs + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;
+  // dQ's share: this warp's 16 queries and half of the columns.
+  constexpr int NQ = D / 16;  // n-blocks of 8 columns in half of D
+  const int dq_r = (warp & 3) * 16, dq_c = (warp >> 2) * (D / 2);
+
+  for (int t = 0; t < steps; ++t) {
+    wait_copies<0>();
+    __syncthreads();  // step t's tiles landed; every warp is past step t - 1
+    if (t + 1 < steps) load(t + 1);
+    commit_copies();
+    const int hq = t / blocks;
+    const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * kQ, buf = t & 1;
+    const T* qb = qs + buf * kQ * ROW;
+    const T* db = dos + buf * kQ * ROW;
+    const float* l2 = lse2 + buf * kQ;
+    const float* dd = dlt + buf * kQ;
+
+    // S^T = K Q^T, then dP^T = V dO^T: the warp's 16 keys x the step's 64 queries.
+    float s[8][4], dp[8][4];
+    rows_by_block<T, D>(s, kw, qb, mi, ri);
+    rows_by_block<T, D>(dp, vw, db, mi, ri);
+    // P^T = 2^(scale S^T log2 e - LSE_2) where the mask lets query i see the key (0 elsewhere,
+    // and past the sequence); then dS^T = P^T (dP^T - D). The mask is tested only where the
+    // warp's tile is not wholly seen: every query of the step in the sequence and seeing the
+    // warp's 16 keys.
+    bool whole = q0 + kQ <= sq.nq && w0 + 16 <= sq.nk;
+    if (a.mask != MaskKind::none) whole = whole && q0 + sq.off >= w0 + 15;
+    if (a.mask == MaskKind::window) whole = whole && q0 + kQ - 1 + sq.off - a.window + 1 <= w0;
+    if (whole) {
+#pragma unroll
+      for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int qi = nb * 8 + 2 * t4 + (e & 1);
+          const float p = fast_exp2(s[nb][e] * sl2 - l2[qi]);
+          s[nb][e] = p;
+          dp[nb][e] = p * (dp[nb][e] - dd[qi]);
+        }
+    } else {
+#pragma unroll
+      for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = w0 + g + 8 * (e >> 1), qi = nb * 8 + 2 * t4 + (e & 1);
+          const int i = q0 + qi;
+          const bool seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
+          const float p = seen ? fast_exp2(s[nb][e] * sl2 - l2[qi]) : 0.f;
+          s[nb][e] = p;
+          dp[nb][e] = p * (dp[nb][e] - dd[qi]);
+        }
+    }
+    // dV += P^T dO and dK += dS^T Q: A from the accumulators (k = 16 queries a step), B by
+    // ldmatrix.trans.
+#pragma unroll
+    for (int kq = 0; kq < kQ / 16; ++kq) {
+      const uint32_t pa[4] = {pack2<T>(s[2 * kq][0], s[2 * kq][1]),
+                              pack2<T>(s[2 * kq][2], s[2 * kq][3]),
+                              pack2<T>(s[2 * kq + 1][0], s[2 * kq + 1][1]),
+                              pack2<T>(s[2 * kq + 1][2], s[2 * kq + 1][3])};
+      const uint32_t sa[4] = {pack2<T>(dp[2 * kq][0], dp[2 * kq][1]),
+                              pack2<T>(dp[2 * kq][2], dp[2 * kq][3]),
+                              pack2<T>(dp[2 * kq + 1][0], dp[2 * kq + 1][1]),
+                              pack2<T>(dp[2 * kq + 1][2], dp[2 * kq + 1][3])};
+#pragma unroll
+      for (int nb = 0; nb < NB; nb += 2) {
+        const int off = (kq * 16 + ri + (mi & 1) * 8) * ROW + (nb + (mi >> 1)) * 8;
+        uint32_t bf[4];
+        ldmatrix4_trans(bf, db + off);
+        mma<T>(dv[nb], pa, bf[0], bf[1]);
+        mma<T>(dv[nb + 1], pa, bf[2], bf[3]);
+        ldmatrix4_trans(bf, qb + off);
+        mma<T>(dk[nb], sa, bf[0], bf[1]);
+        mma<T>(dk[nb + 1], sa, bf[2], bf[3]);
+      }
+    }
+    if constexpr (kDQ) {
+      // dS^T to shared memory, in the dtype.
+#pragma unroll
+      for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+          *reinterpret_cast<uint32_t*>(ss + (warp * 16 + g + 8 * hh) * kSRow + nb * 8 + 2 * t4) =
+              pack2<T>(dp[nb][2 * hh], dp[nb][2 * hh + 1]);
+      __syncthreads();
+      // dQ += dS K for 16 queries and half of the columns (A: dS^T by ldmatrix.trans; B: K by
+      // ldmatrix.trans), over the block's keys, added to the accumulator.
+      {
+        float acc[NQ][4];
+#pragma unroll
+        for (int nb = 0; nb < NQ; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[nb][e] = 0;
+#pragma unroll
+        for (int kk = 0; kk < kKeys / 16; ++kk) {
+          uint32_t af[4];
+          ldmatrix4_trans(af, ss + (16 * kk + (mi >> 1) * 8 + ri) * kSRow + dq_r + (mi & 1) * 8);
+#pragma unroll
+          for (int nb = 0; nb < NQ; nb += 2) {
+            uint32_t bf[4];
+            ldmatrix4_trans(bf,
+                            ks + (16 * kk + ri + (mi & 1) * 8) * ROW + dq_c + (nb + (mi >> 1)) * 8);
+            mma<T>(acc[nb], af, bf[0], bf[1]);
+            mma<T>(acc[nb + 1], af, bf[2], bf[3]);
+          }
+        }
+        const int64_t row0 = (int64_t(b) * a.q_heads + h) * a.q_len + q0 + dq_r;
+        add_dq<D>(a.dq_acc + row0 * D, sq.nq - (q0 + dq_r), dq_c, acc);
+      }
+    }
+  }
+  wait_copies<0>();
+
+  // dK (x scale) and dV of the warp's keys, in the dtype.
+  T* dkp = static_cast<T*>(a.dk) + b * a.dkv_sb + kvh * a.dkv_sh;
+  T* dvp = static_cast<T*>(a.dv) + b * a.dkv_sb + kvh * a.dkv_sh;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int key = w0 + g + 8 * hh;
+    if (key >= sq.nk) continue;
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      const int64_t at = int64_t(key) * a.dkv_ss + nb * 8 + 2 * t4;
+      *reinterpret_cast<uint32_t*>(dkp + at) =
+          pack2<T>(dk[nb][2 * hh] * a.scale, dk[nb][2 * hh + 1] * a.scale);
+      *reinterpret_cast<uint32_t*>(dvp + at) = pack2<T>(dv[nb][2 * hh], dv[nb][2 * hh + 1]);
+    }
+  }
+}
+
+// 3. dQ = scale x the accumulator, eight columns a thread.
+template <class T, int D>
+__global__ void __launch_bounds__(256) dq_kernel(const __grid_constant__ FlashBwdArgs a) {
+  const int64_t item = int64_t(blockIdx.x) * 256 + threadIdx.x;
+  if (item >= int64_t(a.batch) * a.q_heads * a.q_len * (D / 8)) return;
+  const int64_t row = item / (D / 8);
+  const int col = int(item % (D / 8)) * 8;
+  const int i = int(row % a.q_len);
+  const int h = int(row / a.q_len % a.q_heads), b = int(row / a.q_len / a.q_heads);
+  const float* acc = a.dq_acc + row * D + col;
+  alignas(16) T out[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) out[e] = narrow<T>(acc[e] * a.scale);
+  *reinterpret_cast<uint4*>(static_cast<T*>(a.dq) + b * a.dq_sb + h * a.dq_sh + i * a.dq_ss + col) =
+      *reinterpret_cast<const uint4*>(out);
+}
+
+// 4. The deterministic option's dQ: a CTA per block of kQ queries of one head, four warps of 16
+// rows; the key tiles the block sees stream through shared memory (K and V double-buffered),
+// S = Q K^T and dP = dO V^T are computed again, and dQ += dS K is summed in registers in key
+// order and written once: the same bits every launch.
+constexpr int kDqWarps = kQ / 16;
+constexpr int kDqKeys = kQ;  // keys per tile (rows_by_block's B has kQ rows)
+constexpr int dq_smem_of(int head_dim) {
+  return (2 * kQ + 4 * kDqKeys) * (head_dim + 8) * 2;
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kDqWarps * 32, 2)
+    dq_rows_kernel(const __grid_constant__ FlashBwdArgs a) {
+  constexpr int ROW = D + 8, CH = D / 8, NB = D / 8, KT = kDqKeys, NT = kDqWarps * 32;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* qs = reinterpret_cast<T*>(smem_raw);  // [kQ][ROW]
+  T* dos = qs + kQ * ROW;                  // [kQ][ROW]
+  T* ks = dos + kQ * ROW;                  // [2][KT][ROW]
+  T* vs = ks + 2 * KT * ROW;               // [2][KT][ROW]
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const int mi = lane >> 3, ri = lane & 7;
+  const int kvh = h / (a.q_heads / a.kv_heads);
+  const Seq sq = seq_of(a, b);
+  const int q0 = blockIdx.x * kQ;
+  if (q0 >= sq.nq) return;
+  const T* q = static_cast<const T*>(a.q);
+  const T* d_o = static_cast<const T*>(a.d_o);
+  const T* k = static_cast<const T*>(a.k);
+  const T* v = static_cast<const T*>(a.v);
+
+  // The key tiles: from the first row's first key to the last row's last.
+  const int key_lo = first_key(a, sq, q0), key_hi = last_key(a, sq, min(q0 + kQ, sq.nq) - 1);
+  const int kt_lo = key_lo / KT;
+  const int tiles = key_hi >= key_lo ? key_hi / KT - kt_lo + 1 : 0;
+
+  for (int c = threadIdx.x; c < kQ * CH; c += NT) {
+    const int r = c / CH, col = (c % CH) * 8;
+    const bool valid = q0 + r < sq.nq;
+    const int64_t qa = b * a.q_sb + h * a.q_sh + int64_t(q0 + r) * a.q_ss + col;
+    const int64_t da = b * a.do_sb + h * a.do_sh + int64_t(q0 + r) * a.do_ss + col;
+    copy16(qs + r * ROW + col, valid ? q + qa : q, valid);
+    copy16(dos + r * ROW + col, valid ? d_o + da : d_o, valid);
+  }
+  auto load = [&](int j) {
+    const int k0 = (kt_lo + j) * KT, buf = j & 1;
+    for (int c = threadIdx.x; c < KT * CH; c += NT) {
+      const int r = c / CH, col = (c % CH) * 8;
+      const bool valid = k0 + r < sq.nk;
+      const int64_t at = b * a.kv_sb + kvh * a.kv_sh + int64_t(k0 + r) * a.kv_ss + col;
+      copy16(ks + (buf * KT + r) * ROW + col, valid ? k + at : k, valid);
+      copy16(vs + (buf * KT + r) * ROW + col, valid ? v + at : v, valid);
+    }
+  };
+  if (tiles > 0) load(0);
+  commit_copies();
+
+  // This lane's rows r0 and r0 + 8: their LSE (base 2) and D.
+  const int w0 = q0 + warp * 16, r0 = w0 + g;
+  float lse2[2], dlt[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int i = r0 + 8 * hh;
+    const int64_t row = (int64_t(b) * a.q_heads + h) * a.q_len + i;
+    lse2[hh] = i < sq.nq ? a.lse[row] * kLog2e : INFINITY;
+    dlt[hh] = i < sq.nq ? a.delta[row] : 0.f;
+  }
+  float acc[NB][4];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nb][e] = 0;
+  const float sl2 = a.scale * kLog2e;
+  const T* qw = qs + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // the warp's rows
+  const T* dw = dos + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;
+
+  for (int j = 0; j < tiles; ++j) {
+    wait_copies<0>();
+    __syncthreads();  // tile j landed; every warp is past tile j - 1
+    if (j + 1 < tiles) load(j + 1);
+    commit_copies();
+    const int k0 = (kt_lo + j) * KT, buf = j & 1;
+    const T* kb = ks + buf * KT * ROW;
+    const T* vb = vs + buf * KT * ROW;
+    float s[8][4], dp[8][4];
+    rows_by_block<T, D>(s, qw, kb, mi, ri);
+    rows_by_block<T, D>(dp, dw, vb, mi, ri);
+    // dS = P (dP - D), the mask tested where the warp's 16 rows do not all see the whole tile.
+    bool whole = w0 + 16 <= sq.nq && k0 + KT <= sq.nk;
+    if (a.mask != MaskKind::none) whole = whole && w0 + sq.off >= k0 + KT - 1;
+    if (a.mask == MaskKind::window) whole = whole && w0 + 15 + sq.off - a.window + 1 <= k0;
+#pragma unroll
+    for (int nb = 0; nb < 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int hh = e >> 1, i = r0 + 8 * hh, key = k0 + nb * 8 + 2 * t4 + (e & 1);
+        const bool seen =
+            whole || (i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i));
+        const float p = seen ? fast_exp2(s[nb][e] * sl2 - lse2[hh]) : 0.f;
+        dp[nb][e] = p * (dp[nb][e] - dlt[hh]);
+      }
+      // dQ += dS K: A from the accumulators (k = 16 keys a step), B = K by ldmatrix.trans.
+#pragma unroll
+    for (int kq = 0; kq < KT / 16; ++kq) {
+      const uint32_t sa[4] = {pack2<T>(dp[2 * kq][0], dp[2 * kq][1]),
+                              pack2<T>(dp[2 * kq][2], dp[2 * kq][3]),
+                              pack2<T>(dp[2 * kq + 1][0], dp[2 * kq + 1][1]),
+                              pack2<T>(dp[2 * kq + 1][2], dp[2 * kq + 1][3])};
+#pragma unroll
+      for (int nb = 0; nb < NB; nb += 2) {
+        uint32_t bf[4];
+        ldmatrix4_trans(bf, kb + (kq * 16 + ri + (mi & 1) * 8) * ROW + (nb + (mi >> 1)) * 8);
+        mma<T>(acc[nb], sa, bf[0], bf[1]);
+        mma<T>(acc[nb + 1], sa, bf[2], bf[3]);
+      }
+    }
+  }
+  wait_copies<0>();
+
+  T* dq = static_cast<T*>(a.dq) + b * a.dq_sb + h * a.dq_sh;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int i = r0 + 8 * hh;
+    if (i >= sq.nq) continue;
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+      *reinterpret_cast<uint32_t*>(dq + int64_t(i) * a.dq_ss + nb * 8 + 2 * t4) =
+          pack2<T>(acc[nb][2 * hh] * a.scale, acc[nb][2 * hh + 1] * a.scale);
+  }
+}
+
+template <class T, int D>
+void launch_typed(const FlashBwdArgs& a, cudaStream_t stream) {
+  const int64_t rows = int64_t(a.batch) * a.q_heads * a.q_len;
+  delta_kernel<T, D><<<unsigned((rows + 3) / 4), 128, 0, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+  const int smem = smem_of(D);
+  static const cudaError_t set = cudaFuncSetAttribute(
+      kv_kernel<T, D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  static const cudaError_t set_det = cudaFuncSetAttribute(
+      kv_kernel<T, D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  static const cudaError_t set_rows = cudaFuncSetAttribute(
+      dq_rows_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, dq_smem_of(D));
+  const dim3 grid(unsigned((a.kv_len + kKeys - 1) / kKeys), unsigned(a.kv_heads),
+                  unsigned(a.batch));
+  if (!a.deterministic) {
+    ATTNPROF_CUDA(set);
+    kv_kernel<T, D, true><<<grid, kThreads, smem, stream>>>(a);
+    ATTNPROF_CUDA(cudaGetLastError());
+    dq_kernel<T, D><<<unsigned((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(a);
+    ATTNPROF_CUDA(cudaGetLastError());
+    return;
+  }
+  ATTNPROF_CUDA(set_det);
+  ATTNPROF_CUDA(set_rows);
+  kv_kernel<T, D, false><<<grid, kThreads, smem, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+  const dim3 rows_grid(unsigned((a.q_len + kQ - 1) / kQ), unsigned(a.q_heads), unsigned(a.batch));
+  dq_rows_kernel<T, D><<<rows_grid, kDqWarps * 32, dq_smem_of(D), stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+}  // namespace
+
+int64_t flash_bwd_workspace_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
+                                   bool deterministic) {
+  return batch * q_heads * q_len * (deterministic ? 1 : head_dim + 1);
+}
+
+int flash_bwd_smem_bytes(int head_dim) {
+  return smem_of(head_dim);
+}
+
+void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream) {
+  const bool bf16 = a.dtype == DType::bf16;
+  if (a.head_dim == 64)
+    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
+  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+}
+
+}  // namespace attnprof::cuda

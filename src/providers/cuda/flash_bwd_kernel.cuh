@@ -1,0 +1,63 @@
+// cuda.flash's backward (flash.cpp, mode bwd): FlashAttention-2's backward written for sm80 and
+// newer (mma.sync, ldmatrix, cp.async). From Q, K, V, O, dO and the forward's log-sum-exp it
+// writes dQ, dK and dV without materializing the scores:
+//
+//   1. delta: D_i = sum_d dO[i, d] O[i, d] per query row (fp32), and dQ's fp32 accumulator
+//      zeroed;
+//   2. the key blocks: grid (key blocks of kFlashBwdKeys, kv_heads, batch), 256 threads, one CTA
+//      per block of keys of one KV head, its K and V held in shared memory. For each query head
+//      of the group and each block of kFlashBwdQueries queries that sees the keys, with Q and dO
+//      copied in: S^T = K Q^T and P^T = exp(scale S^T - LSE) (each warp 16 keys; the mask
+//      tested only on tiles it cuts), dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - D),
+//      dK += dS^T Q; dS^T through shared memory, then dQ += dS K added to the fp32 accumulator
+//      (atomic adds, four floats each on sm_90: the order of the key blocks' additions varies,
+//      so dQ's last bits may vary between launches). dK (x scale) and dV are written once per
+//      CTA: a KV head's gradients sum over its query heads in place (GQA);
+//   3. dQ = scale x the accumulator, in the dtype.
+//
+// The deterministic option (FlashBwdArgs::deterministic) replaces dQ's atomics: step 2 leaves
+// dQ out, and a kernel per block of kFlashBwdQueries queries computes S and dP again for the
+// key tiles its rows see and sums dQ += dS K in registers, in key order (two more products per
+// score: about 1.4x the backward's FLOPs, the same bits every launch).
+//
+// Masks none, causal (top-left and bottom-right) and window; Nq != Nk; head dims 64 and 128;
+// bf16 and fp16. Not the logit softcap, sinks or a ragged batch (flash.cpp refuses them).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "providers/cuda/attention_args.hpp"
+
+namespace attnprof::cuda {
+
+// Keys per CTA of the key-block kernel (8 warps of 16), and queries per step.
+inline constexpr int kFlashBwdKeys = 128;
+inline constexpr int kFlashBwdQueries = 64;
+
+struct FlashBwdArgs : AttentionArgs {
+  const void* d_o = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  // Element strides (b, h, s) of dO and dQ (as Q's shape), and of dK and dV (as K's).
+  int64_t do_sb = 0, do_sh = 0, do_ss = 0;
+  int64_t dq_sb = 0, dq_sh = 0, dq_ss = 0;
+  int64_t dkv_sb = 0, dkv_sh = 0, dkv_ss = 0;
+  float* delta = nullptr;   // B*Hq*Nq fp32 (workspace)
+  float* dq_acc = nullptr;  // B*Hq*Nq*D fp32 (workspace; null under the deterministic option)
+  bool deterministic = false;
+};
+
+// Floats of the workspace: D, and dQ's accumulator unless deterministic.
+int64_t flash_bwd_workspace_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
+                                   bool deterministic);
+// Bytes of dynamic shared memory of the key-block kernel.
+int flash_bwd_smem_bytes(int head_dim);
+
+// Enqueues the three kernels on `stream` (a.lse: the forward's, natural units). head_dim 64 or
+// 128; bf16 or fp16; uniform batch.
+void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream);
+
+}  // namespace attnprof::cuda
