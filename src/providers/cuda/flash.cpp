@@ -90,15 +90,18 @@ class FlashRun final : public Run {
     a.dkv_sb = io.dk.stride_b();
     a.dkv_sh = io.dk.stride_h();
     a.dkv_ss = io.dk.stride_s();
-    a.delta = static_cast<float*>(workspace_.data());
-    a.dq_acc = deterministic_ ? nullptr : a.delta + spec_.batch * spec_.q_heads * spec_.q_len;
+    // dQ's accumulator first: its four-float atomics need 16-byte alignment, which D's
+    // B*Hq*Nq floats before it would not keep.
+    float* ws = static_cast<float*>(workspace_.data());
+    a.dq_acc = deterministic_ ? nullptr : ws;
+    a.delta = deterministic_ ? ws : ws + spec_.batch * spec_.q_heads * spec_.q_len * spec_.head_dim;
     a.deterministic = deterministic_;
     return a;
   }
 
   Spec spec_;
   bool deterministic_;
-  cuda::DeviceBuffer workspace_;  // backward: D, and dQ's fp32 accumulator
+  cuda::DeviceBuffer workspace_;  // backward: dQ's fp32 accumulator (not if deterministic), D
 };
 
 class FlashProvider final : public Provider {
