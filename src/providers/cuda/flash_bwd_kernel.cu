@@ -13,6 +13,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+#include <stdexcept>
+
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
 #include "providers/cuda/warp_mma.cuh"
@@ -89,6 +92,16 @@ __device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
         atomicAdd(acc_rows + int64_t(r) * D + col0 + nb * 8 + 2 * t4 + (e & 1), c[nb][e]);
     }
 #endif
+}
+
+// The A fragment (16 rows x k 16, in the dtype) of columns 16 kq... of accumulator tiles c (16 rows
+// x 8 columns each): how P^T, dS^T and dS enter the next product without shared memory.
+template <class T, int N>
+__device__ __forceinline__ void a_fragment(uint32_t (&f)[4], const float (&c)[N][4], int kq) {
+  f[0] = pack2<T>(c[2 * kq][0], c[2 * kq][1]);
+  f[1] = pack2<T>(c[2 * kq][2], c[2 * kq][3]);
+  f[2] = pack2<T>(c[2 * kq + 1][0], c[2 * kq + 1][1]);
+  f[3] = pack2<T>(c[2 * kq + 1][2], c[2 * kq + 1][3]);
 }
 
 // c = A B^T for the warp's 16 rows of A (from `aw`, this lane's ldmatrix address: row (mi & 1) *
@@ -250,14 +263,9 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     // ldmatrix.trans.
 #pragma unroll
     for (int kq = 0; kq < kQ / 16; ++kq) {
-      const uint32_t pa[4] = {pack2<T>(s[2 * kq][0], s[2 * kq][1]),
-                              pack2<T>(s[2 * kq][2], s[2 * kq][3]),
-                              pack2<T>(s[2 * kq + 1][0], s[2 * kq + 1][1]),
-                              pack2<T>(s[2 * kq + 1][2], s[2 * kq + 1][3])};
-      const uint32_t sa[4] = {pack2<T>(dp[2 * kq][0], dp[2 * kq][1]),
-                              pack2<T>(dp[2 * kq][2], dp[2 * kq][3]),
-                              pack2<T>(dp[2 * kq + 1][0], dp[2 * kq + 1][1]),
-                              pack2<T>(dp[2 * kq + 1][2], dp[2 * kq + 1][3])};
+      uint32_t pa[4], sa[4];
+      a_fragment<T>(pa, s, kq);
+      a_fragment<T>(sa, dp, kq);
 #pragma unroll
       for (int nb = 0; nb < NB; nb += 2) {
         const int off = (kq * 16 + ri + (mi & 1) * 8) * ROW + (nb + (mi >> 1)) * 8;
@@ -445,10 +453,8 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
       // dQ += dS K: A from the accumulators (k = 16 keys a step), B = K by ldmatrix.trans.
 #pragma unroll
     for (int kq = 0; kq < KT / 16; ++kq) {
-      const uint32_t sa[4] = {pack2<T>(dp[2 * kq][0], dp[2 * kq][1]),
-                              pack2<T>(dp[2 * kq][2], dp[2 * kq][3]),
-                              pack2<T>(dp[2 * kq + 1][0], dp[2 * kq + 1][1]),
-                              pack2<T>(dp[2 * kq + 1][2], dp[2 * kq + 1][3])};
+      uint32_t sa[4];
+      a_fragment<T>(sa, dp, kq);
 #pragma unroll
       for (int nb = 0; nb < NB; nb += 2) {
         uint32_t bf[4];
@@ -515,6 +521,8 @@ int flash_bwd_smem_bytes(int head_dim) {
 }
 
 void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream) {
+  if (!a.deterministic && reinterpret_cast<std::uintptr_t>(a.dq_acc) % 16 != 0)
+    throw std::logic_error("cuda.flash backward: dQ's accumulator must be 16-byte aligned");
   const bool bf16 = a.dtype == DType::bf16;
   if (a.head_dim == 64)
     return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
