@@ -249,6 +249,25 @@ INSTANTIATE_TEST_SUITE_P(Flash, CudaFlashBackward, ::testing::Bool(),
                            return i.param ? std::string("deterministic") : std::string("atomic");
                          });
 
+// cuda.flash's backward as the host sees it (runs without a GPU): what it takes, what it refuses
+// and says why, and the workspace each dQ form needs.
+TEST(CudaFlashBackwardHost, SupportsAndWorkspace) {
+  auto p = make_cuda_flash();
+  const Device h200 = described_gpu("NVIDIA H200", 9);
+  const Spec s = make_spec(2, 8, 2, 300, 300, 128, bf16, kCausal, Mode::bwd);
+  EXPECT_TRUE(p->supports(s, h200).ok) << p->supports(s, h200).reason;
+  EXPECT_NE(p->supports(variant(s, "", 30.0), h200).reason.find("no logit softcap or sinks"),
+            std::string::npos);
+  EXPECT_NE(p->supports(variant(s, "uniform:1:64"), h200).reason.find("uniform batch"),
+            std::string::npos);
+  const Spec fwd = make_spec(2, 8, 2, 300, 300, 128, bf16, kCausal);
+  EXPECT_EQ(p->workspace_estimate(fwd), 0);
+  EXPECT_EQ(p->workspace_estimate(s), int64_t{2} * 8 * 300 * (128 + 1) * 4);  // dQ's fp32 sum, D
+  setenv("ATTNPROF_FLASH_DETERMINISTIC", "1", 1);
+  EXPECT_EQ(p->workspace_estimate(s), int64_t{2} * 8 * 300 * 4);  // D alone
+  unsetenv("ATTNPROF_FLASH_DETERMINISTIC");
+}
+
 // cuda.flash.sm90 takes a described H200 and says why not an A100 (host code: runs without a
 // GPU).
 TEST(CudaFlashSm90, RefusesOtherDevices) {
