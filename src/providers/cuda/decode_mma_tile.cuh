@@ -165,8 +165,8 @@ __device__ __forceinline__ void add_tile(const DecodeArgs& a, const uint32_t (&q
       }
     }
   }
-  const uint32_t pa[4] = {pack2<T>(s[0][0], s[0][1]), pack2<T>(s[0][2], s[0][3]),
-                          pack2<T>(s[1][0], s[1][1]), pack2<T>(s[1][2], s[1][3])};
+  uint32_t pa[4];
+  a_fragment<T>(pa, s, 0);
 #pragma unroll
   for (int nb = 0; nb < NB; nb += 2) {
     uint32_t bf[4];

@@ -90,12 +90,7 @@ class FlashRun final : public Run {
     a.dkv_sb = io.dk.stride_b();
     a.dkv_sh = io.dk.stride_h();
     a.dkv_ss = io.dk.stride_s();
-    // dQ's accumulator first: its four-float atomics need 16-byte alignment, which D's
-    // B*Hq*Nq floats before it would not keep.
-    float* ws = static_cast<float*>(workspace_.data());
-    a.dq_acc = deterministic_ ? nullptr : ws;
-    a.delta = deterministic_ ? ws : ws + spec_.batch * spec_.q_heads * spec_.q_len * spec_.head_dim;
-    a.deterministic = deterministic_;
+    cuda::place_flash_bwd_workspace(a, static_cast<float*>(workspace_.data()), deterministic_);
     return a;
   }
 

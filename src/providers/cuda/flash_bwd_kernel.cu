@@ -50,8 +50,7 @@ __global__ void __launch_bounds__(128) delta_kernel(const __grid_constant__ Flas
   float sum = 0;
 #pragma unroll
   for (int c = lane; c < D; c += 32) sum += static_cast<float>(o[c]) * static_cast<float>(d[c]);
-#pragma unroll
-  for (int x = 16; x > 0; x >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, x);
+  sum = warp_sum(sum);
   if (lane == 0) a.delta[row] = sum;
   if (a.dq_acc == nullptr) return;  // the deterministic option
   float* acc = a.dq_acc + row * D;
@@ -92,16 +91,6 @@ __device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
         atomicAdd(acc_rows + int64_t(r) * D + col0 + nb * 8 + 2 * t4 + (e & 1), c[nb][e]);
     }
 #endif
-}
-
-// The A fragment (16 rows x k 16, in the dtype) of columns 16 kq... of accumulator tiles c (16 rows
-// x 8 columns each): how P^T, dS^T and dS enter the next product without shared memory.
-template <class T, int N>
-__device__ __forceinline__ void a_fragment(uint32_t (&f)[4], const float (&c)[N][4], int kq) {
-  f[0] = pack2<T>(c[2 * kq][0], c[2 * kq][1]);
-  f[1] = pack2<T>(c[2 * kq][2], c[2 * kq][3]);
-  f[2] = pack2<T>(c[2 * kq + 1][0], c[2 * kq + 1][1]);
-  f[3] = pack2<T>(c[2 * kq + 1][2], c[2 * kq + 1][3]);
 }
 
 // c = A B^T for the warp's 16 rows of A (from `aw`, this lane's ldmatrix address: row (mi & 1) *
@@ -492,7 +481,7 @@ void launch_typed(const FlashBwdArgs& a, cudaStream_t stream) {
       dq_rows_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, dq_smem_of(D));
   const dim3 grid(unsigned((a.kv_len + kKeys - 1) / kKeys), unsigned(a.kv_heads),
                   unsigned(a.batch));
-  if (!a.deterministic) {
+  if (a.dq_acc != nullptr) {
     ATTNPROF_CUDA(set);
     kv_kernel<T, D, true><<<grid, kThreads, smem, stream>>>(a);
     ATTNPROF_CUDA(cudaGetLastError());
@@ -516,12 +505,18 @@ int64_t flash_bwd_workspace_floats(int64_t batch, int64_t q_heads, int64_t q_len
   return batch * q_heads * q_len * (deterministic ? 1 : head_dim + 1);
 }
 
+void place_flash_bwd_workspace(FlashBwdArgs& a, float* workspace, bool deterministic) {
+  const int64_t rows = int64_t(a.batch) * a.q_heads * a.q_len;
+  a.dq_acc = deterministic ? nullptr : workspace;
+  a.delta = deterministic ? workspace : workspace + rows * a.head_dim;
+}
+
 int flash_bwd_smem_bytes(int head_dim) {
   return smem_of(head_dim);
 }
 
 void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream) {
-  if (!a.deterministic && reinterpret_cast<std::uintptr_t>(a.dq_acc) % 16 != 0)
+  if (reinterpret_cast<std::uintptr_t>(a.dq_acc) % 16 != 0)
     throw std::logic_error("cuda.flash backward: dQ's accumulator must be 16-byte aligned");
   const bool bf16 = a.dtype == DType::bf16;
   if (a.head_dim == 64)

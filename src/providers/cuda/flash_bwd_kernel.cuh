@@ -15,7 +15,7 @@
 //      CTA: a KV head's gradients sum over its query heads in place (GQA);
 //   3. dQ = scale x the accumulator, in the dtype.
 //
-// The deterministic option (FlashBwdArgs::deterministic) replaces dQ's atomics: step 2 leaves
+// The deterministic option (FlashBwdArgs::dq_acc null) replaces dQ's atomics: step 2 leaves
 // dQ out, and a kernel per block of kFlashBwdQueries queries computes S and dP again for the
 // key tiles its rows see and sums dQ += dS K in registers, in key order (two more products per
 // score: about 1.4x the backward's FLOPs, the same bits every launch).
@@ -46,13 +46,16 @@ struct FlashBwdArgs : AttentionArgs {
   int64_t dq_sb = 0, dq_sh = 0, dq_ss = 0;
   int64_t dkv_sb = 0, dkv_sh = 0, dkv_ss = 0;
   float* delta = nullptr;   // B*Hq*Nq fp32 (workspace)
-  float* dq_acc = nullptr;  // B*Hq*Nq*D fp32 (workspace; null under the deterministic option)
-  bool deterministic = false;
+  float* dq_acc = nullptr;  // B*Hq*Nq*D fp32 (workspace); null: the deterministic option
 };
 
-// Floats of the workspace: D, and dQ's accumulator unless deterministic.
+// Floats of the workspace: dQ's accumulator unless deterministic, and D.
 int64_t flash_bwd_workspace_floats(int64_t batch, int64_t q_heads, int64_t q_len, int64_t head_dim,
                                    bool deterministic);
+// Points a.dq_acc (null when deterministic) and a.delta into `workspace`: a's shape's
+// flash_bwd_workspace_floats, 16-byte aligned. dQ's accumulator comes first, so that its
+// four-float atomics stay aligned whatever B*Hq*Nq is.
+void place_flash_bwd_workspace(FlashBwdArgs& a, float* workspace, bool deterministic);
 // Bytes of dynamic shared memory of the key-block kernel.
 int flash_bwd_smem_bytes(int head_dim);
 

@@ -207,12 +207,7 @@ __global__ void __launch_bounds__(kFlashThreads, 2) flash_forward_kernel(const F
     for (int kp = 0; kp < KP; ++kp) {
       uint32_t pa[kMT][4];
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        pa[mt][0] = pack2<T>(s[mt][2 * kp][0], s[mt][2 * kp][1]);
-        pa[mt][1] = pack2<T>(s[mt][2 * kp][2], s[mt][2 * kp][3]);
-        pa[mt][2] = pack2<T>(s[mt][2 * kp + 1][0], s[mt][2 * kp + 1][1]);
-        pa[mt][3] = pack2<T>(s[mt][2 * kp + 1][2], s[mt][2 * kp + 1][3]);
-      }
+      for (int mt = 0; mt < kMT; ++mt) a_fragment<T>(pa[mt], s[mt], kp);
 #pragma unroll
       for (int nb = 0; nb < NO; nb += 2) {
         uint32_t vb[4];

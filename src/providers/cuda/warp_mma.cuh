@@ -81,6 +81,16 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   }
 }
 
+// The A fragment (16 rows x k 16, in the dtype) of columns 16 kq... of accumulator tiles c (16 rows
+// x 8 columns each): how P (or P^T, dS) enters the next product without shared memory.
+template <class T, int N>
+__device__ __forceinline__ void a_fragment(uint32_t (&f)[4], const float (&c)[N][4], int kq) {
+  f[0] = pack2<T>(c[2 * kq][0], c[2 * kq][1]);
+  f[1] = pack2<T>(c[2 * kq][2], c[2 * kq][3]);
+  f[2] = pack2<T>(c[2 * kq + 1][0], c[2 * kq + 1][1]);
+  f[3] = pack2<T>(c[2 * kq + 1][2], c[2 * kq + 1][3]);
+}
+
 template <class T>
 __device__ __forceinline__ T narrow(float x) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
@@ -101,6 +111,17 @@ __device__ __forceinline__ void zero(float (&c)[A][B][4]) {
       for (int e = 0; e < 4; ++e) c[i][j][e] = 0;
 }
 
+// The max and the sum over a warp's 32 lanes, every lane getting the result.
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
 __device__ __forceinline__ float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
