@@ -1,13 +1,12 @@
 // cuda.flash's backward kernels (flash_bwd_kernel.cuh).
 //
-// The key-block kernel's warps each own 16 keys of the CTA's 128. Computing S^T = K Q^T rather
-// than S puts P^T and dS^T in the accumulators with keys as rows, which is the A operand dV += P^T
-// dO and dK += dS^T Q need: no transpose in registers. dO and Q are B operands read by ldmatrix
-// (plain for the scores' k = D, transposed for the gradients' k = queries). dQ += dS K needs dS
-// with queries as rows: dS^T goes through shared memory and comes back by ldmatrix.trans (each
-// warp 16 queries and half of D's columns). Q and
-// dO (and each query row's LSE and D) are double-buffered: the next block's copies run during
-// this block's five products.
+// The key-block kernel computes S^T = K Q^T rather than S, so that P^T and dS^T land with keys
+// as rows: the A operand of dV += P^T dO and dK += dS^T Q once stored to shared memory (plain
+// ldmatrix), and, read back by ldmatrix.trans, dS as dQ += dS K's. dO and Q are B operands read
+// by ldmatrix (plain for the scores' k = D, transposed for the gradients' k = queries). Q and dO
+// (and each query row's LSE and D) are double-buffered: the next block's copies run during this
+// block's five products. The kernel is bound by shared memory's bandwidth (ldmatrix), so the
+// warps' tiles are chosen for the fewest fragment loads per mma.
 #include "providers/cuda/flash_bwd_kernel.cuh"
 
 #include <cuda_bf16.h>
@@ -24,17 +23,18 @@ namespace attnprof::cuda {
 
 namespace {
 
-constexpr int kKeys = kFlashBwdKeys;  // keys per CTA: a warp's 16 each
+constexpr int kKeys = kFlashBwdKeys;  // keys per CTA
 constexpr int kQ = kFlashBwdQueries;  // queries per step
-constexpr int kWarps = kKeys / 16;
+constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kSRow = kQ + 8;  // dS^T's rows in shared memory, padded by 16 bytes
+constexpr int kSRow = kQ + 8;  // P^T's and dS^T's rows in shared memory, padded by 16 bytes
 
 // Shared memory, in elements of the dtype: K and V (kKeys rows of D + 8), two buffers of Q and
-// of dO (kQ rows), dS^T (kKeys rows of kSRow); then fp32: two buffers of the queries' LSE (base
-// 2) and of D.
+// of dO (kQ rows), P^T and dS^T (kKeys rows of kSRow); then fp32: two buffers of the queries'
+// LSE (base 2) and of D.
 constexpr int smem_of(int head_dim) {
-  return (2 * kKeys * (head_dim + 8) + 4 * kQ * (head_dim + 8) + kKeys * kSRow) * 2 + 4 * kQ * 4;
+  return (2 * kKeys * (head_dim + 8) + 4 * kQ * (head_dim + 8) + 2 * kKeys * kSRow) * 2 +
+         4 * kQ * 4;
 }
 
 // 1. D_i = dO_i . O_i, and dQ's accumulator zeroed: a warp per query row.
@@ -93,43 +93,52 @@ __device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
 #endif
 }
 
-// c = A B^T for the warp's 16 rows of A (from `aw`, this lane's ldmatrix address: row (mi & 1) *
-// 8 + ri, column (mi >> 1) * 8) and the kQ rows of B (from `bm`, rows of D + 8), k = D: the scores'
-// and dP's products, keys as rows.
-template <class T, int D>
-__device__ __forceinline__ void rows_by_block(float (&c)[kQ / 8][4], const T* aw, const T* bm,
-                                              int mi, int ri) {
+// c = A B^T for MT x 16 rows of A and NT x 8 rows of B, k = D (both row-major in shared memory,
+// rows of D + 8): `a` is this lane's ldmatrix address in A's first rows (row (mi & 1) * 8 + ri,
+// column (mi >> 1) * 8), `b` in B's (row ri, column mi * 8). The scores' and dP's products.
+template <class T, int D, int MT, int NT>
+__device__ __forceinline__ void tile_product(float (&c)[MT][NT][4], const T* a, const T* b) {
   constexpr int ROW = D + 8;
+  zero(c);
 #pragma unroll
-  for (int nb = 0; nb < kQ / 8; ++nb)
+  for (int j = 0; j < D / 32; ++j) {
+    uint32_t a0[MT][4], a1[MT][4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) c[nb][e] = 0;
+    for (int m = 0; m < MT; ++m) {
+      ldmatrix4(a0[m], a + m * 16 * ROW + j * 32);
+      ldmatrix4(a1[m], a + m * 16 * ROW + j * 32 + 16);
+    }
 #pragma unroll
-  for (int kk = 0; kk < D / 16; kk += 2) {
-    uint32_t a0[4], a1[4];
-    ldmatrix4(a0, aw + kk * 16);
-    ldmatrix4(a1, aw + kk * 16 + 16);
-#pragma unroll
-    for (int nb = 0; nb < kQ / 8; ++nb) {
+    for (int n = 0; n < NT; ++n) {
       uint32_t bf[4];
-      ldmatrix4(bf, bm + (nb * 8 + ri) * ROW + (2 * kk + mi) * 8);
-      mma<T>(c[nb], a0, bf[0], bf[1]);
-      mma<T>(c[nb], a1, bf[2], bf[3]);
+      ldmatrix4(bf, b + n * 8 * ROW + j * 32);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        mma<T>(c[m][n], a0[m], bf[0], bf[1]);
+        mma<T>(c[m][n], a1[m], bf[2], bf[3]);
+      }
     }
   }
 }
 
 // 2. dK and dV of a block of keys; dQ's share added to the accumulator (kDQ; the deterministic
-// option leaves dQ to dq_rows_kernel).
+// option leaves dQ to dq_rows_kernel). The eight warps split each product's output tile
+// (FlashAttention-2's arrangement): the scores S^T = K Q^T and dP^T = V dO^T as 4 x 2 tiles of
+// 32 keys x 32 queries; dV += P^T dO and dK += dS^T Q as 32 keys x half of D; dQ += dS K as 32
+// queries x a quarter of D. Each warp so loads fewer fragments per mma than when it owns whole
+// rows, at the price of P^T and dS^T going through shared memory.
 template <class T, int D, bool kDQ>
 __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__ FlashBwdArgs a) {
-  constexpr int ROW = D + 8, NB = D / 8, CH = D / 8;
+  constexpr int ROW = D + 8, CH = D / 8;
+  constexpr int NV = D / 16;  // dV and dK: n-blocks of 8 columns in half of D
+  constexpr int NC = D / 32;  // dQ: n-blocks in a quarter of D
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* ks = reinterpret_cast<T*>(smem_raw);
   T* vs = ks + kKeys * ROW;
   T* qs = vs + kKeys * ROW;                                    // [2][kQ][ROW]
   T* dos = qs + 2 * kQ * ROW;                                  // [2][kQ][ROW]
-  T* ss = dos + 2 * kQ * ROW;                                  // dS^T [kKeys][kSRow]
+  T* ps = dos + 2 * kQ * ROW;                                  // P^T [kKeys][kSRow]
+  T* ss = ps + kKeys * kSRow;                                  // dS^T [kKeys][kSRow]
   float* lse2 = reinterpret_cast<float*>(ss + kKeys * kSRow);  // [2][kQ]
   float* dlt = lse2 + 2 * kQ;                                  // [2][kQ]
 
@@ -139,7 +148,10 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   const int G = a.q_heads / a.kv_heads;
   const Seq sq = seq_of(a, b);
   const int k0 = kb * kKeys, k1 = min(k0 + kKeys, sq.nk) - 1;  // the block's first and last keys
-  const int w0 = k0 + warp * 16;                               // the warp's first key
+  // The warp's keys (scores, dV and dK): kr... kr + 31 of the block; its queries in the scores:
+  // qr... qr + 31 of the step; its half of D in dV and dK.
+  const int kr = 32 * (warp & 3), qr = 32 * (warp >> 2), half = (warp >> 2) * (D / 2);
+  const int w0 = k0 + kr;  // the warp's first key
   const T* k = static_cast<const T*>(a.k);
   const T* v = static_cast<const T*>(a.v);
   const T* q = static_cast<const T*>(a.q);
@@ -190,17 +202,16 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   if (steps > 0) load(0);
   commit_copies();
 
-  float dv[NB][4], dk[NB][4];
-#pragma unroll
-  for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dv[nb][e] = dk[nb][e] = 0;
+  float dv[2][NV][4], dk[2][NV][4];
+  zero(dv);
+  zero(dk);
   const float sl2 = a.scale * kLog2e;
-  const T* kw = ks + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // the warp's K rows
-  const T* vw = vs + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;
-  // dQ's share: this warp's 16 queries and half of the columns.
-  constexpr int NQ = D / 16;  // n-blocks of 8 columns in half of D
-  const int dq_r = (warp & 3) * 16, dq_c = (warp >> 2) * (D / 2);
+  const int a_lane = ((mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // A's lane offset (rows of D)
+  const T* kl = ks + kr * ROW + a_lane;                          // the warp's K rows
+  const T* vl = vs + kr * ROW + a_lane;
+  const int t_lane = (kr + (mi & 1) * 8 + ri) * kSRow + (mi >> 1) * 8;  // in P^T and dS^T
+  // dQ's share: queries dq_r... dq_r + 31 of the step, columns dq_c... of a quarter of D.
+  const int dq_r = 32 * (warp & 1), dq_c = (warp >> 1) * (D / 4);
 
   for (int t = 0; t < steps; ++t) {
     wait_copies<0>();
@@ -214,111 +225,120 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     const float* l2 = lse2 + buf * kQ;
     const float* dd = dlt + buf * kQ;
 
-    // S^T = K Q^T, then dP^T = V dO^T: the warp's 16 keys x the step's 64 queries.
-    float s[8][4], dp[8][4];
-    rows_by_block<T, D>(s, kw, qb, mi, ri);
-    rows_by_block<T, D>(dp, vw, db, mi, ri);
+    // S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x 32 queries.
+    float s[2][4][4], dp[2][4][4];
+    tile_product<T, D>(s, kl, qb + (qr + ri) * ROW + mi * 8);
+    tile_product<T, D>(dp, vl, db + (qr + ri) * ROW + mi * 8);
     // P^T = 2^(scale S^T log2 e - LSE_2) where the mask lets query i see the key (0 elsewhere,
-    // and past the sequence); then dS^T = P^T (dP^T - D). The mask is tested only where the
-    // warp's tile is not wholly seen: every query of the step in the sequence and seeing the
-    // warp's 16 keys.
-    bool whole = q0 + kQ <= sq.nq && w0 + 16 <= sq.nk;
-    if (a.mask != MaskKind::none) whole = whole && q0 + sq.off >= w0 + 15;
-    if (a.mask == MaskKind::window) whole = whole && q0 + kQ - 1 + sq.off - a.window + 1 <= w0;
-    if (whole) {
+    // and past the sequence); then dS^T = P^T (dP^T - D); both to shared memory in the dtype.
+    // The mask is tested only where the warp's tile is not wholly seen: every query of it in
+    // the sequence and seeing all of its keys.
+    const int qa = q0 + qr;
+    bool whole = qa + 32 <= sq.nq && w0 + 32 <= sq.nk;
+    if (a.mask != MaskKind::none) whole = whole && qa + sq.off >= w0 + 31;
+    if (a.mask == MaskKind::window) whole = whole && qa + 31 + sq.off - a.window + 1 <= w0;
 #pragma unroll
-      for (int nb = 0; nb < 8; ++nb)
+    for (int m = 0; m < 2; ++m)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int qi = nb * 8 + 2 * t4 + (e & 1);
-          const float p = fast_exp2(s[nb][e] * sl2 - l2[qi]);
-          s[nb][e] = p;
-          dp[nb][e] = p * (dp[nb][e] - dd[qi]);
-        }
-    } else {
-#pragma unroll
-      for (int nb = 0; nb < 8; ++nb)
+      for (int n = 0; n < 4; ++n) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int key = w0 + g + 8 * (e >> 1), qi = nb * 8 + 2 * t4 + (e & 1);
-          const int i = q0 + qi;
-          const bool seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
-          const float p = seen ? fast_exp2(s[nb][e] * sl2 - l2[qi]) : 0.f;
-          s[nb][e] = p;
-          dp[nb][e] = p * (dp[nb][e] - dd[qi]);
+          const int qi = qr + n * 8 + 2 * t4 + (e & 1);
+          bool seen = whole;
+          if (!whole) {
+            const int key = w0 + m * 16 + g + 8 * (e >> 1), i = q0 + qi;
+            seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
+          }
+          const float p = seen ? fast_exp2(s[m][n][e] * sl2 - l2[qi]) : 0.f;
+          s[m][n][e] = p;
+          dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
         }
-    }
-    // dV += P^T dO and dK += dS^T Q: A from the accumulators (k = 16 queries a step), B by
-    // ldmatrix.trans.
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          const int at = (kr + m * 16 + g + 8 * hh) * kSRow + qr + n * 8 + 2 * t4;
+          *reinterpret_cast<uint32_t*>(ps + at) = pack2<T>(s[m][n][2 * hh], s[m][n][2 * hh + 1]);
+          *reinterpret_cast<uint32_t*>(ss + at) = pack2<T>(dp[m][n][2 * hh], dp[m][n][2 * hh + 1]);
+        }
+      }
+    __syncthreads();  // P^T and dS^T complete
+
+    // dV += P^T dO and dK += dS^T Q: the warp's 32 keys x its half of D, k = the step's queries;
+    // A by ldmatrix from P^T and dS^T, B by ldmatrix.trans.
 #pragma unroll
     for (int kq = 0; kq < kQ / 16; ++kq) {
-      uint32_t pa[4], sa[4];
-      a_fragment<T>(pa, s, kq);
-      a_fragment<T>(sa, dp, kq);
+      uint32_t pa[2][4], sa[2][4];
 #pragma unroll
-      for (int nb = 0; nb < NB; nb += 2) {
-        const int off = (kq * 16 + ri + (mi & 1) * 8) * ROW + (nb + (mi >> 1)) * 8;
+      for (int m = 0; m < 2; ++m) {
+        ldmatrix4(pa[m], ps + t_lane + m * 16 * kSRow + kq * 16);
+        ldmatrix4(sa[m], ss + t_lane + m * 16 * kSRow + kq * 16);
+      }
+#pragma unroll
+      for (int nb = 0; nb < NV; nb += 2) {
+        const int off = (kq * 16 + ri + (mi & 1) * 8) * ROW + half + (nb + (mi >> 1)) * 8;
         uint32_t bf[4];
         ldmatrix4_trans(bf, db + off);
-        mma<T>(dv[nb], pa, bf[0], bf[1]);
-        mma<T>(dv[nb + 1], pa, bf[2], bf[3]);
+#pragma unroll
+        for (int m = 0; m < 2; ++m) {
+          mma<T>(dv[m][nb], pa[m], bf[0], bf[1]);
+          mma<T>(dv[m][nb + 1], pa[m], bf[2], bf[3]);
+        }
         ldmatrix4_trans(bf, qb + off);
-        mma<T>(dk[nb], sa, bf[0], bf[1]);
-        mma<T>(dk[nb + 1], sa, bf[2], bf[3]);
+#pragma unroll
+        for (int m = 0; m < 2; ++m) {
+          mma<T>(dk[m][nb], sa[m], bf[0], bf[1]);
+          mma<T>(dk[m][nb + 1], sa[m], bf[2], bf[3]);
+        }
       }
     }
     if constexpr (kDQ) {
-      // dS^T to shared memory, in the dtype.
+      // dQ += dS K for the warp's 32 queries and quarter of D (A: dS^T by ldmatrix.trans; B: K
+      // by ldmatrix.trans), over the block's keys, added to the accumulator.
+      float acc[2][NC][4];
+      zero(acc);
 #pragma unroll
-      for (int nb = 0; nb < 8; ++nb)
+      for (int kk = 0; kk < kKeys / 16; ++kk) {
+        uint32_t af[2][4];
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-          *reinterpret_cast<uint32_t*>(ss + (warp * 16 + g + 8 * hh) * kSRow + nb * 8 + 2 * t4) =
-              pack2<T>(dp[nb][2 * hh], dp[nb][2 * hh + 1]);
-      __syncthreads();
-      // dQ += dS K for 16 queries and half of the columns (A: dS^T by ldmatrix.trans; B: K by
-      // ldmatrix.trans), over the block's keys, added to the accumulator.
-      {
-        float acc[NQ][4];
+        for (int m = 0; m < 2; ++m)
+          ldmatrix4_trans(
+              af[m], ss + (16 * kk + (mi >> 1) * 8 + ri) * kSRow + dq_r + m * 16 + (mi & 1) * 8);
 #pragma unroll
-        for (int nb = 0; nb < NQ; ++nb)
+        for (int nb = 0; nb < NC; nb += 2) {
+          uint32_t bf[4];
+          ldmatrix4_trans(bf,
+                          ks + (16 * kk + ri + (mi & 1) * 8) * ROW + dq_c + (nb + (mi >> 1)) * 8);
 #pragma unroll
-          for (int e = 0; e < 4; ++e) acc[nb][e] = 0;
-#pragma unroll
-        for (int kk = 0; kk < kKeys / 16; ++kk) {
-          uint32_t af[4];
-          ldmatrix4_trans(af, ss + (16 * kk + (mi >> 1) * 8 + ri) * kSRow + dq_r + (mi & 1) * 8);
-#pragma unroll
-          for (int nb = 0; nb < NQ; nb += 2) {
-            uint32_t bf[4];
-            ldmatrix4_trans(bf,
-                            ks + (16 * kk + ri + (mi & 1) * 8) * ROW + dq_c + (nb + (mi >> 1)) * 8);
-            mma<T>(acc[nb], af, bf[0], bf[1]);
-            mma<T>(acc[nb + 1], af, bf[2], bf[3]);
+          for (int m = 0; m < 2; ++m) {
+            mma<T>(acc[m][nb], af[m], bf[0], bf[1]);
+            mma<T>(acc[m][nb + 1], af[m], bf[2], bf[3]);
           }
         }
-        const int64_t row0 = (int64_t(b) * a.q_heads + h) * a.q_len + q0 + dq_r;
-        add_dq<D>(a.dq_acc + row0 * D, sq.nq - (q0 + dq_r), dq_c, acc);
       }
+      const int64_t row0 = (int64_t(b) * a.q_heads + h) * a.q_len + q0 + dq_r;
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+        add_dq<D>(a.dq_acc + (row0 + m * 16) * D, sq.nq - (q0 + dq_r + m * 16), dq_c, acc[m]);
     }
   }
   wait_copies<0>();
 
-  // dK (x scale) and dV of the warp's keys, in the dtype.
+  // dK (x scale) and dV of the warp's keys and half of D, in the dtype.
   T* dkp = static_cast<T*>(a.dk) + b * a.dkv_sb + kvh * a.dkv_sh;
   T* dvp = static_cast<T*>(a.dv) + b * a.dkv_sb + kvh * a.dkv_sh;
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int key = w0 + g + 8 * hh;
-    if (key >= sq.nk) continue;
+  for (int m = 0; m < 2; ++m)
 #pragma unroll
-    for (int nb = 0; nb < NB; ++nb) {
-      const int64_t at = int64_t(key) * a.dkv_ss + nb * 8 + 2 * t4;
-      *reinterpret_cast<uint32_t*>(dkp + at) =
-          pack2<T>(dk[nb][2 * hh] * a.scale, dk[nb][2 * hh + 1] * a.scale);
-      *reinterpret_cast<uint32_t*>(dvp + at) = pack2<T>(dv[nb][2 * hh], dv[nb][2 * hh + 1]);
+    for (int hh = 0; hh < 2; ++hh) {
+      const int key = w0 + m * 16 + g + 8 * hh;
+      if (key >= sq.nk) continue;
+#pragma unroll
+      for (int nb = 0; nb < NV; ++nb) {
+        const int64_t at = int64_t(key) * a.dkv_ss + half + nb * 8 + 2 * t4;
+        *reinterpret_cast<uint32_t*>(dkp + at) =
+            pack2<T>(dk[m][nb][2 * hh] * a.scale, dk[m][nb][2 * hh + 1] * a.scale);
+        *reinterpret_cast<uint32_t*>(dvp + at) = pack2<T>(dv[m][nb][2 * hh], dv[m][nb][2 * hh + 1]);
+      }
     }
-  }
 }
 
 // 3. dQ = scale x the accumulator, eight columns a thread.
@@ -343,7 +363,7 @@ __global__ void __launch_bounds__(256) dq_kernel(const __grid_constant__ FlashBw
 // S = Q K^T and dP = dO V^T are computed again, and dQ += dS K is summed in registers in key
 // order and written once: the same bits every launch.
 constexpr int kDqWarps = kQ / 16;
-constexpr int kDqKeys = kQ;  // keys per tile (rows_by_block's B has kQ rows)
+constexpr int kDqKeys = kQ;  // keys per tile
 constexpr int dq_smem_of(int head_dim) {
   return (2 * kQ + 4 * kDqKeys) * (head_dim + 8) * 2;
 }
@@ -422,9 +442,10 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
     const int k0 = (kt_lo + j) * KT, buf = j & 1;
     const T* kb = ks + buf * KT * ROW;
     const T* vb = vs + buf * KT * ROW;
-    float s[8][4], dp[8][4];
-    rows_by_block<T, D>(s, qw, kb, mi, ri);
-    rows_by_block<T, D>(dp, dw, vb, mi, ri);
+    float s[1][8][4], dp1[1][8][4];
+    tile_product<T, D>(s, qw, kb + ri * ROW + mi * 8);
+    tile_product<T, D>(dp1, dw, vb + ri * ROW + mi * 8);
+    float(&dp)[8][4] = dp1[0];
     // dS = P (dP - D), the mask tested where the warp's 16 rows do not all see the whole tile.
     bool whole = w0 + 16 <= sq.nq && k0 + KT <= sq.nk;
     if (a.mask != MaskKind::none) whole = whole && w0 + sq.off >= k0 + KT - 1;
@@ -436,7 +457,7 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
         const int hh = e >> 1, i = r0 + 8 * hh, key = k0 + nb * 8 + 2 * t4 + (e & 1);
         const bool seen =
             whole || (i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i));
-        const float p = seen ? fast_exp2(s[nb][e] * sl2 - lse2[hh]) : 0.f;
+        const float p = seen ? fast_exp2(s[0][nb][e] * sl2 - lse2[hh]) : 0.f;
         dp[nb][e] = p * (dp[nb][e] - dlt[hh]);
       }
       // dQ += dS K: A from the accumulators (k = 16 keys a step), B = K by ldmatrix.trans.

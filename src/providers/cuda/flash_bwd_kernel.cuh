@@ -7,9 +7,10 @@
 //   2. the key blocks: grid (key blocks of kFlashBwdKeys, kv_heads, batch), 256 threads, one CTA
 //      per block of keys of one KV head, its K and V held in shared memory. For each query head
 //      of the group and each block of kFlashBwdQueries queries that sees the keys, with Q and dO
-//      copied in: S^T = K Q^T and P^T = exp(scale S^T - LSE) (each warp 16 keys; the mask
-//      tested only on tiles it cuts), dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - D),
-//      dK += dS^T Q; dS^T through shared memory, then dQ += dS K added to the fp32 accumulator
+//      copied in: S^T = K Q^T and P^T = exp(scale S^T - LSE) (each warp 32 keys x 32 queries;
+//      the mask tested only on tiles it cuts), dP^T = V dO^T, dS^T = P^T (dP^T - D); P^T and
+//      dS^T through shared memory, then dV += P^T dO and dK += dS^T Q (each warp 32 keys x
+//      half of D) and dQ += dS K (32 queries x a quarter of D) added to the fp32 accumulator
 //      (atomic adds, four floats each on sm_90: the order of the key blocks' additions varies,
 //      so dQ's last bits may vary between launches). dK (x scale) and dV are written once per
 //      CTA: a KV head's gradients sum over its query heads in place (GQA);
@@ -32,7 +33,7 @@
 
 namespace attnprof::cuda {
 
-// Keys per CTA of the key-block kernel (8 warps of 16), and queries per step.
+// Keys per CTA of the key-block kernel (eight warps), and queries per step.
 inline constexpr int kFlashBwdKeys = 128;
 inline constexpr int kFlashBwdQueries = 64;
 
