@@ -237,29 +237,43 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     bool whole = qa + 32 <= sq.nq && w0 + 32 <= sq.nk;
     if (a.mask != MaskKind::none) whole = whole && qa + sq.off >= w0 + 31;
     if (a.mask == MaskKind::window) whole = whole && qa + 31 + sq.off - a.window + 1 <= w0;
+    if (whole) {
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int qi = qr + n * 8 + 2 * t4 + (e & 1);
+            const float p = fast_exp2(s[m][n][e] * sl2 - l2[qi]);
+            s[m][n][e] = p;
+            dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
+          }
+    } else {
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int qi = qr + n * 8 + 2 * t4 + (e & 1);
+            const int key = w0 + m * 16 + g + 8 * (e >> 1), i = q0 + qi;
+            const bool seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
+            const float p = seen ? fast_exp2(s[m][n][e] * sl2 - l2[qi]) : 0.f;
+            s[m][n][e] = p;
+            dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
+          }
+    }
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
-      for (int n = 0; n < 4; ++n) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int qi = qr + n * 8 + 2 * t4 + (e & 1);
-          bool seen = whole;
-          if (!whole) {
-            const int key = w0 + m * 16 + g + 8 * (e >> 1), i = q0 + qi;
-            seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
-          }
-          const float p = seen ? fast_exp2(s[m][n][e] * sl2 - l2[qi]) : 0.f;
-          s[m][n][e] = p;
-          dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
-        }
+      for (int n = 0; n < 4; ++n)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int at = (kr + m * 16 + g + 8 * hh) * kSRow + qr + n * 8 + 2 * t4;
           *reinterpret_cast<uint32_t*>(ps + at) = pack2<T>(s[m][n][2 * hh], s[m][n][2 * hh + 1]);
           *reinterpret_cast<uint32_t*>(ss + at) = pack2<T>(dp[m][n][2 * hh], dp[m][n][2 * hh + 1]);
         }
-      }
     __syncthreads();  // P^T and dS^T complete
 
     // dV += P^T dO and dK += dS^T Q: the warp's 32 keys x its half of D, k = the step's queries;
