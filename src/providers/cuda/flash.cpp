@@ -62,8 +62,9 @@ class FlashRun final : public Run {
     const int64_t query_blocks =
         (spec_.q_len + cuda::kFlashBwdQueries - 1) / cuda::kFlashBwdQueries;
     const std::string backward = fmt::format(
-        "backward: {} CTAs of {} keys, {} B of shared memory each; {}",
+        "backward: {} CTAs of {} keys, steps of {} queries, {} B of shared memory each; {}",
         key_blocks * spec_.kv_heads * spec_.batch, cuda::kFlashBwdKeys,
+        cuda::flash_bwd_step_queries(int(spec_.head_dim)),
         cuda::flash_bwd_smem_bytes(int(spec_.head_dim)),
         deterministic_
             ? fmt::format("deterministic: dQ summed in key order by {} CTAs of {} "

@@ -24,17 +24,20 @@ namespace attnprof::cuda {
 namespace {
 
 constexpr int kKeys = kFlashBwdKeys;  // keys per CTA
-constexpr int kQ = kFlashBwdQueries;  // queries per step
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kSRow = kQ + 8;  // P^T's and dS^T's rows in shared memory, padded by 16 bytes
-
+// Queries per step of the key-block kernel: 128 at D 64, 64 at D 128 (the registers hold two
+// score tiles of 32 keys x half the step, and dK and dV).
+constexpr int step_queries(int head_dim) {
+  return head_dim == 64 ? 128 : 64;
+}
 // Shared memory, in elements of the dtype: K and V (kKeys rows of D + 8), two buffers of Q and
-// of dO (kQ rows), P^T and dS^T (kKeys rows of kSRow); then fp32: two buffers of the queries'
-// LSE (base 2) and of D.
+// of dO (a step's rows), P^T and dS^T (kKeys rows of the step's queries + 8, padded by 16
+// bytes); then fp32: two buffers of the queries' LSE (base 2) and of D.
 constexpr int smem_of(int head_dim) {
-  return (2 * kKeys * (head_dim + 8) + 4 * kQ * (head_dim + 8) + 2 * kKeys * kSRow) * 2 +
-         4 * kQ * 4;
+  const int qs = step_queries(head_dim);
+  return (2 * kKeys * (head_dim + 8) + 4 * qs * (head_dim + 8) + 2 * kKeys * (qs + 8)) * 2 +
+         4 * qs * 4;
 }
 
 // 1. D_i = dO_i . O_i, and dQ's accumulator zeroed: a warp per query row.
@@ -93,29 +96,30 @@ __device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
 #endif
 }
 
-// c = A B^T for MT x 16 rows of A and NT x 8 rows of B, k = D (both row-major in shared memory,
-// rows of D + 8): `a` is this lane's ldmatrix address in A's first rows (row (mi & 1) * 8 + ri,
-// column (mi >> 1) * 8), `b` in B's (row ri, column mi * 8). The scores' and dP's products.
+// c = A B^T for MT x 16 rows of A from `a` and NT x 8 rows of B from `b`, k = D (both row-major
+// in shared memory, rows of D + 8): the scores' and dP's products. A step of k = 16 holds MT A
+// fragments and one B fragment of two n-blocks, to keep the registers live beside the products'
+// accumulators few.
 template <class T, int D, int MT, int NT>
 __device__ __forceinline__ void tile_product(float (&c)[MT][NT][4], const T* a, const T* b) {
   constexpr int ROW = D + 8;
+  const int lane = threadIdx.x & 31, mi = lane >> 3, ri = lane & 7;
+  a += ((mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // A: rows 0-7, 8-15 x columns 0-7, 8-15
+  b += ((mi >> 1) * 8 + ri) * ROW + (mi & 1) * 8;  // B: two n-blocks' columns 0-7, 8-15
   zero(c);
 #pragma unroll
-  for (int j = 0; j < D / 32; ++j) {
-    uint32_t a0[MT][4], a1[MT][4];
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t af[MT][4];
 #pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      ldmatrix4(a0[m], a + m * 16 * ROW + j * 32);
-      ldmatrix4(a1[m], a + m * 16 * ROW + j * 32 + 16);
-    }
+    for (int m = 0; m < MT; ++m) ldmatrix4(af[m], a + m * 16 * ROW + kk * 16);
 #pragma unroll
-    for (int n = 0; n < NT; ++n) {
+    for (int n = 0; n < NT; n += 2) {
       uint32_t bf[4];
-      ldmatrix4(bf, b + n * 8 * ROW + j * 32);
+      ldmatrix4(bf, b + n * 8 * ROW + kk * 16);
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
-        mma<T>(c[m][n], a0[m], bf[0], bf[1]);
-        mma<T>(c[m][n], a1[m], bf[2], bf[3]);
+        mma<T>(c[m][n], af[m], bf[0], bf[1]);
+        mma<T>(c[m][n + 1], af[m], bf[2], bf[3]);
       }
     }
   }
@@ -124,23 +128,26 @@ __device__ __forceinline__ void tile_product(float (&c)[MT][NT][4], const T* a, 
 // 2. dK and dV of a block of keys; dQ's share added to the accumulator (kDQ; the deterministic
 // option leaves dQ to dq_rows_kernel). The eight warps split each product's output tile
 // (FlashAttention-2's arrangement): the scores S^T = K Q^T and dP^T = V dO^T as 4 x 2 tiles of
-// 32 keys x 32 queries; dV += P^T dO and dK += dS^T Q as 32 keys x half of D; dQ += dS K as 32
-// queries x a quarter of D. Each warp so loads fewer fragments per mma than when it owns whole
-// rows, at the price of P^T and dS^T going through shared memory.
+// 32 keys x half the step's queries; dV += P^T dO and dK += dS^T Q as 32 keys x half of D; dQ
+// += dS K as 32 queries x 32 columns. Each warp so loads fewer fragments per mma than when it
+// owns whole rows, at the price of P^T and dS^T going through shared memory.
 template <class T, int D, bool kDQ>
 __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__ FlashBwdArgs a) {
   constexpr int ROW = D + 8, CH = D / 8;
-  constexpr int NV = D / 16;  // dV and dK: n-blocks of 8 columns in half of D
-  constexpr int NC = D / 32;  // dQ: n-blocks in a quarter of D
+  constexpr int QS = step_queries(D), SROW = QS + 8, QW = QS / 2;  // QW: a warp's scores' queries
+  constexpr int NV = D / 16;       // dV and dK: n-blocks of 8 columns in half of D
+  constexpr int QG = QS / 32;      // dQ: groups of 32 queries, each over 8 / QG column groups
+  constexpr int DQC = D * QG / 8;  // dQ: a warp's columns
+  constexpr int NC = DQC / 8;      // dQ: n-blocks in them
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* ks = reinterpret_cast<T*>(smem_raw);
   T* vs = ks + kKeys * ROW;
-  T* qs = vs + kKeys * ROW;                                    // [2][kQ][ROW]
-  T* dos = qs + 2 * kQ * ROW;                                  // [2][kQ][ROW]
-  T* ps = dos + 2 * kQ * ROW;                                  // P^T [kKeys][kSRow]
-  T* ss = ps + kKeys * kSRow;                                  // dS^T [kKeys][kSRow]
-  float* lse2 = reinterpret_cast<float*>(ss + kKeys * kSRow);  // [2][kQ]
-  float* dlt = lse2 + 2 * kQ;                                  // [2][kQ]
+  T* qs = vs + kKeys * ROW;                                   // [2][QS][ROW]
+  T* dos = qs + 2 * QS * ROW;                                 // [2][QS][ROW]
+  T* ps = dos + 2 * QS * ROW;                                 // P^T [kKeys][SROW]
+  T* ss = ps + kKeys * SROW;                                  // dS^T [kKeys][SROW]
+  float* lse2 = reinterpret_cast<float*>(ss + kKeys * SROW);  // [2][QS]
+  float* dlt = lse2 + 2 * QS;                                 // [2][QS]
 
   const int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
@@ -149,8 +156,8 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   const Seq sq = seq_of(a, b);
   const int k0 = kb * kKeys, k1 = min(k0 + kKeys, sq.nk) - 1;  // the block's first and last keys
   // The warp's keys (scores, dV and dK): kr... kr + 31 of the block; its queries in the scores:
-  // qr... qr + 31 of the step; its half of D in dV and dK.
-  const int kr = 32 * (warp & 3), qr = 32 * (warp >> 2), half = (warp >> 2) * (D / 2);
+  // qr... qr + QW - 1 of the step; its half of D in dV and dK.
+  const int kr = 32 * (warp & 3), qr = QW * (warp >> 2), half = (warp >> 2) * (D / 2);
   const int w0 = k0 + kr;  // the warp's first key
   const T* k = static_cast<const T*>(a.k);
   const T* v = static_cast<const T*>(a.v);
@@ -162,8 +169,8 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   int i_lo = 0, i_hi = sq.nq - 1;
   if (a.mask != MaskKind::none) i_lo = max(0, k0 - sq.off);
   if (a.mask == MaskKind::window) i_hi = min(i_hi, k1 - sq.off + a.window - 1);
-  const int qb_lo = i_lo / kQ;
-  const int blocks = i_hi >= i_lo ? i_hi / kQ - qb_lo + 1 : 0;  // query blocks per head
+  const int qb_lo = i_lo / QS;
+  const int blocks = i_hi >= i_lo ? i_hi / QS - qb_lo + 1 : 0;  // query blocks per head
   const int steps = G * blocks;
 
   for (int c = threadIdx.x; c < kKeys * CH; c += kThreads) {
@@ -179,24 +186,24 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   const int lr = threadIdx.x / CH, lc = (threadIdx.x % CH) * 8;
   auto load = [&](int t) {
     const int hq = t / blocks;
-    const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * kQ, buf = t & 1;
+    const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * QS, buf = t & 1;
     const T* qsrc = q + b * a.q_sb + h * a.q_sh + int64_t(q0 + lr) * a.q_ss + lc;
     const T* dsrc = d_o + b * a.do_sb + h * a.do_sh + int64_t(q0 + lr) * a.do_ss + lc;
-    T* qdst = qs + (buf * kQ + lr) * ROW + lc;
-    T* ddst = dos + (buf * kQ + lr) * ROW + lc;
+    T* qdst = qs + (buf * QS + lr) * ROW + lc;
+    T* ddst = dos + (buf * QS + lr) * ROW + lc;
 #pragma unroll
-    for (int i = 0; i < kQ / RSTEP; ++i) {
+    for (int i = 0; i < QS / RSTEP; ++i) {
       const bool valid = q0 + lr + i * RSTEP < sq.nq;
       copy16(qdst + i * RSTEP * ROW, valid ? qsrc : q, valid);
       copy16(ddst + i * RSTEP * ROW, valid ? dsrc : d_o, valid);
       qsrc += RSTEP * a.q_ss;
       dsrc += RSTEP * a.do_ss;
     }
-    if (threadIdx.x < kQ) {
+    if (threadIdx.x < QS) {
       const int i = q0 + threadIdx.x;
       const int64_t row = (int64_t(b) * a.q_heads + h) * a.q_len + i;
-      lse2[buf * kQ + threadIdx.x] = i < sq.nq ? a.lse[row] * kLog2e : INFINITY;
-      dlt[buf * kQ + threadIdx.x] = i < sq.nq ? a.delta[row] : 0.f;
+      lse2[buf * QS + threadIdx.x] = i < sq.nq ? a.lse[row] * kLog2e : INFINITY;
+      dlt[buf * QS + threadIdx.x] = i < sq.nq ? a.delta[row] : 0.f;
     }
   };
   if (steps > 0) load(0);
@@ -209,9 +216,9 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   const int a_lane = ((mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // A's lane offset (rows of D)
   const T* kl = ks + kr * ROW + a_lane;                          // the warp's K rows
   const T* vl = vs + kr * ROW + a_lane;
-  const int t_lane = (kr + (mi & 1) * 8 + ri) * kSRow + (mi >> 1) * 8;  // in P^T and dS^T
-  // dQ's share: queries dq_r... dq_r + 31 of the step, columns dq_c... of a quarter of D.
-  const int dq_r = 32 * (warp & 1), dq_c = (warp >> 1) * (D / 4);
+  const int t_lane = (kr + (mi & 1) * 8 + ri) * SROW + (mi >> 1) * 8;  // in P^T and dS^T
+  // dQ's share: queries dq_r... dq_r + 31 of the step, columns dq_c... dq_c + DQC - 1.
+  const int dq_r = 32 * (warp % QG), dq_c = (warp / QG) * DQC;
 
   for (int t = 0; t < steps; ++t) {
     wait_copies<0>();
@@ -219,29 +226,29 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     if (t + 1 < steps) load(t + 1);
     commit_copies();
     const int hq = t / blocks;
-    const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * kQ, buf = t & 1;
-    const T* qb = qs + buf * kQ * ROW;
-    const T* db = dos + buf * kQ * ROW;
-    const float* l2 = lse2 + buf * kQ;
-    const float* dd = dlt + buf * kQ;
+    const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * QS, buf = t & 1;
+    const T* qb = qs + buf * QS * ROW;
+    const T* db = dos + buf * QS * ROW;
+    const float* l2 = lse2 + buf * QS;
+    const float* dd = dlt + buf * QS;
 
-    // S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x 32 queries.
-    float s[2][4][4], dp[2][4][4];
-    tile_product<T, D>(s, kl, qb + (qr + ri) * ROW + mi * 8);
-    tile_product<T, D>(dp, vl, db + (qr + ri) * ROW + mi * 8);
+    // S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x QW queries.
+    float s[2][QW / 8][4], dp[2][QW / 8][4];
+    tile_product<T, D>(s, ks + kr * ROW, qb + qr * ROW);
+    tile_product<T, D>(dp, vs + kr * ROW, db + qr * ROW);
     // P^T = 2^(scale S^T log2 e - LSE_2) where the mask lets query i see the key (0 elsewhere,
     // and past the sequence); then dS^T = P^T (dP^T - D); both to shared memory in the dtype.
     // The mask is tested only where the warp's tile is not wholly seen: every query of it in
     // the sequence and seeing all of its keys.
     const int qa = q0 + qr;
-    bool whole = qa + 32 <= sq.nq && w0 + 32 <= sq.nk;
+    bool whole = qa + QW <= sq.nq && w0 + 32 <= sq.nk;
     if (a.mask != MaskKind::none) whole = whole && qa + sq.off >= w0 + 31;
-    if (a.mask == MaskKind::window) whole = whole && qa + 31 + sq.off - a.window + 1 <= w0;
+    if (a.mask == MaskKind::window) whole = whole && qa + QW - 1 + sq.off - a.window + 1 <= w0;
     if (whole) {
 #pragma unroll
       for (int m = 0; m < 2; ++m)
 #pragma unroll
-        for (int n = 0; n < 4; ++n)
+        for (int n = 0; n < QW / 8; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int qi = qr + n * 8 + 2 * t4 + (e & 1);
@@ -253,7 +260,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
 #pragma unroll
       for (int m = 0; m < 2; ++m)
 #pragma unroll
-        for (int n = 0; n < 4; ++n)
+        for (int n = 0; n < QW / 8; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int qi = qr + n * 8 + 2 * t4 + (e & 1);
@@ -267,10 +274,10 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
-      for (int n = 0; n < 4; ++n)
+      for (int n = 0; n < QW / 8; ++n)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-          const int at = (kr + m * 16 + g + 8 * hh) * kSRow + qr + n * 8 + 2 * t4;
+          const int at = (kr + m * 16 + g + 8 * hh) * SROW + qr + n * 8 + 2 * t4;
           *reinterpret_cast<uint32_t*>(ps + at) = pack2<T>(s[m][n][2 * hh], s[m][n][2 * hh + 1]);
           *reinterpret_cast<uint32_t*>(ss + at) = pack2<T>(dp[m][n][2 * hh], dp[m][n][2 * hh + 1]);
         }
@@ -279,12 +286,12 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     // dV += P^T dO and dK += dS^T Q: the warp's 32 keys x its half of D, k = the step's queries;
     // A by ldmatrix from P^T and dS^T, B by ldmatrix.trans.
 #pragma unroll
-    for (int kq = 0; kq < kQ / 16; ++kq) {
+    for (int kq = 0; kq < QS / 16; ++kq) {
       uint32_t pa[2][4], sa[2][4];
 #pragma unroll
       for (int m = 0; m < 2; ++m) {
-        ldmatrix4(pa[m], ps + t_lane + m * 16 * kSRow + kq * 16);
-        ldmatrix4(sa[m], ss + t_lane + m * 16 * kSRow + kq * 16);
+        ldmatrix4(pa[m], ps + t_lane + m * 16 * SROW + kq * 16);
+        ldmatrix4(sa[m], ss + t_lane + m * 16 * SROW + kq * 16);
       }
 #pragma unroll
       for (int nb = 0; nb < NV; nb += 2) {
@@ -305,7 +312,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
       }
     }
     if constexpr (kDQ) {
-      // dQ += dS K for the warp's 32 queries and quarter of D (A: dS^T by ldmatrix.trans; B: K
+      // dQ += dS K for the warp's 32 queries and DQC columns (A: dS^T by ldmatrix.trans; B: K
       // by ldmatrix.trans), over the block's keys, added to the accumulator.
       float acc[2][NC][4];
       zero(acc);
@@ -315,7 +322,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
 #pragma unroll
         for (int m = 0; m < 2; ++m)
           ldmatrix4_trans(
-              af[m], ss + (16 * kk + (mi >> 1) * 8 + ri) * kSRow + dq_r + m * 16 + (mi & 1) * 8);
+              af[m], ss + (16 * kk + (mi >> 1) * 8 + ri) * SROW + dq_r + m * 16 + (mi & 1) * 8);
 #pragma unroll
         for (int nb = 0; nb < NC; nb += 2) {
           uint32_t bf[4];
@@ -372,14 +379,15 @@ __global__ void __launch_bounds__(256) dq_kernel(const __grid_constant__ FlashBw
       *reinterpret_cast<const uint4*>(out);
 }
 
-// 4. The deterministic option's dQ: a CTA per block of kQ queries of one head, four warps of 16
-// rows; the key tiles the block sees stream through shared memory (K and V double-buffered),
-// S = Q K^T and dP = dO V^T are computed again, and dQ += dS K is summed in registers in key
-// order and written once: the same bits every launch.
-constexpr int kDqWarps = kQ / 16;
-constexpr int kDqKeys = kQ;  // keys per tile
+// 4. The deterministic option's dQ: a CTA per block of kDqRows queries of one head, four warps of
+// 16 rows; the key tiles the block sees stream through shared memory (K and V double-buffered), S =
+// Q K^T and dP = dO V^T are computed again, and dQ += dS K is summed in registers in key order and
+// written once: the same bits every launch.
+constexpr int kDqRows = kFlashBwdQueries;
+constexpr int kDqWarps = kDqRows / 16;
+constexpr int kDqKeys = kDqRows;  // keys per tile
 constexpr int dq_smem_of(int head_dim) {
-  return (2 * kQ + 4 * kDqKeys) * (head_dim + 8) * 2;
+  return (2 * kDqRows + 4 * kDqKeys) * (head_dim + 8) * 2;
 }
 
 template <class T, int D>
@@ -387,16 +395,16 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
     dq_rows_kernel(const __grid_constant__ FlashBwdArgs a) {
   constexpr int ROW = D + 8, CH = D / 8, NB = D / 8, KT = kDqKeys, NT = kDqWarps * 32;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* qs = reinterpret_cast<T*>(smem_raw);  // [kQ][ROW]
-  T* dos = qs + kQ * ROW;                  // [kQ][ROW]
-  T* ks = dos + kQ * ROW;                  // [2][KT][ROW]
+  T* qs = reinterpret_cast<T*>(smem_raw);  // [kDqRows][ROW]
+  T* dos = qs + kDqRows * ROW;             // [kDqRows][ROW]
+  T* ks = dos + kDqRows * ROW;             // [2][KT][ROW]
   T* vs = ks + 2 * KT * ROW;               // [2][KT][ROW]
   const int h = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int mi = lane >> 3, ri = lane & 7;
   const int kvh = h / (a.q_heads / a.kv_heads);
   const Seq sq = seq_of(a, b);
-  const int q0 = blockIdx.x * kQ;
+  const int q0 = blockIdx.x * kDqRows;
   if (q0 >= sq.nq) return;
   const T* q = static_cast<const T*>(a.q);
   const T* d_o = static_cast<const T*>(a.d_o);
@@ -404,11 +412,11 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
   const T* v = static_cast<const T*>(a.v);
 
   // The key tiles: from the first row's first key to the last row's last.
-  const int key_lo = first_key(a, sq, q0), key_hi = last_key(a, sq, min(q0 + kQ, sq.nq) - 1);
+  const int key_lo = first_key(a, sq, q0), key_hi = last_key(a, sq, min(q0 + kDqRows, sq.nq) - 1);
   const int kt_lo = key_lo / KT;
   const int tiles = key_hi >= key_lo ? key_hi / KT - kt_lo + 1 : 0;
 
-  for (int c = threadIdx.x; c < kQ * CH; c += NT) {
+  for (int c = threadIdx.x; c < kDqRows * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8;
     const bool valid = q0 + r < sq.nq;
     const int64_t qa = b * a.q_sb + h * a.q_sh + int64_t(q0 + r) * a.q_ss + col;
@@ -445,8 +453,6 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[nb][e] = 0;
   const float sl2 = a.scale * kLog2e;
-  const T* qw = qs + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // the warp's rows
-  const T* dw = dos + (warp * 16 + (mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;
 
   for (int j = 0; j < tiles; ++j) {
     wait_copies<0>();
@@ -457,8 +463,8 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
     const T* kb = ks + buf * KT * ROW;
     const T* vb = vs + buf * KT * ROW;
     float s[1][8][4], dp1[1][8][4];
-    tile_product<T, D>(s, qw, kb + ri * ROW + mi * 8);
-    tile_product<T, D>(dp1, dw, vb + ri * ROW + mi * 8);
+    tile_product<T, D>(s, qs + warp * 16 * ROW, kb);
+    tile_product<T, D>(dp1, dos + warp * 16 * ROW, vb);
     float(&dp)[8][4] = dp1[0];
     // dS = P (dP - D), the mask tested where the warp's 16 rows do not all see the whole tile.
     bool whole = w0 + 16 <= sq.nq && k0 + KT <= sq.nk;
@@ -528,7 +534,8 @@ void launch_typed(const FlashBwdArgs& a, cudaStream_t stream) {
   ATTNPROF_CUDA(set_rows);
   kv_kernel<T, D, false><<<grid, kThreads, smem, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
-  const dim3 rows_grid(unsigned((a.q_len + kQ - 1) / kQ), unsigned(a.q_heads), unsigned(a.batch));
+  const dim3 rows_grid(unsigned((a.q_len + kDqRows - 1) / kDqRows), unsigned(a.q_heads),
+                       unsigned(a.batch));
   dq_rows_kernel<T, D><<<rows_grid, kDqWarps * 32, dq_smem_of(D), stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
 }
@@ -548,6 +555,10 @@ void place_flash_bwd_workspace(FlashBwdArgs& a, float* workspace, bool determini
 
 int flash_bwd_smem_bytes(int head_dim) {
   return smem_of(head_dim);
+}
+
+int flash_bwd_step_queries(int head_dim) {
+  return step_queries(head_dim);
 }
 
 void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream) {

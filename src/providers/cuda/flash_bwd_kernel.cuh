@@ -6,11 +6,11 @@
 //      zeroed;
 //   2. the key blocks: grid (key blocks of kFlashBwdKeys, kv_heads, batch), 256 threads, one CTA
 //      per block of keys of one KV head, its K and V held in shared memory. For each query head
-//      of the group and each block of kFlashBwdQueries queries that sees the keys, with Q and dO
-//      copied in: S^T = K Q^T and P^T = exp(scale S^T - LSE) (each warp 32 keys x 32 queries;
-//      the mask tested only on tiles it cuts), dP^T = V dO^T, dS^T = P^T (dP^T - D); P^T and
+//      of the group and each block of flash_bwd_step_queries(D) queries that sees the keys, with Q
+//      and dO copied in: S^T = K Q^T and P^T = exp(scale S^T - LSE) (each warp 32 keys x half the
+//      step; the mask tested only on tiles it cuts), dP^T = V dO^T, dS^T = P^T (dP^T - D); P^T and
 //      dS^T through shared memory, then dV += P^T dO and dK += dS^T Q (each warp 32 keys x
-//      half of D) and dQ += dS K (32 queries x a quarter of D) added to the fp32 accumulator
+//      half of D) and dQ += dS K (32 queries x 32 columns) added to the fp32 accumulator
 //      (atomic adds, four floats each on sm_90: the order of the key blocks' additions varies,
 //      so dQ's last bits may vary between launches). dK (x scale) and dV are written once per
 //      CTA: a KV head's gradients sum over its query heads in place (GQA);
@@ -33,7 +33,8 @@
 
 namespace attnprof::cuda {
 
-// Keys per CTA of the key-block kernel (eight warps), and queries per step.
+// Keys per CTA of the key-block kernel (eight warps), and queries per CTA of the deterministic
+// option's dQ kernel.
 inline constexpr int kFlashBwdKeys = 128;
 inline constexpr int kFlashBwdQueries = 64;
 
@@ -57,8 +58,9 @@ int64_t flash_bwd_workspace_floats(int64_t batch, int64_t q_heads, int64_t q_len
 // flash_bwd_workspace_floats, 16-byte aligned. dQ's accumulator comes first, so that its
 // four-float atomics stay aligned whatever B*Hq*Nq is.
 void place_flash_bwd_workspace(FlashBwdArgs& a, float* workspace, bool deterministic);
-// Bytes of dynamic shared memory of the key-block kernel.
+// Bytes of dynamic shared memory of the key-block kernel, and its queries per step.
 int flash_bwd_smem_bytes(int head_dim);
+int flash_bwd_step_queries(int head_dim);
 
 // Enqueues the three kernels on `stream` (a.lse: the forward's, natural units). head_dim 64 or
 // 128; bf16 or fp16; uniform batch.
