@@ -146,8 +146,8 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   T* dos = qs + 2 * QS * ROW;                                 // [2][QS][ROW]
   T* ps = dos + 2 * QS * ROW;                                 // P^T [kKeys][SROW]
   T* ss = ps + kKeys * SROW;                                  // dS^T [kKeys][SROW]
-  float* lse2 = reinterpret_cast<float*>(ss + kKeys * SROW);  // [2][QS]
-  float* dlt = lse2 + 2 * QS;                                 // [2][QS]
+  float* lses = reinterpret_cast<float*>(ss + kKeys * SROW);  // [2][QS]
+  float* dlt = lses + 2 * QS;                                 // [2][QS]
 
   const int kb = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     copy16(vs + r * ROW + col, valid ? v + at : v, valid);
   }
   // Step t's query head and block: Q and dO copied in (this thread's rows lr, lr + RSTEP, ...
-  // and columns lc...lc + 7), each row's LSE and D stored.
+  // and columns lc...lc + 7), and each row's LSE and D.
   constexpr int RSTEP = kThreads / CH;
   const int lr = threadIdx.x / CH, lc = (threadIdx.x % CH) * 8;
   auto load = [&](int t) {
@@ -202,8 +202,11 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     if (threadIdx.x < QS) {
       const int i = q0 + threadIdx.x;
       const int64_t row = (int64_t(b) * a.q_heads + h) * a.q_len + i;
-      lse2[buf * QS + threadIdx.x] = i < sq.nq ? a.lse[row] * kLog2e : INFINITY;
-      dlt[buf * QS + threadIdx.x] = i < sq.nq ? a.delta[row] : 0.f;
+      // Copied, not loaded: a load here would hold these warps for its latency every step.
+      // Rows past the sequence read 0; their scores are masked.
+      const bool valid = i < sq.nq;
+      copy4(lses + buf * QS + threadIdx.x, valid ? a.lse + row : a.lse, valid);
+      copy4(dlt + buf * QS + threadIdx.x, valid ? a.delta + row : a.delta, valid);
     }
   };
   if (steps > 0) load(0);
@@ -229,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * QS, buf = t & 1;
     const T* qb = qs + buf * QS * ROW;
     const T* db = dos + buf * QS * ROW;
-    const float* l2 = lse2 + buf * QS;
+    const float* lb = lses + buf * QS;
     const float* dd = dlt + buf * QS;
 
     // S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x QW queries.
@@ -252,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int qi = qr + n * 8 + 2 * t4 + (e & 1);
-            const float p = fast_exp2(s[m][n][e] * sl2 - l2[qi]);
+            const float p = fast_exp2(s[m][n][e] * sl2 - lb[qi] * kLog2e);
             s[m][n][e] = p;
             dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
           }
@@ -266,7 +269,7 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
             const int qi = qr + n * 8 + 2 * t4 + (e & 1);
             const int key = w0 + m * 16 + g + 8 * (e >> 1), i = q0 + qi;
             const bool seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
-            const float p = seen ? fast_exp2(s[m][n][e] * sl2 - l2[qi]) : 0.f;
+            const float p = seen ? fast_exp2(s[m][n][e] * sl2 - lb[qi] * kLog2e) : 0.f;
             s[m][n][e] = p;
             dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
           }

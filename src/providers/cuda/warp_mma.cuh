@@ -1,8 +1,8 @@
 // The warp-level pieces attnprof's own tensor-core kernels are made of (decode_mma.cu,
-// flash_kernel.cu): 16-byte asynchronous copies into shared memory, mma.sync m16n8k16 with fp32
-// accumulators, ldmatrix (plain and transposed), two floats packed as a bf16 or fp16 pair, a
-// float rounded to the dtype, the reductions across the four lanes (a quad) that hold one row
-// of an accumulator fragment, zeroed fragments, and 2^x on the SFU.
+// flash_kernel.cu): 16- and 4-byte asynchronous copies into shared memory, mma.sync m16n8k16
+// with fp32 accumulators, ldmatrix (plain and transposed), two floats packed as a bf16 or fp16
+// pair, a float rounded to the dtype, the reductions across the four lanes (a quad) that hold
+// one row of an accumulator fragment, zeroed fragments, and 2^x on the SFU.
 //
 // Fragment layout of m16n8k16 (lane = 4 g + t4): C/D hold rows g (elements 0, 1) and g + 8
 // (2, 3) at columns 2 t4 and 2 t4 + 1; A holds rows g and g + 8 at columns 2 t4 (+1) and
@@ -25,6 +25,12 @@ __device__ __forceinline__ void copy16(void* smem, const void* gmem, bool valid)
   const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   const int n = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+}
+// 4 bytes global -> shared, asynchronously (through L1); `valid` false writes 0.
+__device__ __forceinline__ void copy4(void* smem, const void* gmem, bool valid) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int n = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
 }
 __device__ __forceinline__ void commit_copies() {
   asm volatile("cp.async.commit_group;\n" ::);
