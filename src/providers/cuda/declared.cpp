@@ -95,8 +95,10 @@ ProviderTraits cuda_flash_traits() {
       "attnprof's fused prefill kernel, FlashAttention-2's forward for sm80+: a CTA per 128 "
       "query rows of a head, K/V tiles through shared memory by cp.async, Q K^T and P V on "
       "mma.sync (fp32 accumulate), online softmax in base 2, masked tiles skipped; native GQA, "
-      "head dims 64 and 128. Backward (FlashAttention-2's): a CTA per 64 keys of a KV head "
-      "recomputing P from the LSE, dK and dV in registers, dQ added in fp32 by atomics");
+      "head dims 64 and 128. Backward (FlashAttention-2's): a CTA per 128 keys of a KV head "
+      "recomputing P from the LSE, its eight warps splitting each product's tile, dK and dV in "
+      "registers, dQ added in fp32 by atomics (or, with ATTNPROF_FLASH_DETERMINISTIC=1, summed "
+      "in key order by a kernel of its own)");
   t.backward = true;  // uniform batches without softcap or sinks (flash.cpp refuses the rest)
   return t;
 }
