@@ -2,15 +2,17 @@
 # commit into OUT, touching OUT only when the text changes, so a new commit recompiles one file
 # and a build after a commit never reports the commit it was configured at.
 #   -DSOURCE_DIR=<repo> -DOUT=<generated .cpp>
-# The commit is `git rev-parse --short=12 HEAD`, with "-dirty" when tracked files differ from
-# it; "unknown" outside a git checkout.
+# The commit is `git rev-parse --short=12 HEAD`, with "-dirty" when tracked files that can reach
+# the binaries differ from it (bench/, docs/ and README.md cannot: results written beside a build
+# leave its commit clean); "unknown" outside a git checkout.
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY "${SOURCE_DIR}"
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR NOT commit)
   set(commit unknown)
 else()
-  execute_process(COMMAND git status --porcelain --untracked-files=no
+  execute_process(COMMAND git status --porcelain --untracked-files=no -- . ":(exclude)bench"
+                          ":(exclude)docs" ":(exclude)README.md"
                   WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE changes ERROR_QUIET)
   if(changes)
     string(APPEND commit "-dirty")
