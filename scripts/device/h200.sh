@@ -17,7 +17,8 @@
 #             spread over calls, each point measured once
 #   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset);
 #             grid2 the same with ATTNPROF_GRID2_ARGS into $OUT/grid2.jsonl; ATTNPROF_GRID_ENV
-#             (NAME=VALUE ...) is set for these steps alone
+#             (NAME=VALUE ...) is set for grid alone, ATTNPROF_GRID2_ENV for grid2 alone (say
+#             ATTNPROF_FLASH_DETERMINISTIC=1: the same grid under a kernel's other schedule)
 #   coldhot   cold against hot timing of short kernels (ATTNPROF_COLDHOT_PROVIDERS, default
 #             cudnn.sdpa,cuda.naive) at B 1, H 12, D 64, N 256 and 512, fp16: $OUT/coldhot.jsonl
 #   ncu       the engine's target against Nsight Compute, per clock policy: each provider of
@@ -134,10 +135,10 @@ for s in $steps; do
       done
       ;;
     grid | grid2)
-      args=${ATTNPROF_GRID_ARGS:-}
-      [[ $s == grid2 ]] && args=${ATTNPROF_GRID2_ARGS:-}
-      # ATTNPROF_GRID_ENV: NAME=VALUE settings for this step alone (a kernel's schedule knob).
-      step "$s" env ${ATTNPROF_GRID_ENV:-} "$pkg/bin/attnprof" run $args --out "$out/$s.jsonl"
+      args=${ATTNPROF_GRID_ARGS:-} settings=${ATTNPROF_GRID_ENV:-}
+      [[ $s == grid2 ]] && args=${ATTNPROF_GRID2_ARGS:-} settings=${ATTNPROF_GRID2_ENV:-}
+      # NAME=VALUE settings for this step alone (a kernel's schedule knob).
+      step "$s" env $settings "$pkg/bin/attnprof" run $args --out "$out/$s.jsonl"
       ;;
     coldhot)
       point=(--providers "${ATTNPROF_COLDHOT_PROVIDERS:-cudnn.sdpa,cuda.naive}" --batch 1
