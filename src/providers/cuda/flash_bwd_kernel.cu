@@ -5,8 +5,8 @@
 // ldmatrix), and, read back by ldmatrix.trans, dS as dQ += dS K's. dO and Q are B operands read
 // by ldmatrix (plain for the scores' k = D, transposed for the gradients' k = queries). Q and dO
 // (and each query row's LSE and D) are double-buffered: the next block's copies run during this
-// block's five products. The kernel is bound by shared memory's bandwidth (ldmatrix), so the
-// warps' tiles are chosen for the fewest fragment loads per mma.
+// block's five products. Most of its cost is shared-memory traffic (ldmatrix) and its latency,
+// so the warps' tiles are chosen for the fewest fragment loads per mma.
 #include "providers/cuda/flash_bwd_kernel.cuh"
 
 #include <cuda_bf16.h>
@@ -216,9 +216,6 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   zero(dv);
   zero(dk);
   const float sl2 = a.scale * kLog2e;
-  const int a_lane = ((mi & 1) * 8 + ri) * ROW + (mi >> 1) * 8;  // A's lane offset (rows of D)
-  const T* kl = ks + kr * ROW + a_lane;                          // the warp's K rows
-  const T* vl = vs + kr * ROW + a_lane;
   const int t_lane = (kr + (mi & 1) * 8 + ri) * SROW + (mi >> 1) * 8;  // in P^T and dS^T
   // dQ's share: queries dq_r... dq_r + 31 of the step, columns dq_c... dq_c + DQC - 1.
   const int dq_r = 32 * (warp % QG), dq_c = (warp / QG) * DQC;
