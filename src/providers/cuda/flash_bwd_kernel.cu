@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
@@ -64,10 +65,10 @@ __global__ void __launch_bounds__(128) delta_kernel(const __grid_constant__ Flas
 // Adds a warp's 16 x (8 NB) tile of dQ (mma accumulator layout) to rows row0... of the fp32
 // accumulator (rows of D floats) at column col0, rows at or past `rows` left out. On sm_90 four
 // columns an atomic: each lane trades half its values with its neighbour so that it holds four
-// consecutive columns of one row.
+// consecutive columns of one row (and a lane past the rows adds zeros to `spare`).
 template <int D, int NB>
-__device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
-                                       const float (&c)[NB][4]) {
+__device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0, const float (&c)[NB][4],
+                                       float* spare) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const bool odd = t4 & 1;
@@ -79,12 +80,15 @@ __device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0,
     const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
     v[nb] = odd ? make_float4(r0, r1, c[nb][2], c[nb][3]) : make_float4(c[nb][0], c[nb][1], r0, r1);
   }
-  if (r < rows) {
-    float4* p = reinterpret_cast<float4*>(acc_rows + r * D + col0 + 4 * (t4 >> 1));
+  // No branch around the adds, so that they issue among the next product's mma: a lane whose
+  // row is past the end adds zeros to `spare` (a row that exists) instead.
+  const bool in = r < rows;
+  float4* p = reinterpret_cast<float4*>(in ? acc_rows + r * D + col0 + 4 * (t4 >> 1) : spare);
+  const float4 zero4 = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-    for (int nb = 0; nb < NB; ++nb) atomicAdd(p + 2 * nb, v[nb]);
-  }
+  for (int nb = 0; nb < NB; ++nb) atomicAdd(in ? p + 2 * nb : p, in ? v[nb] : zero4);
 #else
+  (void)spare;
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
@@ -120,6 +124,33 @@ __device__ __forceinline__ void tile_product(float (&c)[MT][NT][4], const T* a, 
       for (int m = 0; m < MT; ++m) {
         mma<T>(c[m][n], af[m], bf[0], bf[1]);
         mma<T>(c[m][n + 1], af[m], bf[2], bf[3]);
+      }
+    }
+  }
+}
+
+// c += A B for the warp's 32 keys (A: 32 rows of P^T or dS^T from `a`, rows of QS + 8, by
+// ldmatrix) and half of D (B: the step's QS rows of dO or Q from `b`, rows of D + 8, by
+// ldmatrix.trans), k = the step's queries: dV's and dK's products.
+template <class T, int D, int QS, int NV>
+__device__ __forceinline__ void keys_by_queries(float (&c)[2][NV][4], const T* a, const T* b) {
+  constexpr int ROW = D + 8, SROW = QS + 8;
+  const int lane = threadIdx.x & 31, mi = lane >> 3, ri = lane & 7;
+  a += ((mi & 1) * 8 + ri) * SROW + (mi >> 1) * 8;
+  b += (ri + (mi & 1) * 8) * ROW + (mi >> 1) * 8;
+#pragma unroll
+  for (int kq = 0; kq < QS / 16; ++kq) {
+    uint32_t af[2][4];
+#pragma unroll
+    for (int m = 0; m < 2; ++m) ldmatrix4(af[m], a + m * 16 * SROW + kq * 16);
+#pragma unroll
+    for (int nb = 0; nb < NV; nb += 2) {
+      uint32_t bf[4];
+      ldmatrix4_trans(bf, b + kq * 16 * ROW + nb * 8);
+#pragma unroll
+      for (int m = 0; m < 2; ++m) {
+        mma<T>(c[m][nb], af[m], bf[0], bf[1]);
+        mma<T>(c[m][nb + 1], af[m], bf[2], bf[3]);
       }
     }
   }
@@ -216,7 +247,6 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   zero(dv);
   zero(dk);
   const float sl2 = a.scale * kLog2e;
-  const int t_lane = (kr + (mi & 1) * 8 + ri) * SROW + (mi >> 1) * 8;  // in P^T and dS^T
   // dQ's share: queries dq_r... dq_r + 31 of the step, columns dq_c... dq_c + DQC - 1.
   const int dq_r = 32 * (warp % QG), dq_c = (warp / QG) * DQC;
 
@@ -232,85 +262,69 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
     const float* lb = lses + buf * QS;
     const float* dd = dlt + buf * QS;
 
-    // S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x QW queries.
+    // S^T = K Q^T: the warp's 32 keys x QW queries. P^T = 2^(scale S^T log2 e - LSE_2) where
+    // the mask lets query i see the key (0 elsewhere, and past the sequence); the mask is tested
+    // only where the warp's tile is not wholly seen: every query of it in the sequence and
+    // seeing all of its keys.
     float s[2][QW / 8][4], dp[2][QW / 8][4];
     tile_product<T, D>(s, ks + kr * ROW, qb + qr * ROW);
-    tile_product<T, D>(dp, vs + kr * ROW, db + qr * ROW);
-    // P^T = 2^(scale S^T log2 e - LSE_2) where the mask lets query i see the key (0 elsewhere,
-    // and past the sequence); then dS^T = P^T (dP^T - D); both to shared memory in the dtype.
-    // The mask is tested only where the warp's tile is not wholly seen: every query of it in
-    // the sequence and seeing all of its keys.
     const int qa = q0 + qr;
     bool whole = qa + QW <= sq.nq && w0 + 32 <= sq.nk;
     if (a.mask != MaskKind::none) whole = whole && qa + sq.off >= w0 + 31;
     if (a.mask == MaskKind::window) whole = whole && qa + QW - 1 + sq.off - a.window + 1 <= w0;
+    // The lane's offset in P^T and dS^T of its (m, n, hh) pair: rows kr + 16 m + g + 8 hh,
+    // columns qr + 8 n + 2 t4.
+    const int st_lane = (kr + g) * SROW + qr + 2 * t4;
+    // P^T and dP^T's product in one basic block for each path, with no shared-memory store
+    // between them, so that the compiler can issue the exponents among the product's mma.
+    auto p_then_dp = [&](auto masked) {
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int n = 0; n < QW / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int qi = qr + n * 8 + 2 * t4 + (e & 1);
+            const float x = s[m][n][e] * sl2 - lb[qi] * kLog2e;
+            if constexpr (decltype(masked)::value) {
+              const int key = w0 + m * 16 + g + 8 * (e >> 1), i = q0 + qi;
+              // Every test evaluated (& not &&): no branches in the block.
+              const bool seen =
+                  (i < sq.nq) & (key >= first_key(a, sq, i)) & (key <= last_key(a, sq, i));
+              s[m][n][e] = seen ? fast_exp2(x) : 0.f;
+            } else {
+              s[m][n][e] = fast_exp2(x);
+            }
+          }
+      tile_product<T, D>(dp, vs + kr * ROW, db + qr * ROW);  // dP^T = V dO^T
+    };
     if (whole) {
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int n = 0; n < QW / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int qi = qr + n * 8 + 2 * t4 + (e & 1);
-            const float p = fast_exp2(s[m][n][e] * sl2 - lb[qi] * kLog2e);
-            s[m][n][e] = p;
-            dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
-          }
+      p_then_dp(std::false_type{});
     } else {
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int n = 0; n < QW / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int qi = qr + n * 8 + 2 * t4 + (e & 1);
-            const int key = w0 + m * 16 + g + 8 * (e >> 1), i = q0 + qi;
-            const bool seen = i < sq.nq && key >= first_key(a, sq, i) && key <= last_key(a, sq, i);
-            const float p = seen ? fast_exp2(s[m][n][e] * sl2 - lb[qi] * kLog2e) : 0.f;
-            s[m][n][e] = p;
-            dp[m][n][e] = p * (dp[m][n][e] - dd[qi]);
-          }
+      p_then_dp(std::true_type{});
     }
+    // P^T and dS^T = P^T (dP^T - D) to shared memory.
 #pragma unroll
     for (int m = 0; m < 2; ++m)
 #pragma unroll
-      for (int n = 0; n < QW / 8; ++n)
+      for (int n = 0; n < QW / 8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int qi = qr + n * 8 + 2 * t4 + (e & 1);
+          dp[m][n][e] = s[m][n][e] * (dp[m][n][e] - dd[qi]);
+        }
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
-          const int at = (kr + m * 16 + g + 8 * hh) * SROW + qr + n * 8 + 2 * t4;
+          const int at = st_lane + (m * 16 + 8 * hh) * SROW + n * 8;
           *reinterpret_cast<uint32_t*>(ps + at) = pack2<T>(s[m][n][2 * hh], s[m][n][2 * hh + 1]);
           *reinterpret_cast<uint32_t*>(ss + at) = pack2<T>(dp[m][n][2 * hh], dp[m][n][2 * hh + 1]);
         }
+      }
     __syncthreads();  // P^T and dS^T complete
 
-    // dV += P^T dO and dK += dS^T Q: the warp's 32 keys x its half of D, k = the step's queries;
-    // A by ldmatrix from P^T and dS^T, B by ldmatrix.trans.
-#pragma unroll
-    for (int kq = 0; kq < QS / 16; ++kq) {
-      uint32_t pa[2][4], sa[2][4];
-#pragma unroll
-      for (int m = 0; m < 2; ++m) {
-        ldmatrix4(pa[m], ps + t_lane + m * 16 * SROW + kq * 16);
-        ldmatrix4(sa[m], ss + t_lane + m * 16 * SROW + kq * 16);
-      }
-#pragma unroll
-      for (int nb = 0; nb < NV; nb += 2) {
-        const int off = (kq * 16 + ri + (mi & 1) * 8) * ROW + half + (nb + (mi >> 1)) * 8;
-        uint32_t bf[4];
-        ldmatrix4_trans(bf, db + off);
-#pragma unroll
-        for (int m = 0; m < 2; ++m) {
-          mma<T>(dv[m][nb], pa[m], bf[0], bf[1]);
-          mma<T>(dv[m][nb + 1], pa[m], bf[2], bf[3]);
-        }
-        ldmatrix4_trans(bf, qb + off);
-#pragma unroll
-        for (int m = 0; m < 2; ++m) {
-          mma<T>(dk[m][nb], sa[m], bf[0], bf[1]);
-          mma<T>(dk[m][nb + 1], sa[m], bf[2], bf[3]);
-        }
-      }
-    }
+    // dV += P^T dO, then dQ += dS K and its atomics, then dK += dS^T Q: the atomics issue under
+    // dK's products.
+    keys_by_queries<T, D, QS>(dv, ps + kr * SROW, db + half);
     if constexpr (kDQ) {
       // dQ += dS K for the warp's 32 queries and DQC columns (A: dS^T by ldmatrix.trans; B: K
       // by ldmatrix.trans), over the block's keys, added to the accumulator.
@@ -338,8 +352,10 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
       const int64_t row0 = (int64_t(b) * a.q_heads + h) * a.q_len + q0 + dq_r;
 #pragma unroll
       for (int m = 0; m < 2; ++m)
-        add_dq<D>(a.dq_acc + (row0 + m * 16) * D, sq.nq - (q0 + dq_r + m * 16), dq_c, acc[m]);
+        add_dq<D>(a.dq_acc + (row0 + m * 16) * D, sq.nq - (q0 + dq_r + m * 16), dq_c, acc[m],
+                  a.dq_acc + (row0 - dq_r) * D);
     }
+    keys_by_queries<T, D, QS>(dk, ss + kr * SROW, qb + half);
   }
   wait_copies<0>();
 
