@@ -109,6 +109,31 @@ TEST_P(FlashKernels, EveryRowPassesBothChecks) {
   }
 }
 
+// Head dim 256 (cuda.flash.sm90 alone: 64-key tiles, O of 64 x 256 a warpgroup): the same
+// checks over each mask, Nq != Nk, MQA/GQA, both layouts, a ragged batch, softcap and sinks.
+TEST_P(FlashKernels, HeadDim256EveryRowPassesBothChecks) {
+  REQUIRE_KERNEL();
+  if (!GetParam().hopper_only) GTEST_SKIP() << "cuda.flash stops at head dim 128";
+  auto p = GetParam().make();
+  for (const Spec& s : {
+           make_spec(1, 4, 2, 1000, 1000, 256, bf16, kNone),
+           make_spec(2, 4, 4, 777, 777, 256, fp16, kCausal),
+           make_spec(1, 4, 1, 300, 1234, 256, bf16, kCausalBr),  // MQA, Nq < Nk
+           make_spec(1, 2, 2, 1234, 300, 256, fp16, kCausalBr),  // Nq > Nk
+           make_spec(1, 4, 2, 513, 513, 256, bf16, window(100), Mode::fwd, bshd),
+           variant(make_spec(3, 4, 4, 600, 900, 256, fp16, kCausalBr), "uniform:50:600"),
+           variant(make_spec(2, 4, 2, 800, 800, 256, bf16, kCausal), "", 30.0, true),
+       }) {
+    SCOPED_TRACE(s.label());
+    const Support sup = p->supports(s, engine().device());
+    ASSERT_TRUE(sup.ok) << sup.reason;
+    ASSERT_EQ(variant_refusal(p->traits(), s), "");
+    const InputFill fill{.seed = 29};
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    testing::expect_rows_pass_both_checks(s, fill, pt, pt.run->note());
+  }
+}
+
 // The mask-coverage inputs (Q = 0, so every key a row sees gets the same weight; V encodes the
 // key index): O's first three dims are the means of j % 64, j / 64 % 256 and j % 7 over the
 // keys the mask lets the row see, computed from Mask::visible alone. Short rows in fp16, so
@@ -275,6 +300,9 @@ TEST(CudaFlashSm90, RefusesOtherDevices) {
   const Device h200 = described_gpu("NVIDIA H200", 9), a100 = described_gpu("NVIDIA A100", 8);
   const Spec s = make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal);
   EXPECT_TRUE(p->supports(s, h200).ok) << p->supports(s, h200).reason;
+  const Spec d256 = make_spec(1, 8, 8, 64, 64, 256, bf16, kCausal);
+  EXPECT_TRUE(p->supports(d256, h200).ok) << p->supports(d256, h200).reason;
+  EXPECT_FALSE(p->supports(make_spec(1, 8, 8, 64, 64, 96, bf16, kCausal), h200).ok);
   EXPECT_EQ(p->supports(s, a100).reason,
             "cuda.flash.sm90 is built for sm_90a only (wgmma, TMA; Hopper); NVIDIA A100 is compute "
             "capability 8.0");

@@ -108,10 +108,10 @@ ProviderTraits cuda_flash_sm90_traits() {
       "cuda.flash.sm90",
       "attnprof's fused prefill kernel for Hopper (sm_90a): a persistent CTA per SM walking "
       "blocks of 128 query rows of a head, a producer warpgroup bringing Q and two stages of "
-      "128-key K/V tiles by TMA (mbarriers), two "
+      "128-key K/V tiles (64-key at head dim 256) by TMA (mbarriers), two "
       "consumer warpgroups of 64 rows taking turns at the tensor cores, S = Q K^T and P V on "
       "wgmma from 128-byte-swizzled shared memory, each tile's softmax under the previous tile's "
-      "P V; masked tiles skipped; native GQA, head dims 64 and 128");
+      "P V; masked tiles skipped; native GQA, head dims 64, 128 and 256");
   t.variant_of = "cuda.flash";
   return t;
 }

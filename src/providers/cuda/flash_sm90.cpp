@@ -64,7 +64,8 @@ class FlashSm90Run final : public Run {
         "warpgroups{}, a TMA producer warpgroup), {} stages of {}-key K and V tiles, {} B of "
         "shared memory each",
         ctas_, work_items(spec_), cuda::kFlashSm90Rows, heads_major_ ? "heads" : "blocks",
-        pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages, cuda::kFlashSm90KeyTile,
+        pingpong_ ? " taking turns" : "", cuda::kFlashSm90Stages,
+        cuda::flash_sm90_key_tile(int(spec_.head_dim)),
         cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
   }
 
@@ -81,7 +82,7 @@ class FlashSm90Provider final : public Provider {
   Availability availability() const override { return cuda::device_availability(); }
 
   Support supports(const Spec& spec, const Device& device) const override {
-    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128}); !base.ok)
+    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128, 256}); !base.ok)
       return base;
     if (device.cc_major != 9 || device.cc_minor != 0)
       return Support::no(fmt::format(

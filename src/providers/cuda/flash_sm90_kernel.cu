@@ -33,7 +33,7 @@ namespace attnprof::cuda {
 
 namespace {
 
-constexpr int kRows = kFlashSm90Rows, BC = kFlashSm90KeyTile, STAGES = kFlashSm90Stages;
+constexpr int kRows = kFlashSm90Rows, STAGES = kFlashSm90Stages;
 
 // The kernel's parameters: what every own kernel is told, and the three tensor maps.
 struct Params {
@@ -43,18 +43,29 @@ struct Params {
 
 template <int D>
 struct Cfg {
+  static constexpr int BC = flash_sm90_key_tile(D);  // keys per tile
   static constexpr int kQBytes = kRows * D * 2;
   static constexpr int kTileBytes = BC * D * 2;
   static constexpr int kBarBytes = (2 + 4 * STAGES) * 8;
   static constexpr int kSmemBytes = 1024 + kQBytes + 2 * STAGES * kTileBytes + kBarBytes;
 };
-static_assert(Cfg<128>::kSmemBytes <= 227 * 1024);
+static_assert(Cfg<128>::kSmemBytes <= 227 * 1024 && Cfg<256>::kSmemBytes <= 227 * 1024);
 
 // The sizes of wgmma this head dim takes: S of 64 x BC from shared memory, O of 64 x D from P
 // in registers.
+template <class T, int BC>
+__device__ __forceinline__ void wgmma_qk(float (&s)[BC / 2], uint64_t da, uint64_t db, int acc) {
+  if constexpr (BC == 128) {
+    wgmma_ss_n128<T>(s, da, db, acc);
+  } else {
+    wgmma_ss_n64<T>(s, da, db, acc);
+  }
+}
 template <class T, int D>
 __device__ __forceinline__ void wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[4], uint64_t db) {
-  if constexpr (D == 128) {
+  if constexpr (D == 256) {
+    wgmma_rs_n256<T>(o, pa, db, 1);
+  } else if constexpr (D == 128) {
     wgmma_rs_n128<T>(o, pa, db, 1);
   } else {
     wgmma_rs_n64<T>(o, pa, db, 1);
@@ -75,7 +86,8 @@ struct Work {
 // mask a head's last blocks, which see the most keys, first. Without, blocks major (under a
 // causal mask every head's last block first). A block past a ragged sequence's rows has m0 >=
 // sq.nq.
-// `blocks`: the query blocks of a head.
+// `blocks`: the query blocks of a head; BC: keys per tile.
+template <int BC>
 __device__ __forceinline__ Work work_of(const FlashSm90Args& a, int blocks, int item) {
   Work w;
   const int per_block = a.q_heads * a.batch;
@@ -107,6 +119,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
     flash_sm90_kernel(const __grid_constant__ Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = Cfg<D>;
+  constexpr int BC = C::BC;        // keys per tile
   constexpr int CB = D / 64;       // column blocks of 64 (128 bytes)
   constexpr int SREGS = BC / 2;    // S accumulators per thread (64 x BC / 128)
   constexpr int OREGS = D / 2;     // O accumulators per thread
@@ -157,7 +170,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
     set_max_registers_dec<kProducerRegs>();
     if (tid != kConsumers) return;
     for (int item = int(blockIdx.x); item < items; item += int(gridDim.x)) {
-      const Work w = work_of(a, blocks, item);
+      const Work w = work_of<BC>(a, blocks, item);
       if (w.tiles == 0) continue;
       if (nq > 0) mbar_wait(q_empty, (nq - 1) & 1);
       ++nq;
@@ -200,7 +213,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
   int first[2], last[2];
 
   for (int item = int(blockIdx.x); item < items; item += int(gridDim.x)) {
-    const Work w = work_of(a, blocks, item);
+    const Work w = work_of<BC>(a, blocks, item);
     if (w.m0 >= w.sq.nq) continue;  // a ragged batch's shorter sequence: no rows here
       // This thread's two rows: m0 + 64 wg + 16 warp + g and + 8, and the keys each sees (a row
       // past the sequence: none).
@@ -225,8 +238,8 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
       for (int c = 0; c < CB; ++c)
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-          wgmma_ss_n128<T>(sacc, kmajor_descriptor(qw + c * kRows * 128 + k * 32),
-                           kmajor_descriptor(kt + c * BC * 128 + k * 32), c + k > 0);
+          wgmma_qk<T, BC>(sacc, kmajor_descriptor(qw + c * kRows * 128 + k * 32),
+                          kmajor_descriptor(kt + c * BC * 128 + k * 32), c + k > 0);
       wgmma_commit();
     };
     auto issue_pv = [&](int stage) {
@@ -350,9 +363,11 @@ void launch_typed(const FlashSm90Args& a, cudaStream_t stream) {
   p.q = swizzled_tensor_map(
       TensorView4{a.q, a.batch, a.q_heads, a.q_len, D, a.q_sb, a.q_sh, a.q_ss}, a.dtype, kRows);
   p.k = swizzled_tensor_map(
-      TensorView4{a.k, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss}, a.dtype, BC);
+      TensorView4{a.k, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss}, a.dtype,
+      Cfg<D>::BC);
   p.v = swizzled_tensor_map(
-      TensorView4{a.v, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss}, a.dtype, BC);
+      TensorView4{a.v, a.batch, a.kv_heads, a.kv_len, D, a.kv_sb, a.kv_sh, a.kv_ss}, a.dtype,
+      Cfg<D>::BC);
   flash_sm90_kernel<T, D><<<unsigned(a.ctas), kFlashSm90Threads, smem, stream>>>(p);
   ATTNPROF_CUDA(cudaGetLastError());
 }
@@ -360,6 +375,7 @@ void launch_typed(const FlashSm90Args& a, cudaStream_t stream) {
 }  // namespace
 
 int flash_sm90_smem_bytes(int head_dim) {
+  if (head_dim == 256) return Cfg<256>::kSmemBytes;
   return head_dim == 64 ? Cfg<64>::kSmemBytes : Cfg<128>::kSmemBytes;
 }
 
@@ -367,6 +383,9 @@ void launch_flash_sm90(const FlashSm90Args& a, cudaStream_t stream) {
   const bool bf16 = a.dtype == DType::bf16;
   if (a.head_dim == 64)
     return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
+  if (a.head_dim == 256)
+    return bf16 ? launch_typed<__nv_bfloat16, 256>(a, stream)
+                : launch_typed<__half, 256>(a, stream);
   return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
 }
 

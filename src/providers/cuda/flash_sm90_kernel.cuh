@@ -4,7 +4,8 @@
 //
 //   persistent: one CTA of 384 threads per SM, each walking work items (a block of
 //   kFlashSm90Rows query rows of one head; GQA and MQA read the KV head in place). A producer
-//   warpgroup issues the tensor copies: each item's Q block, then K and V tiles of 128 keys into
+//   warpgroup issues the tensor copies: each item's Q block, then K and V tiles of 128 keys (64
+//   at head dim 256, where shared memory holds no more) into
 //   two stages each, every stage (and Q) behind a full and an empty mbarrier, running ahead into
 //   the next item while the consumers finish one. Two consumer warpgroups of 64 rows each compute
 //   S = Q K^T (wgmma, both operands in shared memory) and O += P V (P from registers), the
@@ -23,7 +24,6 @@ namespace attnprof::cuda {
 
 inline constexpr int kFlashSm90Rows = 128;     // query rows per CTA: two warpgroups of 64
 inline constexpr int kFlashSm90Threads = 384;  // two consumer warpgroups and a producer
-inline constexpr int kFlashSm90KeyTile = 128;  // keys per tile
 inline constexpr int kFlashSm90Stages = 2;     // tiles of K (and of V) in flight
 
 struct FlashSm90Args : AttentionArgs {
@@ -38,10 +38,14 @@ struct FlashSm90Args : AttentionArgs {
   int ctas = 0;
 };
 
-// Bytes of dynamic shared memory one CTA takes at a head dim (64 or 128).
+// Keys per K and V tile at a head dim: 128, or 64 at 256.
+constexpr int flash_sm90_key_tile(int head_dim) {
+  return head_dim == 256 ? 64 : 128;
+}
+// Bytes of dynamic shared memory one CTA takes at a head dim (64, 128 or 256).
 int flash_sm90_smem_bytes(int head_dim);
 
-// Enqueues the forward on `stream`. head_dim 64 or 128; bf16 or fp16; a device of compute
+// Enqueues the forward on `stream`. head_dim 64, 128 or 256; bf16 or fp16; a device of compute
 // capability 9.0. Throws std::runtime_error where the tensors cannot be mapped (tensor_map.hpp).
 void launch_flash_sm90(const FlashSm90Args& a, cudaStream_t stream);
 
