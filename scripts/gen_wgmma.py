@@ -3,11 +3,11 @@
 
 Each wrapper is one inline-asm wgmma.mma_async with its accumulator registers spelled out
 (64 x N / 128 floats a thread), for bf16 and fp16 inputs and fp32 accumulators: A and B from
-shared memory (SS: two descriptors) or A from registers (RS: four 32-bit registers, B's
+shared memory (SS: two descriptors, both K-major or, SS_MN, both MN-major) or A from registers (RS: four 32-bit registers, B's
 descriptor). Usage: scripts/gen_wgmma.py > src/providers/cuda/wgmma_ops.cuh
 """
 
-SHAPES = [("ss", 32), ("ss", 64), ("ss", 128), ("rs", 64), ("rs", 128), ("rs", 256)]
+SHAPES = [("ss", 32), ("ss", 64), ("ss", 128), ("ss_mn", 64), ("rs", 64), ("rs", 128), ("rs", 256)]
 TYPES = [("__nv_bfloat16", "bf16"), ("__half", "f16")]
 
 
@@ -15,15 +15,17 @@ def wrapper(kind: str, n: int) -> str:
     nd = n // 2
     outs = ", ".join(f"%{i}" for i in range(nd))
     cons = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-    if kind == "ss":
+    if kind in ("ss", "ss_mn"):
         args = f"const uint64_t da, const uint64_t db, const int accumulate"
         ops = f"%{nd}, %{nd + 1}"
         pred = nd + 2
-        tail = ", 1, 1, 0, 0"
+        # The transpose flags: 0 reads A and B K-major, 1 MN-major (16-bit types only).
+        tail = ", 1, 1, 0, 0" if kind == "ss" else ", 1, 1, 1, 1"
         ins = '"l"(da), "l"(db), "r"(accumulate)'
+        major = "K-major" if kind == "ss" else "MN-major"
         doc = (f"// d (64 x {n}) = A (64 x 16, descriptor da) B (16 x {n}, descriptor db), plus d "
-               "when `accumulate`; A and B K-major.")
-        name = f"wgmma_ss_n{n}"
+               f"when `accumulate`; A and B {major}.")
+        name = f"wgmma_{kind}_n{n}"
     else:
         args = "const uint32_t (&a)[4], const uint64_t db, const int accumulate"
         ops = f"{{%{nd}, %{nd + 1}, %{nd + 2}, %{nd + 3}}}, %{nd + 4}"

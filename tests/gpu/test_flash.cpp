@@ -205,8 +205,15 @@ TEST_P(FlashKernels, RefusesWhatItIsNotBuiltFor) {
                              "uniform:1:64"))
                   .find("uniform batch"),
               std::string::npos);
-  } else {
-    EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd)).find("forward"),
+  } else {  // cuda.flash.sm90: a backward at head dims 64 and 128
+    EXPECT_TRUE(
+        p->supports(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd), engine().device())
+            .ok);
+    EXPECT_NE(reason(make_spec(1, 8, 8, 64, 64, 256, bf16, kCausal, Mode::bwd))
+                  .find("backward is built for head dims 64 and 128"),
+              std::string::npos);
+    EXPECT_NE(reason(variant(make_spec(1, 8, 8, 64, 64, 128, bf16, kCausal, Mode::bwd), "", 30.0))
+                  .find("no logit softcap or sinks"),
               std::string::npos);
   }
   EXPECT_NE(variant_refusal(p->traits(), paged(make_spec(1, 8, 8, 1, 64, 128, bf16), 16))
@@ -214,21 +221,38 @@ TEST_P(FlashKernels, RefusesWhatItIsNotBuiltFor) {
             std::string::npos);
 }
 
-// cuda.flash's backward: dQ, dK and dV against the host's fp64 reference, over head dims 64 and
-// 128, fp16 and bf16, every mask, Nq != Nk both ways, lengths no multiple of its blocks, MHA,
-// GQA and MQA, both layouts, modes bwd (the forward run when prepared) and fwd_bwd; with dQ by
-// atomic adds and under the deterministic option (ATTNPROF_FLASH_DETERMINISTIC=1).
-class CudaFlashBackward : public ::testing::TestWithParam<bool> {
+// The backward of cuda.flash and of cuda.flash.sm90 (its key blocks on wgmma; on Hopper): dQ, dK
+// and dV against the host's fp64 reference, over head dims 64 and 128, fp16 and bf16, every
+// mask, Nq != Nk both ways, lengths no multiple of its blocks, MHA, GQA and MQA, both layouts,
+// modes bwd (the forward run when prepared) and fwd_bwd; with dQ by atomic adds and under the
+// deterministic option (ATTNPROF_FLASH_DETERMINISTIC=1).
+struct Backward {
+  const char* label;
+  std::unique_ptr<Provider> (*make)();
+  bool deterministic;
+  bool hopper_only;
+};
+const Backward kBackwards[] = {
+    {"atomic", make_cuda_flash, false, false},
+    {"deterministic", make_cuda_flash, true, false},
+    {"sm90_atomic", make_cuda_flash_sm90, false, true},
+    {"sm90_deterministic", make_cuda_flash_sm90, true, true},
+};
+void PrintTo(const Backward& k, std::ostream* os) {
+  *os << k.label;
+}
+
+class CudaFlashBackward : public ::testing::TestWithParam<Backward> {
  protected:
   void SetUp() override {
-    if (GetParam()) setenv("ATTNPROF_FLASH_DETERMINISTIC", "1", 1);
+    if (GetParam().deterministic) setenv("ATTNPROF_FLASH_DETERMINISTIC", "1", 1);
   }
   void TearDown() override { unsetenv("ATTNPROF_FLASH_DETERMINISTIC"); }
 };
 
 TEST_P(CudaFlashBackward, GradientsMatchTheReference) {
-  REQUIRE_ENGINE();
-  auto p = make_cuda_flash();
+  REQUIRE_KERNEL();
+  auto p = GetParam().make();
   const std::vector<Spec> specs = {
       make_spec(1, 4, 4, 17, 17, 64, bf16, kNone, Mode::bwd),
       make_spec(2, 8, 2, 300, 300, 128, fp16, kCausal, Mode::bwd),
@@ -246,7 +270,7 @@ TEST_P(CudaFlashBackward, GradientsMatchTheReference) {
     ASSERT_EQ(variant_refusal(p->traits(), s), "");
     testing_specs::OnePoint pt =
         testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 29});
-    EXPECT_EQ(pt.run->note().find("deterministic") != std::string::npos, GetParam())
+    EXPECT_EQ(pt.run->note().find("deterministic") != std::string::npos, GetParam().deterministic)
         << pt.run->note();
     const HostOutputs out = pt.launch_and_read(engine());
     const VerifyResult v = verify_outputs(s, pt.fill, out);
@@ -260,9 +284,9 @@ TEST_P(CudaFlashBackward, GradientsMatchTheReference) {
 // The deterministic option's point: dQ (and dK, dV) the same bits on every launch, GQA and a
 // causal mask included.
 TEST_P(CudaFlashBackward, DeterministicRelaunchesAreBitIdentical) {
-  REQUIRE_ENGINE();
-  if (!GetParam()) GTEST_SKIP() << "dQ by atomic adds may differ in its last bits";
-  auto p = make_cuda_flash();
+  REQUIRE_KERNEL();
+  if (!GetParam().deterministic) GTEST_SKIP() << "dQ by atomic adds may differ in its last bits";
+  auto p = GetParam().make();
   const Spec s = make_spec(2, 8, 2, 777, 777, 128, bf16, kCausal, Mode::bwd);
   testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 5});
   const HostOutputs a = pt.launch_and_read(engine());
@@ -272,10 +296,8 @@ TEST_P(CudaFlashBackward, DeterministicRelaunchesAreBitIdentical) {
   EXPECT_EQ(a.dv, b.dv);
 }
 
-INSTANTIATE_TEST_SUITE_P(Flash, CudaFlashBackward, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& i) {
-                           return i.param ? std::string("deterministic") : std::string("atomic");
-                         });
+INSTANTIATE_TEST_SUITE_P(Flash, CudaFlashBackward, ::testing::ValuesIn(kBackwards),
+                         [](const ::testing::TestParamInfo<Backward>& i) { return i.param.label; });
 
 // cuda.flash's backward as the host sees it (runs without a GPU): what it takes, what it refuses
 // and says why, and the workspace each dQ form needs.
@@ -306,6 +328,15 @@ TEST(CudaFlashSm90, RefusesOtherDevices) {
   const Spec d256 = make_spec(1, 8, 8, 64, 64, 256, bf16, kCausal);
   EXPECT_TRUE(p->supports(d256, h200).ok) << p->supports(d256, h200).reason;
   EXPECT_FALSE(p->supports(make_spec(1, 8, 8, 64, 64, 96, bf16, kCausal), h200).ok);
+  // Its backward: head dims 64 and 128, the workspace as cuda.flash's.
+  const Spec bwd = make_spec(2, 8, 2, 300, 300, 64, fp16, kCausal, Mode::bwd);
+  EXPECT_TRUE(p->supports(bwd, h200).ok) << p->supports(bwd, h200).reason;
+  EXPECT_NE(p->supports(make_spec(1, 8, 8, 64, 64, 256, bf16, kCausal, Mode::fwd_bwd), h200)
+                .reason.find("backward is built for head dims 64 and 128"),
+            std::string::npos);
+  EXPECT_NE(p->supports(variant(bwd, "uniform:1:64"), h200).reason.find("uniform batch"),
+            std::string::npos);
+  EXPECT_EQ(p->workspace_estimate(bwd), int64_t{2} * 8 * 300 * (64 + 1) * 4);
   EXPECT_EQ(p->supports(s, a100).reason,
             "cuda.flash.sm90 is built for sm_90a only (wgmma, TMA; Hopper); NVIDIA A100 is compute "
             "capability 8.0");

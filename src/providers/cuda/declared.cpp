@@ -111,8 +111,12 @@ ProviderTraits cuda_flash_sm90_traits() {
       "128-key K/V tiles (64-key at head dim 256) by TMA (mbarriers), two "
       "consumer warpgroups of 64 rows taking turns at the tensor cores, S = Q K^T and P V on "
       "wgmma from 128-byte-swizzled shared memory, each tile's softmax under the previous tile's "
-      "P V; masked tiles skipped; native GQA, head dims 64, 128 and 256");
+      "P V; masked tiles skipped; native GQA, head dims 64, 128 and 256. Backward (64 and 128): "
+      "cuda.flash's with a CTA per 128 keys of a KV head as two warpgroups of 64, S^T, dP^T and "
+      "dQ on wgmma from shared memory, dV and dK on wgmma with P^T and dS^T from registers, dQ "
+      "added in fp32 by atomics (or in key order, ATTNPROF_FLASH_DETERMINISTIC=1)");
   t.variant_of = "cuda.flash";
+  t.backward = true;  // as cuda.flash's, and not at head dim 256 (flash_sm90.cpp refuses)
   return t;
 }
 

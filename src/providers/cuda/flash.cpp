@@ -8,14 +8,11 @@
 // order by a kernel of its own instead of atomics; the row's note says which ran).
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_buffer.hpp"
-#include "providers/cuda/flash_bwd_kernel.cuh"
+#include "providers/cuda/flash_backward.hpp"
 #include "providers/cuda/flash_kernel.cuh"
 #include "providers/cuda/provider_common.hpp"
 #include "providers/factories.hpp"
@@ -23,20 +20,11 @@
 namespace attnprof {
 namespace {
 
-bool deterministic_from_env() {
-  const char* v = std::getenv("ATTNPROF_FLASH_DETERMINISTIC");
-  return v != nullptr && std::string_view(v) == "1";
-}
-
 class FlashRun final : public Run {
  public:
   // Mode bwd: the forward runs here, untimed, so that the point's O and LSE are this kernel's.
   FlashRun(const Spec& spec, const PrepareContext& ctx, const Io& io)
-      : spec_(spec), deterministic_(deterministic_from_env()) {
-    if (spec.mode == Mode::fwd) return;
-    const int64_t floats = cuda::flash_bwd_workspace_floats(spec.batch, spec.q_heads, spec.q_len,
-                                                            spec.head_dim, deterministic_);
-    workspace_ = cuda::DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
+      : spec_(spec), backward_(spec, ctx) {
     if (spec.mode == Mode::bwd) {
       cuda::launch_flash(cuda::attention_args(spec_, io), nullptr);
       ATTNPROF_CUDA(cudaStreamSynchronize(nullptr));
@@ -46,10 +34,10 @@ class FlashRun final : public Run {
   void launch(Stream& stream, const Io& io) override {
     const cudaStream_t s = cuda::native_stream(stream);
     if (spec_.mode != Mode::bwd) cuda::launch_flash(cuda::attention_args(spec_, io), s);
-    if (spec_.mode != Mode::fwd) cuda::launch_flash_bwd(backward_args(io), s);
+    if (spec_.mode != Mode::fwd) cuda::launch_flash_bwd(backward_.args(io), s);
   }
 
-  int64_t workspace_bytes() const override { return workspace_.bytes(); }
+  int64_t workspace_bytes() const override { return backward_.workspace_bytes(); }
 
   std::string note() const override {
     const int64_t blocks = (spec_.q_len + cuda::kFlashRows - 1) / cuda::kFlashRows;
@@ -59,45 +47,17 @@ class FlashRun final : public Run {
         cuda::flash_key_tile(int(spec_.head_dim)), cuda::flash_smem_bytes(int(spec_.head_dim)));
     if (spec_.mode == Mode::fwd) return note;
     const int64_t key_blocks = (spec_.kv_len + cuda::kFlashBwdKeys - 1) / cuda::kFlashBwdKeys;
-    const int64_t query_blocks =
-        (spec_.q_len + cuda::kFlashBwdQueries - 1) / cuda::kFlashBwdQueries;
     const std::string backward = fmt::format(
         "backward: {} CTAs of {} keys, steps of {} queries, {} B of shared memory each; {}",
         key_blocks * spec_.kv_heads * spec_.batch, cuda::kFlashBwdKeys,
         cuda::flash_bwd_step_queries(int(spec_.head_dim)),
-        cuda::flash_bwd_smem_bytes(int(spec_.head_dim)),
-        deterministic_
-            ? fmt::format("deterministic: dQ summed in key order by {} CTAs of {} "
-                          "queries (ATTNPROF_FLASH_DETERMINISTIC=1)",
-                          query_blocks * spec_.q_heads * spec_.batch, cuda::kFlashBwdQueries)
-            : std::string("dQ summed in fp32 by atomic adds"));
+        cuda::flash_bwd_smem_bytes(int(spec_.head_dim)), backward_.dq_note());
     return spec_.mode == Mode::fwd_bwd ? note + "; " + backward : backward;
   }
 
  private:
-  cuda::FlashBwdArgs backward_args(const Io& io) const {
-    cuda::FlashBwdArgs a;
-    static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
-    a.d_o = io.d_o.data;
-    a.dq = io.dq.data;
-    a.dk = io.dk.data;
-    a.dv = io.dv.data;
-    a.do_sb = io.d_o.stride_b();
-    a.do_sh = io.d_o.stride_h();
-    a.do_ss = io.d_o.stride_s();
-    a.dq_sb = io.dq.stride_b();
-    a.dq_sh = io.dq.stride_h();
-    a.dq_ss = io.dq.stride_s();
-    a.dkv_sb = io.dk.stride_b();
-    a.dkv_sh = io.dk.stride_h();
-    a.dkv_ss = io.dk.stride_s();
-    cuda::place_flash_bwd_workspace(a, static_cast<float*>(workspace_.data()), deterministic_);
-    return a;
-  }
-
   Spec spec_;
-  bool deterministic_;
-  cuda::DeviceBuffer workspace_;  // backward: dQ's fp32 accumulator (not if deterministic), D
+  cuda::FlashBackward backward_;
 };
 
 class FlashProvider final : public Provider {
@@ -110,15 +70,7 @@ class FlashProvider final : public Provider {
     forward.mode = Mode::fwd;
     if (Support base = cuda::supports_own_kernel(forward, device, name(), {64, 128}); !base.ok)
       return base;
-    if (spec.mode != Mode::fwd) {
-      if (spec.softcap > 0 || spec.sinks)
-        return Support::no(fmt::format(
-            "{}'s backward has no logit softcap or sinks (its forward has); mode {} with {}",
-            name(), to_string(spec.mode), spec.softcap > 0 ? "a softcap" : "sinks"));
-      if (spec.ragged())
-        return Support::no(
-            fmt::format("{}'s backward takes a uniform batch, not a ragged one", name()));
-    }
+    if (Support bwd = cuda::flash_backward_supports(spec, name()); !bwd.ok) return bwd;
     if (spec.q_len >= (int64_t{1} << 30) || spec.kv_len >= (int64_t{1} << 30) ||
         spec.batch > 65535 || spec.q_heads > 65535)
       return Support::no(fmt::format(
@@ -128,10 +80,7 @@ class FlashProvider final : public Provider {
     return Support::yes();
   }
   int64_t workspace_estimate(const Spec& spec) const override {
-    if (spec.mode == Mode::fwd) return 0;
-    return cuda::flash_bwd_workspace_floats(spec.batch, spec.q_heads, spec.q_len, spec.head_dim,
-                                            deterministic_from_env()) *
-           int64_t(sizeof(float));
+    return cuda::flash_backward_workspace_bytes(spec);
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
                                const Io& io) override {

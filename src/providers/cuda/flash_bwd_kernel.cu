@@ -18,6 +18,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
+#include "providers/cuda/flash_bwd_dq.cuh"
 #include "providers/cuda/warp_mma.cuh"
 
 namespace attnprof::cuda {
@@ -60,44 +61,6 @@ __global__ void __launch_bounds__(128) delta_kernel(const __grid_constant__ Flas
   float* acc = a.dq_acc + row * D;
 #pragma unroll
   for (int c = lane; c < D; c += 32) acc[c] = 0;
-}
-
-// Adds a warp's 16 x (8 NB) tile of dQ (mma accumulator layout) to rows row0... of the fp32
-// accumulator (rows of D floats) at column col0, rows at or past `rows` left out. On sm_90 four
-// columns an atomic: each lane trades half its values with its neighbour so that it holds four
-// consecutive columns of one row (and a lane past the rows adds zeros to `spare`).
-template <int D, int NB>
-__device__ __forceinline__ void add_dq(float* acc_rows, int rows, int col0, const float (&c)[NB][4],
-                                       float* spare) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const bool odd = t4 & 1;
-  const int r = odd ? g + 8 : g;
-  float4 v[NB];
-#pragma unroll
-  for (int nb = 0; nb < NB; ++nb) {
-    const float s0 = odd ? c[nb][0] : c[nb][2], s1 = odd ? c[nb][1] : c[nb][3];
-    const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-    v[nb] = odd ? make_float4(r0, r1, c[nb][2], c[nb][3]) : make_float4(c[nb][0], c[nb][1], r0, r1);
-  }
-  // No branch around the adds, so that they issue among the next product's mma: a lane whose
-  // row is past the end adds zeros to `spare` (a row that exists) instead.
-  const bool in = r < rows;
-  float4* p = reinterpret_cast<float4*>(in ? acc_rows + r * D + col0 + 4 * (t4 >> 1) : spare);
-  const float4 zero4 = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-  for (int nb = 0; nb < NB; ++nb) atomicAdd(in ? p + 2 * nb : p, in ? v[nb] : zero4);
-#else
-  (void)spare;
-#pragma unroll
-  for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int r = g + 8 * (e >> 1);
-      if (r < rows)
-        atomicAdd(acc_rows + int64_t(r) * D + col0 + nb * 8 + 2 * t4 + (e & 1), c[nb][e]);
-    }
-#endif
 }
 
 // c = A B^T for MT x 16 rows of A from `a` and NT x 8 rows of B from `b`, k = D (both row-major
@@ -525,7 +488,7 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
 }
 
 template <class T, int D>
-void launch_typed(const FlashBwdArgs& a, cudaStream_t stream) {
+void launch_typed(const FlashBwdArgs& a, cudaStream_t stream, FlashBwdKeyBlocks key_blocks) {
   const int64_t rows = int64_t(a.batch) * a.q_heads * a.q_len;
   delta_kernel<T, D><<<unsigned((rows + 3) / 4), 128, 0, stream>>>(a);
   ATTNPROF_CUDA(cudaGetLastError());
@@ -539,17 +502,25 @@ void launch_typed(const FlashBwdArgs& a, cudaStream_t stream) {
   const dim3 grid(unsigned((a.kv_len + kKeys - 1) / kKeys), unsigned(a.kv_heads),
                   unsigned(a.batch));
   if (a.dq_acc != nullptr) {
-    ATTNPROF_CUDA(set);
-    kv_kernel<T, D, true><<<grid, kThreads, smem, stream>>>(a);
-    ATTNPROF_CUDA(cudaGetLastError());
+    if (key_blocks != nullptr) {
+      key_blocks(a, stream);
+    } else {
+      ATTNPROF_CUDA(set);
+      kv_kernel<T, D, true><<<grid, kThreads, smem, stream>>>(a);
+      ATTNPROF_CUDA(cudaGetLastError());
+    }
     dq_kernel<T, D><<<unsigned((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(a);
     ATTNPROF_CUDA(cudaGetLastError());
     return;
   }
-  ATTNPROF_CUDA(set_det);
   ATTNPROF_CUDA(set_rows);
-  kv_kernel<T, D, false><<<grid, kThreads, smem, stream>>>(a);
-  ATTNPROF_CUDA(cudaGetLastError());
+  if (key_blocks != nullptr) {
+    key_blocks(a, stream);
+  } else {
+    ATTNPROF_CUDA(set_det);
+    kv_kernel<T, D, false><<<grid, kThreads, smem, stream>>>(a);
+    ATTNPROF_CUDA(cudaGetLastError());
+  }
   const dim3 rows_grid(unsigned((a.q_len + kDqRows - 1) / kDqRows), unsigned(a.q_heads),
                        unsigned(a.batch));
   dq_rows_kernel<T, D><<<rows_grid, kDqWarps * 32, dq_smem_of(D), stream>>>(a);
@@ -577,13 +548,15 @@ int flash_bwd_step_queries(int head_dim) {
   return step_queries(head_dim);
 }
 
-void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream) {
+void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream, FlashBwdKeyBlocks key_blocks) {
   if (reinterpret_cast<std::uintptr_t>(a.dq_acc) % 16 != 0)
     throw std::logic_error("cuda.flash backward: dQ's accumulator must be 16-byte aligned");
   const bool bf16 = a.dtype == DType::bf16;
   if (a.head_dim == 64)
-    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream, key_blocks)
+                : launch_typed<__half, 64>(a, stream, key_blocks);
+  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream, key_blocks)
+              : launch_typed<__half, 128>(a, stream, key_blocks);
 }
 
 }  // namespace attnprof::cuda

@@ -62,8 +62,13 @@ void place_flash_bwd_workspace(FlashBwdArgs& a, float* workspace, bool determini
 int flash_bwd_smem_bytes(int head_dim);
 int flash_bwd_step_queries(int head_dim);
 
-// Enqueues the three kernels on `stream` (a.lse: the forward's, natural units). head_dim 64 or
-// 128; bf16 or fp16; uniform batch.
-void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream);
+// Step 2 in another form: a kernel (or kernels) enqueued on the stream that computes dK and dV
+// and, when a.dq_acc is not null, adds dQ to the accumulator (flash_sm90_bwd_kernel.cuh).
+using FlashBwdKeyBlocks = void (*)(const FlashBwdArgs& a, cudaStream_t stream);
+
+// Enqueues the three kernels on `stream` (a.lse: the forward's, natural units), step 2 by
+// `key_blocks` where given. head_dim 64 or 128; bf16 or fp16; uniform batch.
+void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream,
+                      FlashBwdKeyBlocks key_blocks = nullptr);
 
 }  // namespace attnprof::cuda

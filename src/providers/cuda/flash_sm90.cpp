@@ -2,7 +2,9 @@
 // from 128-byte-swizzled shared memory, K and V tiles brought by the tensor memory accelerator
 // (a producer warpgroup, mbarriers), two consumer warpgroups taking turns at the tensor cores, one
 // persistent CTA per SM. GQA and MQA read each KV head in place; every mask, Nq != Nk, ragged
-// batches, the logit softcap and sinks; O and the LSE written.
+// batches, the logit softcap and sinks; O and the LSE written. Its backward (modes bwd and
+// fwd_bwd, head dims 64 and 128) is cuda.flash's three steps with the key blocks on wgmma
+// (flash_sm90_bwd_kernel.cu), its deterministic option included.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +14,9 @@
 #include <string>
 #include <string_view>
 
+#include "cuda/cuda_check.hpp"
+#include "providers/cuda/flash_backward.hpp"
+#include "providers/cuda/flash_sm90_bwd_kernel.cuh"
 #include "providers/cuda/flash_sm90_kernel.cuh"
 #include "providers/cuda/provider_common.hpp"
 #include "providers/factories.hpp"
@@ -46,19 +51,47 @@ bool heads_major_for(const Spec& spec) {
 
 class FlashSm90Run final : public Run {
  public:
-  FlashSm90Run(const Spec& spec, int sms)
-      : spec_(spec), ctas_(int(std::min<int64_t>(work_items(spec), sms))) {}
+  // Mode bwd: the forward runs here, untimed, so that the point's O and LSE are this kernel's.
+  FlashSm90Run(const Spec& spec, int sms, const PrepareContext& ctx, const Io& io)
+      : spec_(spec), ctas_(int(std::min<int64_t>(work_items(spec), sms))), backward_(spec, ctx) {
+    if (spec.mode == Mode::bwd) {
+      forward(io, nullptr);
+      ATTNPROF_CUDA(cudaStreamSynchronize(nullptr));
+    }
+  }
 
   void launch(Stream& stream, const Io& io) override {
+    const cudaStream_t s = cuda::native_stream(stream);
+    if (spec_.mode != Mode::bwd) forward(io, s);
+    if (spec_.mode != Mode::fwd)
+      cuda::launch_flash_bwd(backward_.args(io), s, cuda::launch_flash_sm90_bwd_key_blocks);
+  }
+
+  int64_t workspace_bytes() const override { return backward_.workspace_bytes(); }
+
+  std::string note() const override {
+    if (spec_.mode == Mode::fwd) return forward_note();
+    const int64_t key_blocks = (spec_.kv_len + cuda::kFlashBwdKeys - 1) / cuda::kFlashBwdKeys;
+    const std::string backward = fmt::format(
+        "backward: {} CTAs of {} keys (2 warpgroups of 64, wgmma), steps of {} queries, {} B of "
+        "shared memory each; {}",
+        key_blocks * spec_.kv_heads * spec_.batch, cuda::kFlashBwdKeys,
+        cuda::flash_sm90_bwd_step_queries(int(spec_.head_dim)),
+        cuda::flash_sm90_bwd_smem_bytes(int(spec_.head_dim)), backward_.dq_note());
+    return spec_.mode == Mode::fwd_bwd ? forward_note() + "; " + backward : backward;
+  }
+
+ private:
+  void forward(const Io& io, cudaStream_t s) const {
     cuda::FlashSm90Args a;
     static_cast<cuda::AttentionArgs&>(a) = cuda::attention_args(spec_, io);
     a.pingpong = pingpong_;
     a.heads_major = heads_major_;
     a.ctas = ctas_;
-    cuda::launch_flash_sm90(a, cuda::native_stream(stream));
+    cuda::launch_flash_sm90(a, s);
   }
 
-  std::string note() const override {
+  std::string forward_note() const {
     return fmt::format(
         "persistent: {} CTAs over {} blocks of {} query rows, {} major (2 consumer "
         "warpgroups{}, a TMA producer warpgroup), {} stages of {}-key K and V tiles, {} B of "
@@ -69,11 +102,11 @@ class FlashSm90Run final : public Run {
         cuda::flash_sm90_smem_bytes(int(spec_.head_dim)));
   }
 
- private:
   Spec spec_;
   int ctas_;  // one per SM, or fewer where there are fewer work items
   bool pingpong_ = pingpong_from_env();
   bool heads_major_ = heads_major_for(spec_);
+  cuda::FlashBackward backward_;
 };
 
 class FlashSm90Provider final : public Provider {
@@ -82,8 +115,21 @@ class FlashSm90Provider final : public Provider {
   Availability availability() const override { return cuda::device_availability(); }
 
   Support supports(const Spec& spec, const Device& device) const override {
-    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128, 256}); !base.ok)
+    Spec forward = spec;
+    forward.mode = Mode::fwd;
+    if (Support base = cuda::supports_own_kernel(forward, device, name(), {64, 128, 256}); !base.ok)
       return base;
+    if (spec.mode != Mode::fwd && spec.head_dim == 256)
+      return Support::no(fmt::format(
+          "{}'s backward is built for head dims 64 and 128 (its forward for 256 too); this spec "
+          "has D 256 in mode {}",
+          name(), to_string(spec.mode)));
+    if (Support bwd = cuda::flash_backward_supports(spec, name()); !bwd.ok) return bwd;
+    if (spec.mode != Mode::fwd && (spec.batch > 65535 || spec.kv_heads > 65535))
+      return Support::no(fmt::format(
+          "{}'s backward launches a (key blocks, kv_heads, batch) grid: at most 65535 sequences "
+          "and KV heads",
+          name()));
     if (device.cc_major != 9 || device.cc_minor != 0)
       return Support::no(fmt::format(
           "{} is built for sm_90a only (wgmma, TMA; Hopper); {} is compute capability {}.{}",
@@ -96,10 +142,12 @@ class FlashSm90Provider final : public Provider {
           name(), cuda::kFlashSm90Rows));
     return Support::yes();
   }
-  int64_t workspace_estimate(const Spec&) const override { return 0; }  // none
-  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext&,
-                               const Io&) override {
-    return std::make_unique<FlashSm90Run>(spec, device.sm_count);
+  int64_t workspace_estimate(const Spec& spec) const override {
+    return cuda::flash_backward_workspace_bytes(spec);  // none in fwd
+  }
+  std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
+                               const Io& io) override {
+    return std::make_unique<FlashSm90Run>(spec, device.sm_count, ctx, io);
   }
 };
 

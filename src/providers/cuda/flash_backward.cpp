@@ -1,0 +1,74 @@
+// The backward run cuda.flash and cuda.flash.sm90 share (flash_backward.hpp).
+#include "providers/cuda/flash_backward.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "providers/cuda/provider_common.hpp"
+
+namespace attnprof::cuda {
+
+bool flash_deterministic_from_env() {
+  const char* v = std::getenv("ATTNPROF_FLASH_DETERMINISTIC");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
+Support flash_backward_supports(const Spec& spec, const std::string& provider) {
+  if (spec.mode == Mode::fwd) return Support::yes();
+  if (spec.softcap > 0 || spec.sinks)
+    return Support::no(fmt::format(
+        "{}'s backward has no logit softcap or sinks (its forward has); mode {} with {}", provider,
+        to_string(spec.mode), spec.softcap > 0 ? "a softcap" : "sinks"));
+  if (spec.ragged())
+    return Support::no(
+        fmt::format("{}'s backward takes a uniform batch, not a ragged one", provider));
+  return Support::yes();
+}
+
+int64_t flash_backward_workspace_bytes(const Spec& spec) {
+  if (spec.mode == Mode::fwd) return 0;
+  return flash_bwd_workspace_floats(spec.batch, spec.q_heads, spec.q_len, spec.head_dim,
+                                    flash_deterministic_from_env()) *
+         int64_t(sizeof(float));
+}
+
+FlashBackward::FlashBackward(const Spec& spec, const PrepareContext& ctx)
+    : spec_(spec), deterministic_(flash_deterministic_from_env()) {
+  if (spec.mode == Mode::fwd) return;
+  const int64_t floats = flash_bwd_workspace_floats(spec.batch, spec.q_heads, spec.q_len,
+                                                    spec.head_dim, deterministic_);
+  workspace_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
+}
+
+FlashBwdArgs FlashBackward::args(const Io& io) const {
+  FlashBwdArgs a;
+  static_cast<AttentionArgs&>(a) = attention_args(spec_, io);
+  a.d_o = io.d_o.data;
+  a.dq = io.dq.data;
+  a.dk = io.dk.data;
+  a.dv = io.dv.data;
+  a.do_sb = io.d_o.stride_b();
+  a.do_sh = io.d_o.stride_h();
+  a.do_ss = io.d_o.stride_s();
+  a.dq_sb = io.dq.stride_b();
+  a.dq_sh = io.dq.stride_h();
+  a.dq_ss = io.dq.stride_s();
+  a.dkv_sb = io.dk.stride_b();
+  a.dkv_sh = io.dk.stride_h();
+  a.dkv_ss = io.dk.stride_s();
+  place_flash_bwd_workspace(a, static_cast<float*>(workspace_.data()), deterministic_);
+  return a;
+}
+
+std::string FlashBackward::dq_note() const {
+  if (!deterministic_) return "dQ summed in fp32 by atomic adds";
+  const int64_t blocks = (spec_.q_len + kFlashBwdQueries - 1) / kFlashBwdQueries;
+  return fmt::format(
+      "deterministic: dQ summed in key order by {} CTAs of {} queries "
+      "(ATTNPROF_FLASH_DETERMINISTIC=1)",
+      blocks * spec_.q_heads * spec_.batch, kFlashBwdQueries);
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,40 @@
+// What cuda.flash and cuda.flash.sm90 share of a backward run (flash_bwd_kernel.cuh): the
+// deterministic option's switch, what the backward refuses, its workspace (dQ's fp32 accumulator
+// unless deterministic, and D), and the kernels' arguments from a point's tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "attnprof/provider.hpp"
+#include "cuda/device_buffer.hpp"
+#include "providers/cuda/flash_bwd_kernel.cuh"
+
+namespace attnprof::cuda {
+
+// ATTNPROF_FLASH_DETERMINISTIC=1: dQ summed in key order by a kernel of its own.
+bool flash_deterministic_from_env();
+
+// The backward's own refusals (no softcap, sinks or ragged batch); yes in mode fwd.
+Support flash_backward_supports(const Spec& spec, const std::string& provider);
+
+// Bytes of the backward's workspace for `spec` (0 in mode fwd).
+int64_t flash_backward_workspace_bytes(const Spec& spec);
+
+// A point's backward: its workspace (allocated here, counted by the tracker) and arguments.
+class FlashBackward {
+ public:
+  FlashBackward(const Spec& spec, const PrepareContext& ctx);
+  FlashBwdArgs args(const Io& io) const;
+  bool deterministic() const { return deterministic_; }
+  int64_t workspace_bytes() const { return workspace_.bytes(); }
+  // "dQ summed in fp32 by atomic adds", or the deterministic option's kernel.
+  std::string dq_note() const;
+
+ private:
+  Spec spec_;
+  bool deterministic_;
+  DeviceBuffer workspace_;
+};
+
+}  // namespace attnprof::cuda
