@@ -235,6 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       float dq[32];
 #pragma unroll
       for (int i = 0; i < 32; ++i) dq[i] = 0;
+      wgmma_fence();
 #pragma unroll
       for (int k = 0; k < kKeys / 16; ++k)
         wgmma_ss_mn_n64<T>(dq, mnmajor_descriptor(sts + dq_q * 2 * kKeys + k * 2048, kKeys),
