@@ -201,7 +201,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     uint32_t pa[KS][4], sa[KS][4];
     pack_a_fragments<T>(s, pa);
-    wgmma_wait<0>();
+    // dV += P^T dO (k = the step's queries, dO read MN-major): at D 128 under dS^T's
+    // arithmetic; at D 64 after it (P^T's floats and fragments, S^T's and dP^T's 128 columns
+    // would not fit in the registers together).
+    auto issue_dv = [&] {
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < KS; ++k)
+        wgmma_grad<T, D>(dv, pa[k], mnmajor_descriptor(db + k * 2048, QS));
+      wgmma_commit();
+    };
+    constexpr bool kEarlyDv = D == 128;
+    if constexpr (kEarlyDv) {
+      issue_dv();
+      wgmma_wait<1>();  // dP^T; dV's products may still run
+    } else {
+      wgmma_wait<0>();
+    }
     pin(dp);
     // dS^T = P^T (dP^T - D), as A fragments and, for dQ, to shared memory (4-byte stores:
     // conflict-free under the swizzle).
@@ -219,10 +235,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
     }
 
-    // dV += P^T dO and dK += dS^T Q: k = the step's queries, dO and Q read MN-major.
+    if constexpr (!kEarlyDv) issue_dv();
+    // dK += dS^T Q (Q read MN-major).
     wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dv, pa[k], mnmajor_descriptor(db + k * 2048, QS));
 #pragma unroll
     for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dk, sa[k], mnmajor_descriptor(qb + k * 2048, QS));
     wgmma_commit();
