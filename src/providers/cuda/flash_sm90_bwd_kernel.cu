@@ -62,19 +62,28 @@ __device__ __forceinline__ void wgmma_grad(float (&d)[D / 2], const uint32_t (&p
   }
 }
 
-// Rows row0... of a [rows][D] tensor (rows past `valid` zero-filled) into a swizzled tile of
-// R rows, 16 bytes a copy, the CTA's threads together.
-template <int R, int D, class T>
-__device__ __forceinline__ void copy_tile(unsigned char* tile, const T* rows0, int64_t stride,
-                                          int valid) {
-  constexpr int CH = D / 8;
+// A thread's share of copying rows row0... of a [rows][D] tensor (rows past `valid` zero-filled)
+// into a swizzled tile of R rows, 16 bytes a copy: rows r0 + i RS at column col. RS is a multiple
+// of 8, so the swizzle of every one of its rows is r0's: the offsets are computed once.
+template <int R, int D>
+struct TileCopy {
+  static constexpr int CH = D / 8, RS = kThreads / CH;
+  static_assert(RS % 8 == 0 && R % RS == 0);
+  int r0, col, dst;
+  __device__ __forceinline__ TileCopy()
+      : r0(threadIdx.x / CH), col(threadIdx.x % CH * 8), dst(swizzled_offset(r0, col, R)) {}
+  template <class T>
+  __device__ __forceinline__ void operator()(unsigned char* tile, const T* rows0, int64_t stride,
+                                             int valid) const {
+    const T* src = rows0 + r0 * stride + col;
 #pragma unroll
-  for (int c = threadIdx.x; c < R * CH; c += kThreads) {
-    const int r = c / CH, col = (c % CH) * 8;
-    const bool in = r < valid;
-    copy16(tile + swizzled_offset(r, col, R), in ? rows0 + r * stride + col : rows0, in);
+    for (int i = 0; i < R / RS; ++i) {
+      const bool in = r0 + i * RS < valid;
+      copy16(tile + dst + i * RS * 128, in ? src : rows0, in);
+      src += RS * stride;
+    }
   }
-}
+};
 
 template <class T, int D, bool kDQ>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -111,15 +120,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int steps = G * blocks;
 
   const int64_t kv_at = b * a.kv_sb + kvh * a.kv_sh + int64_t(k0) * a.kv_ss;
-  copy_tile<kKeys, D>(ks, static_cast<const T*>(a.k) + kv_at, a.kv_ss, sq.nk - k0);
-  copy_tile<kKeys, D>(vs, static_cast<const T*>(a.v) + kv_at, a.kv_ss, sq.nk - k0);
+  {
+    const TileCopy<kKeys, D> copy_kv;
+    copy_kv(ks, static_cast<const T*>(a.k) + kv_at, a.kv_ss, sq.nk - k0);
+    copy_kv(vs, static_cast<const T*>(a.v) + kv_at, a.kv_ss, sq.nk - k0);
+  }
+  const TileCopy<QS, D> copy_q;
   auto load = [&](int t) {
     const int hq = t / blocks;
     const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * QS, buf = t & 1;
-    copy_tile<QS, D>(qs + buf * C::kQBytes, q + b * a.q_sb + h * a.q_sh + int64_t(q0) * a.q_ss,
-                     a.q_ss, sq.nq - q0);
-    copy_tile<QS, D>(dos + buf * C::kQBytes,
-                     d_o + b * a.do_sb + h * a.do_sh + int64_t(q0) * a.do_ss, a.do_ss, sq.nq - q0);
+    copy_q(qs + buf * C::kQBytes, q + b * a.q_sb + h * a.q_sh + int64_t(q0) * a.q_ss, a.q_ss,
+           sq.nq - q0);
+    copy_q(dos + buf * C::kQBytes, d_o + b * a.do_sb + h * a.do_sh + int64_t(q0) * a.do_ss, a.do_ss,
+           sq.nq - q0);
     if (threadIdx.x < QS) {
       const int i = q0 + threadIdx.x;
       const int64_t row = (int64_t(b) * a.q_heads + h) * a.q_len + i;
@@ -139,17 +152,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int dq_q = QS == 128 ? 64 * wg : 0, dq_c = D == 128 ? 64 * wg : 0;
   // This thread's rows (keys) of S^T: w0 + 16 warp + g and + 8.
   const int key0 = w0 + 16 * warp + g;
+  // The descriptors of the operands that stay: the warpgroup's rows of K and V (K-major, the
+  // scores' A), K's and dS^T's columns of dQ's share (MN-major, dQ's B and A).
+  const uint64_t k_rows = kmajor_descriptor(ks + wg * 64 * 128);
+  const uint64_t v_rows = kmajor_descriptor(vs + wg * 64 * 128);
+  const uint64_t k_cols = mnmajor_descriptor(ks + dq_c * 2 * kKeys, kKeys);
+  const uint64_t st_cols = mnmajor_descriptor(sts + dq_q * 2 * kKeys, kKeys);
 
   for (int t = 0; t < steps; ++t) {
     wait_copies<0>();
     fence_async_shared();  // the copies, to wgmma's proxy
     __syncthreads();       // step t's tiles landed; both warpgroups are past step t - 1
-    if (t + 1 < steps) load(t + 1);
-    commit_copies();
     const int hq = t / blocks;
     const int h = kvh * G + hq, q0 = (qb_lo + t - hq * blocks) * QS, buf = t & 1;
-    const unsigned char* qb = qs + buf * C::kQBytes;
-    const unsigned char* db = dos + buf * C::kQBytes;
+    const uint64_t q_rows = kmajor_descriptor(qs + buf * C::kQBytes);  // B of S^T
+    const uint64_t do_rows = kmajor_descriptor(dos + buf * C::kQBytes);
+    const uint64_t q_cols = mnmajor_descriptor(qs + buf * C::kQBytes, QS);  // B of dK, dV
+    const uint64_t do_cols = mnmajor_descriptor(dos + buf * C::kQBytes, QS);
     const float* lb = lses + buf * QS;
     const float* dd = dlt + buf * QS;
 
@@ -163,16 +182,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int c = 0; c < CB; ++c)
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        wgmma_scores<T, QS>(s, kmajor_descriptor(ks + c * kKeys * 128 + wg * 64 * 128 + k * 32),
-                            kmajor_descriptor(qb + c * QS * 128 + k * 32), c + k > 0);
+        wgmma_scores<T, QS>(s, advance(k_rows, c * kKeys * 128 + k * 32),
+                            advance(q_rows, c * QS * 128 + k * 32), c + k > 0);
     wgmma_commit();
 #pragma unroll
     for (int c = 0; c < CB; ++c)
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        wgmma_scores<T, QS>(dp, kmajor_descriptor(vs + c * kKeys * 128 + wg * 64 * 128 + k * 32),
-                            kmajor_descriptor(db + c * QS * 128 + k * 32), c + k > 0);
+        wgmma_scores<T, QS>(dp, advance(v_rows, c * kKeys * 128 + k * 32),
+                            advance(do_rows, c * QS * 128 + k * 32), c + k > 0);
     wgmma_commit();
+    // The next step's tiles, copied while the tensor cores work (its buffers' last readers, step
+    // t - 1's products, were waited for before the barrier).
+    if (t + 1 < steps) load(t + 1);
+    commit_copies();
 
     // P^T = 2^(scale S^T log2 e - LSE_2) where the mask lets query i see the key (0 elsewhere
     // and past the sequences; element e of n-block j: key key0 + 8 (e / 2), query 8 j + 2 t4 +
@@ -183,19 +206,24 @@ __global__ void __launch_bounds__(kThreads, 1)
     bool whole = q0 + QS <= sq.nq && w0 + 64 <= sq.nk;
     if (a.mask != MaskKind::none) whole = whole && q0 + sq.off >= w0 + 63;
     if (a.mask == MaskKind::window) whole = whole && q0 + QS - 1 + sq.off - a.window + 1 <= w0;
+    // Each n-block's two queries' LSE (base 2) in one 8-byte load.
+    float lse2[SN / 2];
+#pragma unroll
+    for (int j = 0; j < SN / 4; ++j) {
+      const float2 l = *reinterpret_cast<const float2*>(lb + 8 * j + 2 * t4);
+      lse2[2 * j] = l.x * kLog2e;
+      lse2[2 * j + 1] = l.y * kLog2e;
+    }
     if (whole) {
 #pragma unroll
-      for (int i = 0; i < SN; ++i) {
-        const int qi = 8 * (i >> 2) + 2 * t4 + (i & 1);
-        s[i] = fast_exp2(s[i] * sl2 - lb[qi] * kLog2e);
-      }
+      for (int i = 0; i < SN; ++i) s[i] = fast_exp2(s[i] * sl2 - lse2[(i >> 2) * 2 + (i & 1)]);
     } else {
 #pragma unroll
       for (int i = 0; i < SN; ++i) {
         const int qi = 8 * (i >> 2) + 2 * t4 + (i & 1), key = key0 + 8 * ((i >> 1) & 1);
         const int n = q0 + qi;
         const bool seen = (n < sq.nq) & (key >= first_key(a, sq, n)) & (key <= last_key(a, sq, n));
-        const float p = fast_exp2(s[i] * sl2 - lb[qi] * kLog2e);
+        const float p = fast_exp2(s[i] * sl2 - lse2[(i >> 2) * 2 + (i & 1)]);
         s[i] = seen ? p : 0.f;
       }
     }
@@ -207,8 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto issue_dv = [&] {
       wgmma_fence();
 #pragma unroll
-      for (int k = 0; k < KS; ++k)
-        wgmma_grad<T, D>(dv, pa[k], mnmajor_descriptor(db + k * 2048, QS));
+      for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dv, pa[k], advance(do_cols, k * 2048));
       wgmma_commit();
     };
     constexpr bool kEarlyDv = D == 128;
@@ -222,7 +249,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     // dS^T = P^T (dP^T - D), as A fragments and, for dQ, to shared memory (4-byte stores:
     // conflict-free under the swizzle).
 #pragma unroll
-    for (int i = 0; i < SN; ++i) dp[i] = s[i] * (dp[i] - dd[8 * (i >> 2) + 2 * t4 + (i & 1)]);
+    for (int j = 0; j < SN / 4; ++j) {
+      const float2 d2 = *reinterpret_cast<const float2*>(dd + 8 * j + 2 * t4);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - (e & 1 ? d2.y : d2.x));
+    }
     pack_a_fragments<T>(dp, sa);
     if constexpr (kDQ) {
 #pragma unroll
@@ -239,7 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // dK += dS^T Q (Q read MN-major).
     wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dk, sa[k], mnmajor_descriptor(qb + k * 2048, QS));
+    for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dk, sa[k], advance(q_cols, k * 2048));
     wgmma_commit();
 
     if constexpr (kDQ) {
@@ -253,8 +285,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < kKeys / 16; ++k)
-        wgmma_ss_mn_n64<T>(dq, mnmajor_descriptor(sts + dq_q * 2 * kKeys + k * 2048, kKeys),
-                           mnmajor_descriptor(ks + dq_c * 2 * kKeys + k * 2048, kKeys), k > 0);
+        wgmma_ss_mn_n64<T>(dq, advance(st_cols, k * 2048), advance(k_cols, k * 2048), k > 0);
       wgmma_commit();
       wgmma_wait<0>();
       pin(dv);

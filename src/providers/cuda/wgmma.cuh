@@ -47,6 +47,12 @@ __device__ __forceinline__ uint64_t mnmajor_descriptor(const void* smem, int row
   return smem_descriptor(smem, uint32_t(rows) * 128, 1024);
 }
 
+// The descriptor of the operand `bytes` (a multiple of 16) further on: its address field (bits
+// 0-13, in 16-byte units) cannot carry, shared memory being under 256 KB.
+__device__ __forceinline__ uint64_t advance(uint64_t desc, int bytes) {
+  return desc + uint64_t(bytes >> 4);
+}
+
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
