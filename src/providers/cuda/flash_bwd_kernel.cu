@@ -18,7 +18,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
-#include "providers/cuda/flash_bwd_dq.cuh"
+#include "providers/cuda/flash_bwd_common.cuh"
 #include "providers/cuda/warp_mma.cuh"
 
 namespace attnprof::cuda {
@@ -158,13 +158,8 @@ __global__ void __launch_bounds__(kThreads, 1) kv_kernel(const __grid_constant__
   const T* q = static_cast<const T*>(a.q);
   const T* d_o = static_cast<const T*>(a.d_o);
 
-  // The queries that see a key of the block: last_key(i) = i + off >= k0 under a mask, and
-  // first_key(i) = i + off - window + 1 <= k1 under a window.
-  int i_lo = 0, i_hi = sq.nq - 1;
-  if (a.mask != MaskKind::none) i_lo = max(0, k0 - sq.off);
-  if (a.mask == MaskKind::window) i_hi = min(i_hi, k1 - sq.off + a.window - 1);
-  const int qb_lo = i_lo / QS;
-  const int blocks = i_hi >= i_lo ? i_hi / QS - qb_lo + 1 : 0;  // query blocks per head
+  const QueryBlocks seen = query_blocks(a, sq, k0, k1, QS);
+  const int qb_lo = seen.first, blocks = seen.count;  // query blocks per head
   const int steps = G * blocks;
 
   for (int c = threadIdx.x; c < kKeys * CH; c += kThreads) {

@@ -16,7 +16,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
-#include "providers/cuda/flash_bwd_dq.cuh"
+#include "providers/cuda/flash_bwd_common.cuh"
 #include "providers/cuda/warp_mma.cuh"
 #include "providers/cuda/wgmma.cuh"
 #include "providers/cuda/wgmma_fragments.cuh"
@@ -41,26 +41,6 @@ struct Cfg {
   static constexpr int kSmemBytes = 1024 + 2 * kKvBytes + 4 * kQBytes + kStBytes + 4 * QS * 4;
 };
 static_assert(Cfg<64>::kSmemBytes <= 227 * 1024 && Cfg<128>::kSmemBytes <= 227 * 1024);
-
-// The products of this step's shapes: m64 x n(QS) from shared memory (the scores), m64 x nD with
-// A from registers (dV, dK).
-template <class T, int N>
-__device__ __forceinline__ void wgmma_scores(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) {
-  if constexpr (N == 128) {
-    wgmma_ss_n128<T>(d, da, db, acc);
-  } else {
-    wgmma_ss_n64<T>(d, da, db, acc);
-  }
-}
-template <class T, int D>
-__device__ __forceinline__ void wgmma_grad(float (&d)[D / 2], const uint32_t (&pa)[4],
-                                           uint64_t db) {
-  if constexpr (D == 128) {
-    wgmma_rs_n128<T>(d, pa, db, 1);
-  } else {
-    wgmma_rs_n64<T>(d, pa, db, 1);
-  }
-}
 
 // A thread's share of copying rows row0... of a [rows][D] tensor (rows past `valid` zero-filled)
 // into a swizzled tile of R rows, 16 bytes a copy: rows r0 + i RS at column col. RS is a multiple
@@ -111,12 +91,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const T* q = static_cast<const T*>(a.q);
   const T* d_o = static_cast<const T*>(a.d_o);
 
-  // The queries that see a key of the block (flash_bwd_kernel.cu's kv_kernel).
-  int i_lo = 0, i_hi = sq.nq - 1;
-  if (a.mask != MaskKind::none) i_lo = max(0, k0 - sq.off);
-  if (a.mask == MaskKind::window) i_hi = min(i_hi, k1 - sq.off + a.window - 1);
-  const int qb_lo = i_lo / QS;
-  const int blocks = i_hi >= i_lo ? i_hi / QS - qb_lo + 1 : 0;
+  const QueryBlocks seen = query_blocks(a, sq, k0, k1, QS);
+  const int qb_lo = seen.first, blocks = seen.count;  // query blocks per head
   const int steps = G * blocks;
 
   const int64_t kv_at = b * a.kv_sb + kvh * a.kv_sh + int64_t(k0) * a.kv_ss;
@@ -177,21 +153,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     float s[SN], dp[SN];
 #pragma unroll
     for (int i = 0; i < SN; ++i) s[i] = dp[i] = 0;  // read by the first k-step, which ignores them
+    auto scores = [&](float(&acc)[SN], uint64_t a_rows, uint64_t b_rows) {
+#pragma unroll
+      for (int c = 0; c < CB; ++c)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          wgmma_ss<T, QS>(acc, advance(a_rows, c * kKeys * 128 + k * 32),
+                          advance(b_rows, c * QS * 128 + k * 32), c + k > 0);
+      wgmma_commit();
+    };
     wgmma_fence();
-#pragma unroll
-    for (int c = 0; c < CB; ++c)
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        wgmma_scores<T, QS>(s, advance(k_rows, c * kKeys * 128 + k * 32),
-                            advance(q_rows, c * QS * 128 + k * 32), c + k > 0);
-    wgmma_commit();
-#pragma unroll
-    for (int c = 0; c < CB; ++c)
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        wgmma_scores<T, QS>(dp, advance(v_rows, c * kKeys * 128 + k * 32),
-                            advance(do_rows, c * QS * 128 + k * 32), c + k > 0);
-    wgmma_commit();
+    scores(s, k_rows, q_rows);
+    scores(dp, v_rows, do_rows);
     // The next step's tiles, copied while the tensor cores work (its buffers' last readers, step
     // t - 1's products, were waited for before the barrier).
     if (t + 1 < steps) load(t + 1);
@@ -235,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto issue_dv = [&] {
       wgmma_fence();
 #pragma unroll
-      for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dv, pa[k], advance(do_cols, k * 2048));
+      for (int k = 0; k < KS; ++k) wgmma_rs<T, D>(dv, pa[k], advance(do_cols, k * 2048), 1);
       wgmma_commit();
     };
     constexpr bool kEarlyDv = D == 128;
@@ -271,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // dK += dS^T Q (Q read MN-major).
     wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < KS; ++k) wgmma_grad<T, D>(dk, sa[k], advance(q_cols, k * 2048));
+    for (int k = 0; k < KS; ++k) wgmma_rs<T, D>(dk, sa[k], advance(q_cols, k * 2048), 1);
     wgmma_commit();
 
     if constexpr (kDQ) {

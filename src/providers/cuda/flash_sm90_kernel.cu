@@ -51,27 +51,6 @@ struct Cfg {
 };
 static_assert(Cfg<128>::kSmemBytes <= 227 * 1024 && Cfg<256>::kSmemBytes <= 227 * 1024);
 
-// The sizes of wgmma this head dim takes: S of 64 x BC from shared memory, O of 64 x D from P
-// in registers.
-template <class T, int BC>
-__device__ __forceinline__ void wgmma_qk(float (&s)[BC / 2], uint64_t da, uint64_t db, int acc) {
-  if constexpr (BC == 128) {
-    wgmma_ss_n128<T>(s, da, db, acc);
-  } else {
-    wgmma_ss_n64<T>(s, da, db, acc);
-  }
-}
-template <class T, int D>
-__device__ __forceinline__ void wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[4], uint64_t db) {
-  if constexpr (D == 256) {
-    wgmma_rs_n256<T>(o, pa, db, 1);
-  } else if constexpr (D == 128) {
-    wgmma_rs_n128<T>(o, pa, db, 1);
-  } else {
-    wgmma_rs_n64<T>(o, pa, db, 1);
-  }
-}
-
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // One work item: a block of query rows of one head of one sequence, its keys (from the block's
 // first row's first to its last row's last; none when tiles is 0), and the range of keys every
@@ -238,7 +217,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
       for (int c = 0; c < CB; ++c)
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-          wgmma_qk<T, BC>(sacc, kmajor_descriptor(qw + c * kRows * 128 + k * 32),
+          wgmma_ss<T, BC>(sacc, kmajor_descriptor(qw + c * kRows * 128 + k * 32),
                           kmajor_descriptor(kt + c * BC * 128 + k * 32), c + k > 0);
       wgmma_commit();
     };
@@ -247,7 +226,7 @@ __global__ void __launch_bounds__(kFlashSm90Threads, 1)
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < KSTEPS; ++k)
-        wgmma_pv<T, D>(o, pa[k], mnmajor_descriptor(vt + k * 16 * 128, BC));
+        wgmma_rs<T, D>(o, pa[k], mnmajor_descriptor(vt + k * 16 * 128, BC), 1);
       wgmma_commit();
     };
     // S of tile t complete: scale (cap) and mask where some row does not see the whole tile

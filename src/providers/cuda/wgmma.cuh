@@ -47,6 +47,32 @@ __device__ __forceinline__ uint64_t mnmajor_descriptor(const void* smem, int row
   return smem_descriptor(smem, uint32_t(rows) * 128, 1024);
 }
 
+// The generated wrapper (wgmma_ops.cuh) of width N: A and B K-major in shared memory (ss), or A
+// from registers and B MN-major (rs).
+template <class T, int N>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) {
+  if constexpr (N == 128) {
+    wgmma_ss_n128<T>(d, da, db, acc);
+  } else if constexpr (N == 64) {
+    wgmma_ss_n64<T>(d, da, db, acc);
+  } else {
+    static_assert(N == 32, "no wgmma_ss of this width is generated");
+    wgmma_ss_n32<T>(d, da, db, acc);
+  }
+}
+template <class T, int N>
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db,
+                                         int acc) {
+  if constexpr (N == 256) {
+    wgmma_rs_n256<T>(d, a, db, acc);
+  } else if constexpr (N == 128) {
+    wgmma_rs_n128<T>(d, a, db, acc);
+  } else {
+    static_assert(N == 64, "no wgmma_rs of this width is generated");
+    wgmma_rs_n64<T>(d, a, db, acc);
+  }
+}
+
 // The descriptor of the operand `bytes` (a multiple of 16) further on: its address field (bits
 // 0-13, in 16-byte units) cannot carry, shared memory being under 256 KB.
 __device__ __forceinline__ uint64_t advance(uint64_t desc, int bytes) {

@@ -1,11 +1,29 @@
-// dQ's share of a key block added to the fp32 accumulator by atomics: how both key-block kernels
-// of the backward (flash_bwd_kernel.cu's mma.sync one, flash_sm90_bwd_kernel.cu's wgmma one)
-// hand dQ on, each warp a tile of mma's (or wgmma's, per warp the same) accumulator layout.
+// What both key-block kernels of the backward share (flash_bwd_kernel.cu's mma.sync one,
+// flash_sm90_bwd_kernel.cu's wgmma one): which query blocks see a block of keys, and how dQ's
+// share of a key block reaches the fp32 accumulator (atomics from each warp's tile of mma's, or
+// wgmma's, accumulator layout: per warp the same).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include "providers/cuda/attention_rows.cuh"
+
 namespace attnprof::cuda {
+
+// The blocks of `qs` queries of one head that see a key of keys k0... k1 (last_key(i) = i + off
+// >= k0 under a mask, first_key(i) = i + off - window + 1 <= k1 under a window): the first, and
+// how many (0: none).
+struct QueryBlocks {
+  int first, count;
+};
+template <class Args>
+__device__ __forceinline__ QueryBlocks query_blocks(const Args& a, const Seq& sq, int k0, int k1,
+                                                    int qs) {
+  int lo = 0, hi = sq.nq - 1;
+  if (a.mask != MaskKind::none) lo = max(0, k0 - sq.off);
+  if (a.mask == MaskKind::window) hi = min(hi, k1 - sq.off + a.window - 1);
+  return {lo / qs, hi >= lo ? hi / qs - lo / qs + 1 : 0};
+}
 
 // Adds a warp's 16 x (8 NB) tile of dQ (mma accumulator layout) to rows row0... of the fp32
 // accumulator (rows of D floats) at column col0, rows at or past `rows` left out. On sm_90 four
