@@ -482,43 +482,42 @@ __global__ void __launch_bounds__(kDqWarps * 32, 2)
   }
 }
 
+// Step 2 on mma.sync: the key blocks, dQ's share added to the accumulator unless deterministic.
 template <class T, int D>
-void launch_typed(const FlashBwdArgs& a, cudaStream_t stream, FlashBwdKeyBlocks key_blocks) {
-  const int64_t rows = int64_t(a.batch) * a.q_heads * a.q_len;
-  delta_kernel<T, D><<<unsigned((rows + 3) / 4), 128, 0, stream>>>(a);
-  ATTNPROF_CUDA(cudaGetLastError());
+void launch_key_blocks(const FlashBwdArgs& a, cudaStream_t stream) {
   const int smem = smem_of(D);
   static const cudaError_t set = cudaFuncSetAttribute(
       kv_kernel<T, D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   static const cudaError_t set_det = cudaFuncSetAttribute(
       kv_kernel<T, D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  static const cudaError_t set_rows = cudaFuncSetAttribute(
-      dq_rows_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, dq_smem_of(D));
   const dim3 grid(unsigned((a.kv_len + kKeys - 1) / kKeys), unsigned(a.kv_heads),
                   unsigned(a.batch));
   if (a.dq_acc != nullptr) {
-    if (key_blocks != nullptr) {
-      key_blocks(a, stream);
-    } else {
-      ATTNPROF_CUDA(set);
-      kv_kernel<T, D, true><<<grid, kThreads, smem, stream>>>(a);
-      ATTNPROF_CUDA(cudaGetLastError());
-    }
-    dq_kernel<T, D><<<unsigned((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(a);
-    ATTNPROF_CUDA(cudaGetLastError());
-    return;
-  }
-  ATTNPROF_CUDA(set_rows);
-  if (key_blocks != nullptr) {
-    key_blocks(a, stream);
+    ATTNPROF_CUDA(set);
+    kv_kernel<T, D, true><<<grid, kThreads, smem, stream>>>(a);
   } else {
     ATTNPROF_CUDA(set_det);
     kv_kernel<T, D, false><<<grid, kThreads, smem, stream>>>(a);
-    ATTNPROF_CUDA(cudaGetLastError());
   }
-  const dim3 rows_grid(unsigned((a.q_len + kDqRows - 1) / kDqRows), unsigned(a.q_heads),
-                       unsigned(a.batch));
-  dq_rows_kernel<T, D><<<rows_grid, kDqWarps * 32, dq_smem_of(D), stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+}
+
+template <class T, int D>
+void launch_typed(const FlashBwdArgs& a, cudaStream_t stream, FlashBwdKeyBlocks key_blocks) {
+  const int64_t rows = int64_t(a.batch) * a.q_heads * a.q_len;
+  delta_kernel<T, D><<<unsigned((rows + 3) / 4), 128, 0, stream>>>(a);
+  ATTNPROF_CUDA(cudaGetLastError());
+  (key_blocks != nullptr ? key_blocks : launch_key_blocks<T, D>)(a, stream);
+  if (a.dq_acc != nullptr) {
+    dq_kernel<T, D><<<unsigned((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(a);
+  } else {
+    static const cudaError_t set_rows = cudaFuncSetAttribute(
+        dq_rows_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, dq_smem_of(D));
+    ATTNPROF_CUDA(set_rows);
+    const dim3 rows_grid(unsigned((a.q_len + kDqRows - 1) / kDqRows), unsigned(a.q_heads),
+                         unsigned(a.batch));
+    dq_rows_kernel<T, D><<<rows_grid, kDqWarps * 32, dq_smem_of(D), stream>>>(a);
+  }
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
