@@ -113,7 +113,13 @@ TEST(Grid, PresetsLoadAndExpand) {
   const Preset fa = load_preset("fa-bench");
   size_t n = 0;
   for (const auto& s : fa.series) n += expand(s).size();
-  EXPECT_EQ(n, 2u * 2 * 6);  // D 64/128, causal or not, N 512..16k
+  EXPECT_EQ(n, 2u * 2 * 6);                        // D 64/128, causal or not, N 512..16k
+  const Preset bwd = load_preset("fa-bench-bwd");  // the same shapes, backward
+  const auto bwd_specs = expand(bwd.series.at(0));
+  ASSERT_EQ(bwd_specs.size(), 2u * 2 * 6);
+  EXPECT_EQ(bwd_specs.front().mode, Mode::bwd);
+  EXPECT_EQ(bwd_specs.back().mode, Mode::bwd);
+  EXPECT_EQ(bwd_specs.front().batch * bwd_specs.front().q_len, 16384);
   const Preset dec = load_preset("decode");
   const auto specs = expand(dec.series.at(0));
   ASSERT_EQ(specs.size(), 6u);
