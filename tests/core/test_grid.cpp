@@ -113,8 +113,9 @@ TEST(Grid, PresetsLoadAndExpand) {
   const Preset fa = load_preset("fa-bench");
   size_t n = 0;
   for (const auto& s : fa.series) n += expand(s).size();
-  EXPECT_EQ(n, 2u * 2 * 6);                        // D 64/128, causal or not, N 512..16k
-  const Preset bwd = load_preset("fa-bench-bwd");  // the same shapes, backward
+  EXPECT_EQ(n, 2u * 2 * 6);  // D 64/128, causal or not, N 512..16k
+  // fa-bench-bwd: the same shapes, backward.
+  const Preset bwd = load_preset("fa-bench-bwd");
   const auto bwd_specs = expand(bwd.series.at(0));
   ASSERT_EQ(bwd_specs.size(), 2u * 2 * 6);
   EXPECT_EQ(bwd_specs.front().mode, Mode::bwd);
