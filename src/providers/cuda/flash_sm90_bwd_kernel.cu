@@ -12,7 +12,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/attention_rows.cuh"
