@@ -41,18 +41,12 @@ class FlashRun final : public Run {
 
   std::string note() const override {
     const int64_t blocks = (spec_.q_len + cuda::kFlashRows - 1) / cuda::kFlashRows;
-    std::string note = fmt::format(
+    const std::string note = fmt::format(
         "{} CTAs of {} query rows, key tiles of {}, {} B of shared memory each",
         blocks * spec_.q_heads * spec_.batch, cuda::kFlashRows,
         cuda::flash_key_tile(int(spec_.head_dim)), cuda::flash_smem_bytes(int(spec_.head_dim)));
-    if (spec_.mode == Mode::fwd) return note;
-    const int64_t key_blocks = (spec_.kv_len + cuda::kFlashBwdKeys - 1) / cuda::kFlashBwdKeys;
-    const std::string backward = fmt::format(
-        "backward: {} CTAs of {} keys, steps of {} queries, {} B of shared memory each; {}",
-        key_blocks * spec_.kv_heads * spec_.batch, cuda::kFlashBwdKeys,
-        cuda::flash_bwd_step_queries(int(spec_.head_dim)),
-        cuda::flash_bwd_smem_bytes(int(spec_.head_dim)), backward_.dq_note());
-    return spec_.mode == Mode::fwd_bwd ? note + "; " + backward : backward;
+    return backward_.note(note, "", cuda::flash_bwd_step_queries(int(spec_.head_dim)),
+                          cuda::flash_bwd_smem_bytes(int(spec_.head_dim)));
   }
 
  private:

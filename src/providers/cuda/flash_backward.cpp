@@ -62,13 +62,22 @@ FlashBwdArgs FlashBackward::args(const Io& io) const {
   return a;
 }
 
-std::string FlashBackward::dq_note() const {
-  if (!deterministic_) return "dQ summed in fp32 by atomic adds";
-  const int64_t blocks = (spec_.q_len + kFlashBwdQueries - 1) / kFlashBwdQueries;
-  return fmt::format(
-      "deterministic: dQ summed in key order by {} CTAs of {} queries "
-      "(ATTNPROF_FLASH_DETERMINISTIC=1)",
-      blocks * spec_.q_heads * spec_.batch, kFlashBwdQueries);
+std::string FlashBackward::note(const std::string& forward, std::string_view how, int step_queries,
+                                int smem_bytes) const {
+  if (spec_.mode == Mode::fwd) return forward;
+  std::string dq = "dQ summed in fp32 by atomic adds";
+  if (deterministic_) {
+    const int64_t blocks = (spec_.q_len + kFlashBwdQueries - 1) / kFlashBwdQueries;
+    dq = fmt::format(
+        "deterministic: dQ summed in key order by {} CTAs of {} queries "
+        "(ATTNPROF_FLASH_DETERMINISTIC=1)",
+        blocks * spec_.q_heads * spec_.batch, kFlashBwdQueries);
+  }
+  const int64_t key_blocks = (spec_.kv_len + kFlashBwdKeys - 1) / kFlashBwdKeys;
+  const std::string backward = fmt::format(
+      "backward: {} CTAs of {} keys{}, steps of {} queries, {} B of shared memory each; {}",
+      key_blocks * spec_.kv_heads * spec_.batch, kFlashBwdKeys, how, step_queries, smem_bytes, dq);
+  return spec_.mode == Mode::fwd_bwd ? forward + "; " + backward : backward;
 }
 
 }  // namespace attnprof::cuda

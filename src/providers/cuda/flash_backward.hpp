@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "attnprof/provider.hpp"
 #include "cuda/device_buffer.hpp"
@@ -26,10 +27,12 @@ class FlashBackward {
  public:
   FlashBackward(const Spec& spec, const PrepareContext& ctx);
   FlashBwdArgs args(const Io& io) const;
-  bool deterministic() const { return deterministic_; }
   int64_t workspace_bytes() const { return workspace_.bytes(); }
-  // "dQ summed in fp32 by atomic adds", or the deterministic option's kernel.
-  std::string dq_note() const;
+  // The row's note: `forward` (the forward kernel's) in mode fwd; else the backward's (its CTAs
+  // of kFlashBwdKeys keys, `how` they work, steps of `step_queries`, `smem_bytes` each, dQ's
+  // form), after `forward` in mode fwd_bwd.
+  std::string note(const std::string& forward, std::string_view how, int step_queries,
+                   int smem_bytes) const;
 
  private:
   Spec spec_;

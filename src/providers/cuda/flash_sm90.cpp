@@ -70,15 +70,9 @@ class FlashSm90Run final : public Run {
   int64_t workspace_bytes() const override { return backward_.workspace_bytes(); }
 
   std::string note() const override {
-    if (spec_.mode == Mode::fwd) return forward_note();
-    const int64_t key_blocks = (spec_.kv_len + cuda::kFlashBwdKeys - 1) / cuda::kFlashBwdKeys;
-    const std::string backward = fmt::format(
-        "backward: {} CTAs of {} keys (2 warpgroups of 64, wgmma), steps of {} queries, {} B of "
-        "shared memory each; {}",
-        key_blocks * spec_.kv_heads * spec_.batch, cuda::kFlashBwdKeys,
-        cuda::flash_sm90_bwd_step_queries(int(spec_.head_dim)),
-        cuda::flash_sm90_bwd_smem_bytes(int(spec_.head_dim)), backward_.dq_note());
-    return spec_.mode == Mode::fwd_bwd ? forward_note() + "; " + backward : backward;
+    return backward_.note(forward_note(), " (2 warpgroups of 64, wgmma)",
+                          cuda::flash_sm90_bwd_step_queries(int(spec_.head_dim)),
+                          cuda::flash_sm90_bwd_smem_bytes(int(spec_.head_dim)));
   }
 
  private:
