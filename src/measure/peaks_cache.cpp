@@ -2,6 +2,8 @@
 // them. The keys and the measurements are the engines' own (cpu_peaks.cpp, cuda/peaks.cpp).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -130,7 +132,7 @@ std::string save_peaks(const Peaks& p) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   // Write-then-rename, so a reader never sees half a file.
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());  // one per writer
   {
     std::ofstream out(tmp);
     if (!out) return "";

@@ -108,6 +108,18 @@ TEST_F(HistoryTest, NewerSchemaIsRefusedInOneLine) {
   }
 }
 
+// Tests keep their state in the build tree (tests/test_state.cpp): a run a test starts is never
+// recorded in the user's own database, nor are the user's measured ceilings read.
+TEST(TestState, HistoryAndCeilingsAreTheBuildTreesNotTheUsers) {
+  const std::string home = std::getenv("HOME") ? std::getenv("HOME") : "/nonexistent";
+  const std::string db = default_history_path().string();
+  EXPECT_EQ(db.rfind(home + "/.local", 0), std::string::npos) << db;
+  EXPECT_NE(db.find("/tests/history.sqlite"), std::string::npos) << db;
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_NE(std::string(cache).find("/tests/cache"), std::string::npos) << cache;
+}
+
 TEST_F(HistoryTest, UnknownRunIdIsAClearError) {
   const auto db = record(test::sample_results());
   const History h = History::open(db, false);
