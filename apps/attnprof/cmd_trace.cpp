@@ -149,7 +149,7 @@ int trace_command(const TraceCliOptions& o) {
     ro.profile_one_launch = true;  // and no ceilings measured here: ncu would profile them too
   } else {
     ro.trace_launches = o.launches;
-    ro.auto_peaks = AutoPeaks::gpu;
+    ro.auto_peaks = AutoPeaks::any;
   }
   Executor& executor = exec.executor(ro);
   if (o.ncu_target) {

@@ -34,8 +34,9 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
                           "CPU threads for CPU providers (default: all)", 0);
   sub->add_flag("--no-trace", o.no_trace, "Do not record which kernels ran");
   sub->add_flag("--no-auto-peaks", o.no_auto_peaks,
-                "On a GPU without cached ceilings, do not measure them before the first point "
-                "(rows then carry no % of peak)");
+                "Without cached ceilings of the device (GPU or CPU), do not measure them before "
+                "the first point (rows then carry no % of peak, and the check that no figure "
+                "beats the device has only what is known without them)");
   sub->add_option("--verify", o.verify,
                   "auto: GPU points check every row on the device, CPU points every row within "
                   "about a second of fp64 and a sample beyond; full: CPU points check every row "
@@ -64,7 +65,7 @@ RunOptions measure_run_options(const MeasureCliOptions& o) {
   ro.trace_kernels = !o.no_trace;
   ro.verify.full = o.verify == "full";
   ro.verify.repeats = o.verify_repeats;
-  ro.auto_peaks = o.no_auto_peaks ? AutoPeaks::off : AutoPeaks::gpu;
+  ro.auto_peaks = o.no_auto_peaks ? AutoPeaks::off : AutoPeaks::any;
   return ro;
 }
 

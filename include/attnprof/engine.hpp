@@ -51,6 +51,23 @@ struct MeasureOptions {
   bool keep_throttled = false;
 };
 
+// What one extra, untimed launch ran (Engine::trace_kernels).
+struct KernelTrace {
+  std::vector<KernelRecord> kernels;
+  std::string note;              // why the list is empty or what it lacks ("cpu: no kernels")
+  bool audited = false;          // the streams the kernels ran on were seen
+  int64_t off_stream = 0;        // kernels on a stream the timed stream does not wait for
+  std::string off_stream_first;  // the first of them, by name
+};
+
+// What PointTensors::audit() found: the inputs changed ("q", "k (timing copy 3)") and the tensors
+// written past their end ("o").
+struct TensorAudit {
+  std::vector<std::string> modified;
+  std::vector<std::string> overrun;
+  bool clean() const { return modified.empty() && overrun.empty(); }
+};
+
 // A point's tensors on an engine's device (io.hpp), allocated through the engine's tracker, the
 // inputs filled from the generator. Copies made for cold timing are untracked: a measurement
 // device, not the point's footprint.
@@ -75,9 +92,35 @@ class PointTensors {
   virtual int64_t bytes() const = 0;
   // Holds `copies` sets in all: copy 0 and copies of it whose launch inputs (the generated
   // inputs, and in mode bwd the forward state prepare() wrote) have the same values; returns
-  // every set held, copy 0 first, possibly fewer than asked (memory). replicate(1) frees them.
+  // every set held, copy 0 first, possibly fewer than asked (memory). replicate(1) frees them,
+  // after auditing them (audit() reports what it found).
   virtual std::vector<Io> replicate(int copies) = 0;
+
+  // The harness's audits (docs/method.md, "What a provider cannot fake"). Synchronous.
+  // What the launches did to memory they may not write: inputs (input_ranges, in every set held
+  // and in the copies freed since the last audit) whose digest differs from what the harness
+  // wrote, and tensors whose guard bytes past the end changed.
+  virtual TensorAudit audit() = 0;
+  // From here on O and the LSE are inputs too (mode bwd: the forward state prepare() wrote), as
+  // they are now. Other modes: nothing.
+  virtual void seal_inputs() = 0;
+  // Copy 0's launch outputs that still hold poison in some elements, as "o: 512 of 4096
+  // elements"; empty when every element was written.
+  virtual std::vector<std::string> unwritten() = 0;
+  // New values from `fill` for the generated inputs of copy 0 (Q, K, V, dO, the sink logits; not
+  // the block table or the lengths), taken as what the harness wrote. Not in mode bwd (the
+  // forward state prepare() wrote would no longer match its inputs).
+  virtual void refill_inputs(const InputFill& fill) = 0;
 };
+
+// The audits every engine and the point lifecycle share (docs/method.md, "What a provider cannot
+// fake"); each throws the FaultError that names what the provider did. Memory the launches may
+// not write: the guards past every tensor's end (out_of_bounds), then the inputs
+// (modified_inputs); `after` says when it was seen ("the timed launches").
+void require_untouched(PointTensors& tensors, std::string_view after);
+// Every element of the outputs was written by `launch` (they were poisoned before it): else
+// unwritten.
+void require_written(PointTensors& tensors, std::string_view launch);
 
 // The point tensors of a run that holds its own operands (the ceilings' GEMMs, the engine's
 // self-tests): none, so the timer has nothing to rotate.
@@ -88,6 +131,10 @@ class NoTensors final : public PointTensors {
   HostOutputs read_outputs() override { return {}; }
   int64_t bytes() const override { return 0; }
   std::vector<Io> replicate(int) override { return {io_}; }
+  TensorAudit audit() override { return {}; }
+  void seal_inputs() override {}
+  std::vector<std::string> unwritten() override { return {}; }
+  void refill_inputs(const InputFill&) override {}
 
  private:
   Io io_;
@@ -114,9 +161,15 @@ class Engine {
   // fp64 too (a disagreement throws FaultError harness: attnprof's reference is wrong).
   virtual RowChecks check_outputs(const Spec& spec, PointTensors& tensors, const InputFill& fill,
                                   const VerifyOptions& options, bool cross_check) = 0;
-  // The kernels one extra, untimed launch runs. Empty with `note` set where unavailable.
-  virtual std::vector<KernelRecord> trace_kernels(Run& run, PointTensors& tensors,
-                                                  std::string& note) = 0;
+  // A cheap check of copy 0's outputs against the fp64 reference of `fill`'s inputs: a sample of
+  // rows on the host (the CUDA engine reads back only those rows), for a check whose failure is
+  // wholesale when it fails (the outputs of new inputs, after the timed runs).
+  virtual RowChecks check_sample(const Spec& spec, PointTensors& tensors,
+                                 const InputFill& fill) = 0;
+  // The kernels one extra, untimed launch runs, and the streams they ran on. `own_streams`: the
+  // provider orders streams of its own with the timed stream (ProviderTraits::own_streams), so
+  // kernels elsewhere count as off the stream only when they run outside the launch's window.
+  virtual KernelTrace trace_kernels(Run& run, PointTensors& tensors, bool own_streams) = 0;
   // After a failure: why this process can no longer trust the device (a sticky CUDA error
   // poisoned the context), in words; "" when it can.
   virtual std::string poisoned() { return {}; }

@@ -25,6 +25,13 @@ enum class Fault {
   timeout,        // no answer within the hang limit: the worker was killed
   crash,          // the worker died (signal or exit) during the point
   harness,        // attnprof itself failed (its device reference disagreed with the fp64 host's)
+  // The harness's audits (docs/method.md, "What a provider cannot fake"):
+  modified_inputs,  // the provider changed an input (the reason names it)
+  out_of_bounds,    // the provider wrote past the end of a tensor (into its guard bytes)
+  off_stream,       // kernels ran on a stream the timed stream does not wait for
+  unwritten,        // a checked launch left output elements holding the poison
+  stale,            // the outputs did not follow new inputs (a memoized result)
+  implausible,      // a figure beyond what the device can physically do
 };
 std::string_view to_string(Fault f);
 std::optional<Fault> parse_fault(std::string_view s);

@@ -21,7 +21,8 @@ inline constexpr int kSchemaVersion = 3;
 enum class Status { passed, incorrect, not_supported, oom, failed, timeout, skipped };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);
-// The status of a point that ended in `fault`: not_supported (and invalid), oom, timeout; failed
+// The status of a point that ended in `fault`: not_supported (and invalid), oom, timeout;
+// incorrect for the verdicts on what a provider produced (unwritten, stale, implausible); failed
 // otherwise; passed for none.
 Status status_of(Fault f);
 

@@ -20,7 +20,8 @@
 namespace attnprof {
 
 // Whether a point measures its device's ceilings (peaks.hpp) when none are cached: never, on a
-// GPU only (what run, tune and trace do), or on any engine (tests of the CPU path).
+// GPU only, or on any engine (what run, tune and trace do: % of peak, the roofline and the check
+// that no figure beats the device need them on the CPU too).
 enum class AutoPeaks { off, gpu, any };
 
 struct RunOptions {
@@ -36,7 +37,7 @@ struct RunOptions {
   // attnprof trace --ncu: the one launch Nsight Compute profiles replaces sampling.
   bool profile_one_launch = false;
   // Cached ceilings always fill % of peak and the bound; this says whether missing ones are
-  // measured first (the commands: gpu; --no-auto-peaks: off).
+  // measured first (the commands: any; --no-auto-peaks: off).
   AutoPeaks auto_peaks = AutoPeaks::off;
   // > 0 (tune's memory limit, bytes): a point whose peak memory after the warm-up is above it
   // cannot fit whatever its timing, and is sampled at most 10 times (stop_reason

@@ -66,6 +66,10 @@ struct ProviderTraits {
   // seq_kv) and neither reads past a sequence's keys nor needs its padding rows. The runner
   // refuses a ragged point to a provider without it, saying so.
   bool ragged = false;
+  // Runs kernels on streams of its own (JAX) and orders them with the timed stream, proving the
+  // order in prepare: kernels elsewhere are then off the stream only when they run outside the
+  // launch's window (Engine::trace_kernels); without it any is (fault off_stream).
+  bool own_streams = false;
   // A kernel whose arithmetic is deliberately lossier than its dtype (SageAttention's INT8
   // Q K^T) says how ("int8 Q K^T per block, fp16 P V"; "" for none) and the per-row relative L2
   // bound it promises for O, which then replaces the dtype's when that is tighter (verify.hpp

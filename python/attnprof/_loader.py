@@ -140,6 +140,7 @@ def describe(p: Provider) -> dict:
             "writes_lse": bool(p.writes_lse),
             "softcap": bool(p.softcap),
             "sinks": bool(p.sinks),
+            "own_streams": bool(getattr(p, "own_streams", False)),
             "quantization": str(p.quantization),
             "output_tolerance": float(p.output_tolerance),
         },

@@ -63,6 +63,10 @@ class Provider:
     # the scaled scores) that joins each row's softmax denominator and takes no value row.
     # Without it the runner refuses points with sinks.
     sinks: bool = False
+    # Runs kernels on streams of its own and orders them with the instrument's stream, proving the
+    # order in prepare (JAX). Without it any kernel off the timed stream fails the point
+    # (fault off_stream); with it, any that runs outside the launch's window.
+    own_streams: bool = False
     # A kernel deliberately lossier than its dtype (INT8 Q K^T) says how, and the per-row relative
     # L2 bound it promises for O (replaces the dtype's when looser; at most 0.1). Rows say so.
     quantization: str = ""

@@ -8,7 +8,7 @@ namespace attnprof {
 
 namespace {
 
-constexpr std::array<std::pair<Fault, std::string_view>, 11> kNames = {{
+constexpr std::array<std::pair<Fault, std::string_view>, 17> kNames = {{
     {Fault::none, "none"},
     {Fault::invalid, "invalid"},
     {Fault::not_supported, "not_supported"},
@@ -20,6 +20,12 @@ constexpr std::array<std::pair<Fault, std::string_view>, 11> kNames = {{
     {Fault::timeout, "timeout"},
     {Fault::crash, "crash"},
     {Fault::harness, "harness"},
+    {Fault::modified_inputs, "modified_inputs"},
+    {Fault::out_of_bounds, "out_of_bounds"},
+    {Fault::off_stream, "off_stream"},
+    {Fault::unwritten, "unwritten"},
+    {Fault::stale, "stale"},
+    {Fault::implausible, "implausible"},
 }};
 
 }  // namespace

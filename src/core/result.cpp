@@ -41,6 +41,10 @@ Status status_of(Fault f) {
       return Status::oom;
     case Fault::timeout:
       return Status::timeout;
+    case Fault::unwritten:  // verdicts on the outputs or the figures: the work ran, wrongly
+    case Fault::stale:
+    case Fault::implausible:
+      return Status::incorrect;
     default:
       return Status::failed;
   }

@@ -95,11 +95,12 @@ OrderedJson traits_json(const ProviderTraits& t) {
                    {"forward", t.forward},
                    {"backward", t.backward},
                    {"writes_lse", t.writes_lse}};
-  if (t.paged_kv) j["paged_kv"] = true;  // only where it reads a paged cache
-  if (t.fp8) j["fp8"] = true;            // only where it takes fp8 inputs
-  if (t.softcap) j["softcap"] = true;    // only where it caps logits
-  if (t.sinks) j["sinks"] = true;        // only where it takes sink logits
-  if (t.ragged) j["ragged"] = true;      // only where it takes ragged batches
+  if (t.paged_kv) j["paged_kv"] = true;        // only where it reads a paged cache
+  if (t.fp8) j["fp8"] = true;                  // only where it takes fp8 inputs
+  if (t.softcap) j["softcap"] = true;          // only where it caps logits
+  if (t.sinks) j["sinks"] = true;              // only where it takes sink logits
+  if (t.ragged) j["ragged"] = true;            // only where it takes ragged batches
+  if (t.own_streams) j["own_streams"] = true;  // only where it orders streams of its own
   // Only a quantized provider's rows carry these (docs/results.md).
   if (!t.quantization.empty() || t.output_tolerance > 0) {
     j["quantization"] = t.quantization;
@@ -382,6 +383,7 @@ ProviderTraits read_traits(const Reader& in) {
   if (in.has("softcap")) t.softcap = in.boolean("softcap");
   if (in.has("sinks")) t.sinks = in.boolean("sinks");
   if (in.has("ragged")) t.ragged = in.boolean("ragged");
+  if (in.has("own_streams")) t.own_streams = in.boolean("own_streams");
   // Rows written before quantized providers existed have neither.
   if (in.has("quantization")) t.quantization = in.string("quantization");
   if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");

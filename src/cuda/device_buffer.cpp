@@ -18,16 +18,18 @@ void set_memory_reclaimer(MemoryReclaimer reclaim) {
   reclaimer.store(reclaim);
 }
 
-DeviceBuffer::DeviceBuffer(int64_t bytes, MemoryTracker* tracker) : tracker_(tracker) {
-  if (bytes < 0) throw std::invalid_argument(fmt::format("DeviceBuffer: negative size {}", bytes));
+DeviceBuffer::DeviceBuffer(int64_t bytes, MemoryTracker* tracker, int64_t guard)
+    : tracker_(tracker) {
+  if (bytes < 0 || guard < 0)
+    throw std::invalid_argument(fmt::format("DeviceBuffer: negative size {} + {}", bytes, guard));
   if (bytes == 0) return;  // an empty buffer holds no memory and reports none
   void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes));
+  cudaError_t e = cudaMalloc(&p, static_cast<size_t>(bytes + guard));
   if (e == cudaErrorMemoryAllocation) {
     const MemoryReclaimer reclaim = reclaimer.load();
     if (reclaim != nullptr && reclaim()) {
       (void)cudaGetLastError();  // the failed allocation's error is not sticky: cleared
-      e = cudaMalloc(&p, static_cast<size_t>(bytes));
+      e = cudaMalloc(&p, static_cast<size_t>(bytes + guard));
     }
   }
   if (e != cudaSuccess) {

@@ -19,7 +19,9 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   // Allocates `bytes` with cudaMalloc; throws CudaError (cudaErrorMemoryAllocation for OOM).
-  DeviceBuffer(int64_t bytes, MemoryTracker* tracker);
+  // `guard` more bytes follow them, unreported to the tracker and outside bytes(): the point
+  // tensors' guard (attnprof/digest.hpp), a measurement device rather than the point's memory.
+  DeviceBuffer(int64_t bytes, MemoryTracker* tracker, int64_t guard = 0);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;

@@ -51,9 +51,14 @@ class CpuEngine final : public Engine {
     const auto start = Clock::now();
     StopDecision d;
     while (true) {
+      // Every sample starts from poisoned outputs and must write them (docs/method.md, "What a
+      // provider cannot fake"); poison, publish and the scan are outside the sample.
+      tensors.poison_outputs();
       const auto t0 = Clock::now();
       run.launch(stream_, io);
       const double s = seconds_since(t0);
+      run.publish(stream_, io);
+      require_written(tensors, fmt::format("timed sample {}", samples.size() + 1));
       samples.push_back(s);
       measured += s;
       d = should_stop(rule, samples, measured, seconds_since(start));
@@ -75,9 +80,15 @@ class CpuEngine final : public Engine {
                           const VerifyOptions& options, bool) override {
     return check_on_host(spec, fill, tensors.read_outputs(), options);
   }
-  std::vector<KernelRecord> trace_kernels(Run&, PointTensors&, std::string& note) override {
-    note = "cpu: no kernels";
-    return {};
+  RowChecks check_sample(const Spec& spec, PointTensors& tensors, const InputFill& fill) override {
+    VerifyOptions sample;
+    sample.full_check_flops = 0;  // the sample of rows_to_check, never every row
+    return check_on_host(spec, fill, tensors.read_outputs(), sample);
+  }
+  KernelTrace trace_kernels(Run&, PointTensors&, bool) override {
+    KernelTrace t;
+    t.note = "cpu: no kernels";
+    return t;
   }
 
   Fingerprint fingerprint() const override { return {}; }

@@ -1,12 +1,16 @@
 #include "measure/host_tensors.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-#include <limits>
+#include <map>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "attnprof/audit.hpp"
+#include "attnprof/digest.hpp"
 #include "attnprof/paging.hpp"
 #include "attnprof/ragged.hpp"
 
@@ -54,13 +58,13 @@ class HostTensors final : public PointTensors {
  public:
   HostTensors(const Spec& spec, bool lse, const InputFill& fill, int threads,
               MemoryTracker* tracker)
-      : spec_(spec), tracker_(tracker) {
+      : spec_(spec), tracker_(tracker), threads_(threads) {
     io_ = io_layout(spec, DType::fp32, lse);
     try {
       for (TensorRole r : kTensorRoles) {
         TensorView& t = io_[r];
         if (t.elems() == 0) continue;
-        storage_.emplace_back(static_cast<size_t>(t.elems()));
+        storage_.push_back(guarded(t.elems()));
         t.data = storage_.back().data();
         bytes_ += t.bytes();
       }
@@ -87,16 +91,7 @@ class HostTensors final : public PointTensors {
       io_.seq_kv = lens_.data() + spec.batch;
     }
     if (tracker_ != nullptr) tracker_->on_alloc(bytes_);
-    for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
-      const bool kv = r == TensorRole::k || r == TensorRole::v;
-      if (io_[r].present())
-        fill_input(io_[r], r, fill, static_cast<int>(spec.dtype), threads,
-                   kv ? io_.seq_kv : nullptr, spec.latent_columns());
-    }
-    if (io_.sink.present()) {  // the sink logits: fp32 whatever the dtype
-      for (int64_t h = 0; h < spec.q_heads; ++h)
-        io_.sink.as<float>()[h] = sink_logit(fill.pattern, fill.seed, h);
-    }
+    fill_inputs(fill);
     poison_outputs();
   }
   ~HostTensors() override {
@@ -111,6 +106,37 @@ class HostTensors final : public PointTensors {
     for (TensorRole r : launch_outputs(spec_, io_)) poison(io_[r]);
   }
 
+  TensorAudit audit() override {
+    TensorAudit a;
+    std::swap(a.modified, freed_modified_);
+    std::swap(a.overrun, freed_overrun_);
+    audit_set(io_, "", a);
+    for (size_t c = 0; c < copy_sets_.size(); ++c)
+      audit_set(copy_sets_[c], fmt::format(" (timing copy {})", c + 1), a);
+    return a;
+  }
+
+  void seal_inputs() override {
+    for (const InputRange& r : input_ranges(spec_, io_)) {
+      if (!pristine_.contains(std::string(r.name)))
+        pristine_[std::string(r.name)] = digest_host(r.data, r.bytes);
+    }
+  }
+
+  std::vector<std::string> unwritten() override {
+    std::vector<std::string> out;
+    for (TensorRole r : launch_outputs(spec_, io_)) {
+      const TensorView& t = io_[r];
+      const auto* bits = t.as<const uint32_t>();
+      const auto n = static_cast<int64_t>(std::count(bits, bits + t.elems(), kPoisonBits));
+      if (n > padding_elems(spec_, r, t))
+        out.push_back(fmt::format("{}: {} of {} elements", to_string(r), n, t.elems()));
+    }
+    return out;
+  }
+
+  void refill_inputs(const InputFill& fill) override { fill_inputs(fill); }
+
   HostOutputs read_outputs() override {
     HostOutputs out;
     for (TensorRole r : launch_outputs(spec_, io_)) *out.slot(r) = copy_of(io_[r]);
@@ -122,34 +148,95 @@ class HostTensors final : public PointTensors {
   // The CPU engine never rotates (host caches are not what a CPU point measures cold); copies
   // are made on request all the same, untracked, for tests.
   std::vector<Io> replicate(int copies) override {
+    for (size_t c = 0; c < copy_sets_.size(); ++c) {  // audited before they go
+      TensorAudit a;
+      audit_set(copy_sets_[c], fmt::format(" (timing copy {})", c + 1), a);
+      freed_modified_.insert(freed_modified_.end(), a.modified.begin(), a.modified.end());
+      freed_overrun_.insert(freed_overrun_.end(), a.overrun.begin(), a.overrun.end());
+    }
     copies_.clear();
+    copy_sets_.clear();
     std::vector<Io> sets = {io_};
     for (int c = 1; c < copies; ++c) {
       Io set = io_;
       auto& store = copies_.emplace_back();
       for (TensorRole r : kTensorRoles) {
         if (!io_[r].present()) continue;
-        store.push_back(copy_of(io_[r]));
+        std::vector<float> t = guarded(io_[r].elems());
+        std::copy_n(io_[r].as<const float>(), io_[r].elems(), t.begin());
+        store.push_back(std::move(t));
         set[r].data = store.back().data();
       }
+      copy_sets_.push_back(set);
       sets.push_back(set);
     }
     return sets;
   }
 
  private:
-  static void poison(const TensorView& t) {
-    std::fill_n(t.as<float>(), t.elems(), std::numeric_limits<float>::quiet_NaN());
+  // Every bit set: NaN, and a pattern no arithmetic result holds (NaNs it makes are quiet NaNs
+  // of another payload), so unwritten() can tell an unwritten element from a computed NaN.
+  static constexpr uint32_t kPoisonBits = 0xFFFFFFFFu;
+  static constexpr int64_t kGuardFloats = kGuardBytes / int64_t(sizeof(float));
+
+  static void poison(const TensorView& t) { std::fill_n(t.as<uint32_t>(), t.elems(), kPoisonBits); }
+
+  // Storage for `elems` floats and the guard after them.
+  static std::vector<float> guarded(int64_t elems) {
+    std::vector<float> v(static_cast<size_t>(elems + kGuardFloats));
+    std::memset(v.data() + elems, kGuardByte, static_cast<size_t>(kGuardBytes));
+    return v;
+  }
+
+  static bool guard_intact(const TensorView& t) {
+    const auto* g = reinterpret_cast<const unsigned char*>(t.as<const float>() + t.elems());
+    return std::all_of(g, g + kGuardBytes, [](unsigned char b) { return b == kGuardByte; });
+  }
+
+  // The inputs of `set` against what the harness wrote, and every tensor's guard.
+  void audit_set(const Io& set, const std::string& where, TensorAudit& a) const {
+    for (const InputRange& r : input_ranges(spec_, set)) {
+      const auto it = pristine_.find(std::string(r.name));
+      if (it != pristine_.end() && digest_host(r.data, r.bytes) != it->second)
+        a.modified.push_back(std::string(r.name) + where);
+    }
+    for (TensorRole r : kTensorRoles) {
+      if (set[r].present() && !guard_intact(set[r]))
+        a.overrun.push_back(std::string(to_string(r)) + where);
+    }
+  }
+
+  // The generated inputs from `fill`, and their digests as what the harness wrote.
+  void fill_inputs(const InputFill& fill) {
+    for (TensorRole r : {TensorRole::q, TensorRole::k, TensorRole::v, TensorRole::d_o}) {
+      const bool kv = r == TensorRole::k || r == TensorRole::v;
+      if (io_[r].present())
+        fill_input(io_[r], r, fill, static_cast<int>(spec_.dtype), threads_,
+                   kv ? io_.seq_kv : nullptr, spec_.latent_columns());
+    }
+    if (io_.sink.present()) {  // the sink logits: fp32 whatever the dtype
+      for (int64_t h = 0; h < spec_.q_heads; ++h)
+        io_.sink.as<float>()[h] = sink_logit(fill.pattern, fill.seed, h);
+    }
+    for (const InputRange& r : input_ranges(spec_, io_)) {
+      const bool forward_state =
+          r.name == to_string(TensorRole::o) || r.name == to_string(TensorRole::lse);
+      if (!forward_state) pristine_[std::string(r.name)] = digest_host(r.data, r.bytes);
+    }
   }
 
   Spec spec_;
   MemoryTracker* tracker_;
+  int threads_;
   std::vector<int32_t> table_;  // a paged spec's block table, shared by every copy
   std::vector<int32_t> lens_;   // a ragged spec's query rows, then keys, per sequence (Io)
   Io io_;
   std::vector<std::vector<float>> storage_;
   int64_t bytes_ = 0;
   std::vector<std::vector<std::vector<float>>> copies_;
+  std::vector<Io> copy_sets_;                 // the sets of copies_
+  std::map<std::string, uint64_t> pristine_;  // digest of each input range as the harness wrote it
+  std::vector<std::string> freed_modified_, freed_overrun_;  // found in copies since freed
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "attnprof/env.hpp"
 #include "attnprof/model.hpp"
 #include "attnprof/peaks.hpp"
+#include "attnprof/physics.hpp"
 #include "run/ceilings.hpp"
 
 namespace attnprof {
@@ -57,9 +58,43 @@ void phase(PointHooks& hooks, Phase p, Body&& body) {
   hooks.end(p);
 }
 
+// One launch from poisoned outputs, its outputs published and audited.
+void audited_launch(Run& run, Stream& stream, PointTensors& tensors, std::string_view what) {
+  tensors.poison_outputs();
+  run.launch(stream, tensors.io());
+  run.publish(stream, tensors.io());
+  require_untouched(tensors, what);
+  require_written(tensors, what);
+}
+
+// Work the timer times: no kernel on a stream the timed stream does not wait for.
+void require_on_stream(const KernelTrace& k) {
+  if (k.off_stream == 0) return;
+  throw FaultError(Fault::off_stream,
+                   fmt::format("{} kernel(s) ran on a stream the timed stream does not wait for "
+                               "(the first: {}); the timer did not time them",
+                               k.off_stream, k.off_stream_first));
+}
+
+// The engine's check, with its own disagreement attributed: where the device reference and the
+// host's fp64 disagree, a changed input is the provider's doing, not the instrument's.
+RowChecks checked(Engine& engine, const Spec& spec, PointTensors& tensors, const InputFill& fill,
+                  const VerifyOptions& options, bool cross_check) {
+  try {
+    return engine.check_outputs(spec, tensors, fill, options, cross_check);
+  } catch (const FaultError& e) {
+    if (e.fault() == Fault::harness) require_untouched(tensors, "the check");
+    throw;
+  }
+}
+
+// The seed of the new input values the last check launches on: another draw of the generator,
+// the same for every provider of a point.
+constexpr uint64_t kFreshSeedSalt = 0x5EED'F4E5'0000'0001ull;
+
 // The phases from allocation to release; fills `r`; may throw.
 void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
-             const RunOptions& options, PointHooks& hooks) {
+             const RunOptions& options, const std::optional<Peaks>& peaks, PointHooks& hooks) {
   MemoryTracker* tracker = engine.tracker();
   const int64_t base = tracker ? tracker->current() : 0;
   if (tracker) tracker->reset_peak();
@@ -79,6 +114,8 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     const Io first[] = {tensors->io()};
     run->bind(first);
     r.prepare_s = seconds_since(t0);
+    require_untouched(*tensors, "prepare");
+    tensors->seal_inputs();  // mode bwd: the forward state prepare wrote is an input from here on
   });
   const Io& io = tensors->io();
 
@@ -92,12 +129,10 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
           : "";
   bool correct = true;
   phase(hooks, Phase::verify, [&] {
-    tensors->poison_outputs();
-    run->launch(stream, io);
-    run->publish(stream, io);
+    audited_launch(*run, stream, *tensors, "the verified launch");
     const auto t0 = std::chrono::steady_clock::now();
     r.verify =
-        judge_rows(spec, engine.check_outputs(spec, *tensors, fill, options.verify, true), bounds);
+        judge_rows(spec, checked(engine, spec, *tensors, fill, options.verify, true), bounds);
     r.verify.seconds = seconds_since(t0);
     r.verify.launches_checked = 1;
     r.verify.detail += declared;
@@ -131,24 +166,35 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
       r.timing = engine.measure(*run, *tensors, measure);
       if (over_memory) r.timing.stop_reason = "over_memory_limit";
     }
+    require_untouched(*tensors, "the timed launches");
   });
   r.measure_s = seconds_since(measure_t0);
+  // A time no device could have run the point in is no measurement; work the timer did not see
+  // is the likeliest reason, and named when it is.
+  const bool audit_streams = options.trace_launches == 0 && !options.profile_one_launch;
+  if (std::string why = implausible_reason(r, engine.device(), peaks); !why.empty()) {
+    if (audit_streams)
+      require_on_stream(engine.trace_kernels(*run, *tensors, r.traits.own_streams));
+    throw FaultError(Fault::implausible, why);
+  }
 
-  // The output of the last timed launch is checked too, then `repeats` more launches, each on
-  // poisoned outputs: a kernel that is right once and wrong under repetition (a race, stale
-  // state) must not pass.
+  // The output of the last timed launch is checked too (its outputs were poisoned before its
+  // sample), then `repeats` more launches, each on poisoned outputs: a kernel that is right once
+  // and wrong under repetition (a race, stale state) must not pass. Then one launch on new input
+  // values: an output that does not follow its inputs was not computed from them.
   phase(hooks, Phase::verify_last, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     int repeats = 0;
     for (int t = 0; correct; ++t) {
       if (t > 0) {
-        tensors->poison_outputs();
-        run->launch(stream, io);
+        audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t));
+      } else {
+        run->publish(stream, io);
+        require_written(*tensors, "the last timed sample");
       }
-      run->publish(stream, io);
       const auto c0 = std::chrono::steady_clock::now();
-      const VerifyResult check = judge_rows(
-          spec, engine.check_outputs(spec, *tensors, fill, options.verify, false), bounds);
+      const VerifyResult check =
+          judge_rows(spec, checked(engine, spec, *tensors, fill, options.verify, false), bounds);
       if (t == 0) repeats = verify_repeats(options.verify, engine.kind(), seconds_since(c0));
       ++r.verify.launches_checked;
       if (!verify_passed(check)) {
@@ -169,6 +215,23 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
       }
       if (t >= repeats) break;
     }
+    // A launch count of the other parity: an input a provider changes on one launch and changes
+    // back on the next is seen after one of the two.
+    if (correct && repeats == 0) audited_launch(*run, stream, *tensors, "one more launch");
+    if (correct && spec.mode != Mode::bwd) {
+      const InputFill fresh{fill.seed ^ kFreshSeedSalt, fill.pattern};
+      tensors->refill_inputs(fresh);
+      audited_launch(*run, stream, *tensors, "the launch on new input values");
+      const VerifyResult check =
+          judge_rows(spec, engine.check_sample(spec, *tensors, fresh), bounds);
+      ++r.verify.launches_checked;
+      if (!verify_passed(check)) {
+        throw FaultError(Fault::stale,
+                         fmt::format("the outputs did not follow new input values (a result kept "
+                                     "from earlier inputs?): {}",
+                                     check.detail));
+      }
+    }
     r.verify.seconds += seconds_since(t0);
   });
   if (!correct) {
@@ -176,9 +239,15 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     return;
   }
 
-  if (options.trace_kernels) {
-    phase(hooks, Phase::kernels,
-          [&] { r.kernels = engine.trace_kernels(*run, *tensors, r.kernels_note); });
+  // The streams the work ran on, and which kernels (an extra launch under CUPTI). A tracer that
+  // holds CUPTI itself (trace, --ncu) sees the streams in its own trace instead.
+  if (options.trace_kernels || audit_streams) {
+    phase(hooks, Phase::kernels, [&] {
+      KernelTrace k = engine.trace_kernels(*run, *tensors, r.traits.own_streams);
+      require_on_stream(k);
+      if (options.trace_kernels) r.kernels = std::move(k.kernels);
+      r.kernels_note = std::move(k.note);
+    });
   }
 
   r.provider_note = run->note();
@@ -299,7 +368,7 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
   PointHooks& h = hooks ? *hooks : none;
   // One catch per point: whatever a provider throws ends this point only, classified here.
   try {
-    h.around([&] { execute(r, spec, provider, engine, options, h); });
+    h.around([&] { execute(r, spec, provider, engine, options, peaks, h); });
   } catch (const std::exception& e) {
     r.fault = classify(e);
     r.reason = fault_reason(e);

@@ -49,25 +49,69 @@ TEST_F(CudaEngineTest, CuptiSeesTheSpinKernelOnTheTimedStream) {
   EXPECT_LE(kernels[0].total_us, 70.0);
   for (const cuda::TraceActivity& a : cap.activities) EXPECT_EQ(a.stream_id, cap.stream_id);
 
-  std::string note = "stale";
-  const auto via_engine = engine().trace_kernels(run, none_, note);
-  EXPECT_EQ(note, "");
-  ASSERT_EQ(via_engine.size(), 1u);
-  EXPECT_EQ(via_engine[0].name, kernels[0].name);
+  const KernelTrace via_engine = engine().trace_kernels(run, none_, false);
+  EXPECT_EQ(via_engine.note, "");
+  EXPECT_TRUE(via_engine.audited);
+  EXPECT_EQ(via_engine.off_stream, 0);
+  ASSERT_EQ(via_engine.kernels.size(), 1u);  // the window's markers are left out
+  EXPECT_EQ(via_engine.kernels[0].name, kernels[0].name);
+  EXPECT_EQ(via_engine.kernels[0].count, 1);
 }
 
-TEST_F(CudaEngineTest, CuptiReportsKernelsOutsideTheTimedStream) {
+TEST_F(CudaEngineTest, AKernelOnAStreamTheTimedStreamNeverWaitsForIsOffTheStream) {
   cudaStream_t side = nullptr;
   ATTNPROF_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-  SpinRun run(20'000, side, 20'000);
-  std::string note;
-  const auto kernels = engine().trace_kernels(run, none_, note);
+  SpinRun run(20'000, side, 200'000);  // the side spin outlasts the launch's window
+  const KernelTrace t = engine().trace_kernels(run, none_, false);
+  const KernelTrace own = engine().trace_kernels(run, none_, true);
   ATTNPROF_CUDA(cudaStreamSynchronize(side));
   ATTNPROF_CUDA(cudaStreamDestroy(side));
-  if (note.rfind("unavailable", 0) == 0) GTEST_SKIP() << note;
-  ASSERT_EQ(kernels.size(), 1u);
-  EXPECT_EQ(kernels[0].count, 2);
-  EXPECT_EQ(note, "1 kernel(s) ran outside the timed stream");
+  if (!t.audited) GTEST_SKIP() << t.note;
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].count, 2);
+  EXPECT_EQ(t.off_stream, 1);
+  EXPECT_EQ(t.off_stream_first.rfind("attnprof::cuda::spin_ns_kernel(", 0), 0u);
+  EXPECT_EQ(own.off_stream, 1);  // outside the window: declaring streams of its own is no excuse
+}
+
+// Forks to a side stream and joins it back, as a framework with streams of its own does.
+class JoinedRun final : public KernelRun {
+ public:
+  explicit JoinedRun(cudaStream_t side) : side_(side) {
+    ATTNPROF_CUDA(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    ATTNPROF_CUDA(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
+  }
+  ~JoinedRun() override {
+    (void)cudaEventDestroy(fork_);
+    (void)cudaEventDestroy(join_);
+  }
+  void launch(Stream& s, const Io&) override {
+    const auto timed = static_cast<cudaStream_t>(s.native);
+    ATTNPROF_CUDA(cudaEventRecord(fork_, timed));
+    ATTNPROF_CUDA(cudaStreamWaitEvent(side_, fork_));
+    cuda::launch_spin_ns(50'000, side_);
+    ATTNPROF_CUDA(cudaEventRecord(join_, side_));
+    ATTNPROF_CUDA(cudaStreamWaitEvent(timed, join_));
+  }
+
+ private:
+  cudaStream_t side_;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
+};
+
+TEST_F(CudaEngineTest, AJoinedSideStreamIsOnTheStreamOnlyForAProviderThatDeclaresIt) {
+  cudaStream_t side = nullptr;
+  ATTNPROF_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  {
+    JoinedRun run(side);
+    const KernelTrace plain = engine().trace_kernels(run, none_, false);
+    const KernelTrace own = engine().trace_kernels(run, none_, true);
+    if (!plain.audited) GTEST_SKIP() << plain.note;
+    EXPECT_EQ(plain.off_stream, 1);
+    EXPECT_EQ(own.off_stream, 0);
+    ASSERT_EQ(own.kernels.size(), 1u);
+  }
+  ATTNPROF_CUDA(cudaStreamDestroy(side));
 }
 
 }  // namespace

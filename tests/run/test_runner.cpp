@@ -10,6 +10,7 @@
 #include "attnprof/registry.hpp"
 #include "attnprof/runner.hpp"
 #include "attnprof/sweep.hpp"
+#include "wrapped_provider.hpp"
 
 namespace attnprof {
 namespace {
@@ -27,51 +28,43 @@ enum class Plant {
 };
 
 // cpu.reference's run, then the planted fault on the harness's outputs (host floats).
-class FaultyRun final : public Run {
+class FaultyRun final : public test::WrappedRun {
  public:
-  FaultyRun(std::unique_ptr<Run> inner, Plant f) : inner_(std::move(inner)), plant_(f) {}
+  FaultyRun(std::unique_ptr<Run> inner, Plant f) : WrappedRun(std::move(inner)), plant_(f) {}
   void launch(Stream& s, const Io& io) override {
     if (plant_ == Plant::throw_in_launch) throw std::runtime_error("kernel exploded");
     if (plant_ == Plant::library_error) throw FaultError(Fault::library, "libfoo: status 7");
     if (plant_ == Plant::host_oom) throw std::bad_alloc();
     ++launches_;
-    inner_->launch(s, io);
+    WrappedRun::launch(s, io);
     float* o = io.o.as<float>();
     if (plant_ == Plant::wrong_value || (plant_ == Plant::wrong_after_first && launches_ > 1))
       o[io.o.elems() / 2] += 1.0f;
     if (plant_ == Plant::leave_nan) o[io.o.elems() - 1] = std::nanf("");
   }
-  int64_t workspace_bytes() const override { return inner_->workspace_bytes(); }
 
  private:
-  std::unique_ptr<Run> inner_;
   Plant plant_;
   int launches_ = 0;
 };
 
-class FaultyProvider final : public Provider {
+class FaultyProvider final : public test::WrappedProvider {
  public:
-  explicit FaultyProvider(Plant f) : plant_(f), inner_(find_provider("cpu.reference")) {}
-  ProviderTraits traits() const override {
-    ProviderTraits t = inner_->traits();
-    t.name = "test.faulty." + std::to_string(int(plant_));
-    t.description = "cpu.reference with a planted fault";
-    t.family = Family::test;
-    return t;
-  }
-  Support supports(const Spec& s, const Device& d) const override { return inner_->supports(s, d); }
+  explicit FaultyProvider(Plant f)
+      : WrappedProvider("cpu.reference", "test.faulty." + std::to_string(int(f)),
+                        "cpu.reference with a planted fault"),
+        plant_(f) {}
   int64_t workspace_estimate(const Spec& s) const override {
-    return plant_ == Plant::huge_estimate ? (int64_t{1} << 62) : inner_->workspace_estimate(s);
-  }
-  std::unique_ptr<Run> prepare(const Spec& s, const Device& d, const PrepareContext& c,
-                               const Io& io) override {
-    if (plant_ == Plant::not_supported_in_prepare) throw NotSupported("library says no");
-    return std::make_unique<FaultyRun>(inner_->prepare(s, d, c, io), plant_);
+    return plant_ == Plant::huge_estimate ? (int64_t{1} << 62)
+                                          : WrappedProvider::workspace_estimate(s);
   }
 
  private:
+  std::unique_ptr<Run> wrap(std::unique_ptr<Run> inner, const Io&) override {
+    if (plant_ == Plant::not_supported_in_prepare) throw NotSupported("library says no");
+    return std::make_unique<FaultyRun>(std::move(inner), plant_);
+  }
   Plant plant_;
-  Provider* inner_;
 };
 
 Spec small() {

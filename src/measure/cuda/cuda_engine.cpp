@@ -160,21 +160,52 @@ std::string CudaEngine::poisoned() {
   return sticky_error();
 }
 
-std::vector<KernelRecord> CudaEngine::trace_kernels(Run& run, PointTensors& tensors,
-                                                    std::string& note) {
+RowChecks CudaEngine::check_sample(const Spec& spec, PointTensors& tensors, const InputFill& fill) {
+  require_available();
+  ATTNPROF_CUDA(cudaSetDevice(device_.index));
+  const std::vector<RowIndex> rows = cross_check_rows(spec, fill.seed);
+  return check_rows_on_host(spec, fill, tensors.read_rows(rows, {}), rows, {});
+}
+
+// The launch runs between two marker kernels on the timed stream (1 us spins, left out of the
+// records): a kernel on another stream that starts after the first marker ended and ends before
+// the second began ran inside the launch's window, where the timed stream waited for it.
+KernelTrace CudaEngine::trace_kernels(Run& run, PointTensors& tensors, bool own_streams) {
   require_available();
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
   ATTNPROF_CUDA(cudaStreamSynchronize(stream_));
-  const TraceCapture cap =
-      trace_activities([&] { run.launch(stream_handle_, tensors.io()); }, stream_);
-  note = cap.note;
-  if (!cap.available) return {};
-  int64_t elsewhere = 0;
+  constexpr uint64_t kMarkerNs = 1000;
+  const TraceCapture cap = trace_activities(
+      [&] {
+        launch_spin_ns(kMarkerNs, stream_);
+        run.launch(stream_handle_, tensors.io());
+        launch_spin_ns(kMarkerNs, stream_);
+      },
+      stream_);
+  KernelTrace t;
+  t.note = cap.note;
+  if (!cap.available) return t;
+  std::vector<TraceActivity> ran;  // the activities without the markers
+  const TraceActivity* first = nullptr;
+  const TraceActivity* last = nullptr;
   for (const TraceActivity& a : cap.activities) {
-    if (a.kind == TraceActivity::Kind::kernel && a.stream_id != cap.stream_id) ++elsewhere;
+    if (a.kind != TraceActivity::Kind::kernel || a.stream_id != cap.stream_id) continue;
+    if (first == nullptr) first = &a;
+    last = &a;
   }
-  if (elsewhere > 0) note = fmt::format("{} kernel(s) ran outside the timed stream", elsewhere);
-  return aggregate_kernels(cap.activities);
+  for (const TraceActivity& a : cap.activities) {
+    if (&a != first && &a != last) ran.push_back(a);
+  }
+  t.audited = first != nullptr && last != nullptr && first != last;
+  if (!t.audited) t.note = "streams not audited: CUPTI did not see the window's markers";
+  for (const TraceActivity& a : ran) {
+    if (a.kind != TraceActivity::Kind::kernel || a.stream_id == cap.stream_id) continue;
+    const bool inside = t.audited && a.start_ns >= first->end_ns && a.end_ns <= last->start_ns;
+    if (own_streams && inside) continue;
+    if (t.off_stream++ == 0) t.off_stream_first = a.name;
+  }
+  t.kernels = aggregate_kernels(ran);
+  return t;
 }
 
 }  // namespace attnprof::cuda

@@ -43,8 +43,8 @@ class CudaEngine final : public Engine {
   TimingResult measure(Run& run, PointTensors& tensors, const MeasureOptions& options) override;
   RowChecks check_outputs(const Spec& spec, PointTensors& tensors, const InputFill& fill,
                           const VerifyOptions& options, bool cross_check) override;
-  std::vector<KernelRecord> trace_kernels(Run& run, PointTensors& tensors,
-                                          std::string& note) override;
+  RowChecks check_sample(const Spec& spec, PointTensors& tensors, const InputFill& fill) override;
+  KernelTrace trace_kernels(Run& run, PointTensors& tensors, bool own_streams) override;
   std::string poisoned() override;
   Fingerprint fingerprint() const override { return fingerprint_; }
   std::string peaks_key() const override;

@@ -94,11 +94,17 @@ class Sampler {
     if (mode_ == TimingMode::graph) capture_graph(n);
   }
 
+  // Every sample starts from poisoned outputs of copy 0 (the set each batch ends on) and must
+  // write them (docs/method.md, "What a provider cannot fake"); poison, publish and the scan run
+  // outside the timed events.
   Sample take() {
+    tensors_.poison_outputs();
     if (options_.clock == ClockPolicy::recover) idle_before_sample();
     Sample x = mode_ == TimingMode::wall ? take_wall() : take_events();
     last_s_ = x.seconds;
     if (ctx_.power) x.watts = ctx_.power->watts();
+    run_.publish(*ctx_.launch_stream, tensors_.io());
+    require_written(tensors_, fmt::format("timed sample {}", ++taken_));
     return x;
   }
 
@@ -216,6 +222,7 @@ class Sampler {
   cudaGraphExec_t exec_ = nullptr;
   uint64_t spin_ns_ = kSpinStartNs;
   double last_s_ = 0;  // the last sample's time
+  int64_t taken_ = 0;  // samples taken, the probe included
 };
 
 double median_of(std::vector<double> v) {

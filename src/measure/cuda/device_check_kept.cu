@@ -13,8 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "attnprof/audit.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/tensor_audit.hpp"
 #include "measure/cuda/check_common.cuh"
 
 namespace attnprof::cuda {
@@ -23,63 +25,15 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Adds to *out, over the 8-byte words w of p[0, n) (the last one zero-padded), mix(word ^
-// mix(w + salt)): a sum, so the order the threads take words in does not matter, and a word's
-// position and its buffer's salt are in its term.
-__global__ void hash_kernel(const unsigned char* p, int64_t n, uint64_t salt,
-                            unsigned long long* out) {
-  const int64_t words = (n + 7) / 8;
-  const bool aligned = (reinterpret_cast<uintptr_t>(p) & 7u) == 0;
-  uint64_t h = 0;
-  for (int64_t w = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; w < words;
-       w += int64_t(gridDim.x) * blockDim.x) {
-    uint64_t x = 0;
-    if (aligned && (w + 1) * 8 <= n) {
-      x = reinterpret_cast<const uint64_t*>(p)[w];
-    } else {
-      for (int64_t b = w * 8; b < n && b < w * 8 + 8; ++b) x |= uint64_t(p[b]) << (8 * (b - w * 8));
-    }
-    h += mix(x ^ mix(uint64_t(w) + salt));
-  }
-  for (int o = 16; o > 0; o /= 2) h += __shfl_xor_sync(0xffffffffu, h, o);
-  if ((threadIdx.x & 31) == 0) atomicAdd(out, static_cast<unsigned long long>(h));
-}
-
 // The hash of every input byte of the launch (the tensors, the block table, the lengths).
 uint64_t inputs_hash(const Spec& spec, const Io& io, cudaStream_t stream) {
-  struct Part {
-    const void* data;
-    int64_t bytes;
-  };
-  std::vector<Part> parts;
-  for (TensorRole r : launch_inputs(spec, io)) parts.push_back({io[r].data, io[r].bytes()});
-  if (io.k.block_table != nullptr)
-    parts.push_back({io.k.block_table, spec.block_table_elems() * int64_t(sizeof(int32_t))});
-  if (io.v.block_table != nullptr && io.v.block_table != io.k.block_table)
-    parts.push_back({io.v.block_table, spec.block_table_elems() * int64_t(sizeof(int32_t))});
-  if (io.seq_q != nullptr) parts.push_back({io.seq_q, spec.batch * int64_t(sizeof(int32_t))});
-  if (io.seq_kv != nullptr) parts.push_back({io.seq_kv, spec.batch * int64_t(sizeof(int32_t))});
   DeviceBuffer acc(sizeof(unsigned long long), nullptr);
   auto* sum = acc.as<unsigned long long>();
   ATTNPROF_CUDA(cudaMemsetAsync(sum, 0, sizeof(unsigned long long), stream));
   uint64_t salt = 0x9e3779b97f4a7c15ull;
-  for (const Part& p : parts) {
+  for (const InputRange& p : input_ranges(spec, io)) {
     salt += 0x632be59bd9b4e019ull;
-    if (p.data == nullptr || p.bytes <= 0) continue;
-    const int64_t words = (p.bytes + 7) / 8;
-    const unsigned blocks =
-        unsigned(std::clamp<int64_t>((words + kThreads - 1) / kThreads, 1, 4096));
-    hash_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const unsigned char*>(p.data), p.bytes,
-                                                 salt, sum);
-    ATTNPROF_CUDA(cudaGetLastError());
+    add_digest(p.data, p.bytes, salt, sum, stream);
   }
   unsigned long long h = 0;
   ATTNPROF_CUDA(cudaMemcpyAsync(&h, sum, sizeof h, cudaMemcpyDeviceToHost, stream));
