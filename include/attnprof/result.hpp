@@ -46,6 +46,9 @@ struct TimingResult {
   // time other processes used while this point was sampled; above kBusyHost the row is noisy.
   double host_load = 0;
   double host_busy = 0;
+  // Seconds the timed samples' audits took (poison before, publish and scan after each sample,
+  // outside its time): part of the row's measure_s and audit_s; not written on its own.
+  double audit_s = 0;
 };
 
 struct MemoryResult {
@@ -118,6 +121,10 @@ struct Result {
   // Seconds of the warm-up and the timed sampling (the measurement, cold copies included); none
   // for a point that did not get there.
   std::optional<double> measure_s;
+  // Seconds the harness spent auditing the provider (docs/method.md, "What a provider cannot
+  // fake": digests, poison scans, the launches on new inputs and of the other parity, the
+  // stream audit); the cost of trusting it, within the point's other seconds.
+  std::optional<double> audit_s;
   std::map<std::string, std::string> env;  // the environment fingerprint
   std::string started_at;                  // ISO-8601 UTC
   std::optional<PointTrace> trace;         // phases and device events (attnprof trace only)

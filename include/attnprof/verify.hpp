@@ -70,6 +70,10 @@ std::vector<RowIndex> rows_to_check(const Spec& spec, const VerifyOptions& optio
 // A small stratified sample (the first, last and structural rows of the first and last (batch,
 // head), 16 random rows): the rows a device check is cross-checked on against the host's fp64.
 std::vector<RowIndex> cross_check_rows(const Spec& spec, uint64_t seed);
+// The rows the launch on new input values is checked on (the stale check): the first, last and
+// structural rows and 8 random rows of one seeded (batch, head) pair, so that the host's fp64
+// regenerates one head's keys and values, not one per random row.
+std::vector<RowIndex> fresh_check_rows(const Spec& spec, uint64_t seed);
 
 // One output row compared with its reference. `row` is flat: (b * heads + h) * len + pos, over
 // the tensor's own heads and length (query heads for O and dQ, KV heads for dK and dV).

@@ -130,4 +130,20 @@ std::vector<RowIndex> cross_check_rows(const Spec& spec, uint64_t seed) {
   return rows;
 }
 
+std::vector<RowIndex> fresh_check_rows(const Spec& spec, uint64_t seed) {
+  const SeqLens lens = seq_lens(spec);
+  Rng rng{seed ^ 0xBB67AE8584CAA73Bull};
+  int64_t b = rng.below(spec.batch);
+  for (int64_t t = 0; t < spec.batch && lens.q[static_cast<size_t>(b)] == 0; ++t) {
+    b = (b + 1) % spec.batch;  // a sequence with queries
+  }
+  const int64_t h = rng.below(spec.q_heads);
+  const Spec seq = sequence_of(spec, lens, b);
+  std::vector<RowIndex> rows = {{b, h, 0}, {b, h, seq.q_len - 1}};
+  for (int64_t i : structural_queries(seq)) rows.push_back({b, h, i});
+  for (int t = 0; t < 8; ++t) rows.push_back({b, h, rng.below(seq.q_len)});
+  sort_unique(rows);
+  return rows;
+}
+
 }  // namespace attnprof

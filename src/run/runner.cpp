@@ -58,13 +58,36 @@ void phase(PointHooks& hooks, Phase p, Body&& body) {
   hooks.end(p);
 }
 
-// One launch from poisoned outputs, its outputs published and audited.
-void audited_launch(Run& run, Stream& stream, PointTensors& tensors, std::string_view what) {
-  tensors.poison_outputs();
+// Seconds the audits took, summed into the row's audit_s.
+class AuditClock {
+ public:
+  template <class Body>
+  decltype(auto) operator()(Body&& body) {
+    struct Add {
+      double& total;
+      std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+      ~Add() { total += seconds_since(t0); }
+    } add{total_};
+    return body();
+  }
+  void add(double s) { total_ += s; }
+  double total() const { return total_; }
+
+ private:
+  double total_ = 0;
+};
+
+// One launch from poisoned outputs, its outputs published and audited: the audits' time in
+// `audits`, the launch's not (a launch of the point's own protocol).
+void audited_launch(Run& run, Stream& stream, PointTensors& tensors, std::string_view what,
+                    AuditClock& audits) {
+  audits([&] { tensors.poison_outputs(); });
   run.launch(stream, tensors.io());
   run.publish(stream, tensors.io());
-  require_untouched(tensors, what);
-  require_written(tensors, what);
+  audits([&] {
+    require_untouched(tensors, what);
+    require_written(tensors, what);
+  });
 }
 
 // Work the timer times: no kernel on a stream the timed stream does not wait for.
@@ -103,6 +126,13 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
 
   std::unique_ptr<PointTensors> tensors;
   std::unique_ptr<Run> run;
+  AuditClock audits;
+  // Whatever ends the point, its row says what the audits cost up to there.
+  struct PublishAudits {
+    Result& r;
+    AuditClock& a;
+    ~PublishAudits() { r.audit_s = a.total(); }
+  } publish_audits{r, audits};
   phase(hooks, Phase::prepare, [&] {
     tensors = engine.allocate(spec, r.traits.writes_lse, fill);
     PrepareContext ctx;
@@ -114,7 +144,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     const Io first[] = {tensors->io()};
     run->bind(first);
     r.prepare_s = seconds_since(t0);
-    require_untouched(*tensors, "prepare");
+    audits([&] { require_untouched(*tensors, "prepare"); });
     tensors->seal_inputs();  // mode bwd: the forward state prepare wrote is an input from here on
   });
   const Io& io = tensors->io();
@@ -129,7 +159,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
           : "";
   bool correct = true;
   phase(hooks, Phase::verify, [&] {
-    audited_launch(*run, stream, *tensors, "the verified launch");
+    audited_launch(*run, stream, *tensors, "the verified launch", audits);
     const auto t0 = std::chrono::steady_clock::now();
     r.verify =
         judge_rows(spec, checked(engine, spec, *tensors, fill, options.verify, true), bounds);
@@ -164,17 +194,21 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
         measure.rule.min_samples = std::min(measure.rule.min_samples, measure.rule.max_samples);
       }
       r.timing = engine.measure(*run, *tensors, measure);
+      audits.add(r.timing.audit_s);
       if (over_memory) r.timing.stop_reason = "over_memory_limit";
     }
-    require_untouched(*tensors, "the timed launches");
   });
   r.measure_s = seconds_since(measure_t0);
+  // Outside the phase: a trace's timed range holds the provider's work alone.
+  audits([&] { require_untouched(*tensors, "the timed launches"); });
   // A time no device could have run the point in is no measurement; work the timer did not see
   // is the likeliest reason, and named when it is.
   const bool audit_streams = options.trace_launches == 0 && !options.profile_one_launch;
   if (std::string why = implausible_reason(r, engine.device(), peaks); !why.empty()) {
-    if (audit_streams)
-      require_on_stream(engine.trace_kernels(*run, *tensors, r.traits.own_streams));
+    if (audit_streams) {
+      require_on_stream(
+          audits([&] { return engine.trace_kernels(*run, *tensors, r.traits.own_streams); }));
+    }
     throw FaultError(Fault::implausible, why);
   }
 
@@ -187,10 +221,10 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     int repeats = 0;
     for (int t = 0; correct; ++t) {
       if (t > 0) {
-        audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t));
+        audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t), audits);
       } else {
         run->publish(stream, io);
-        require_written(*tensors, "the last timed sample");
+        audits([&] { require_written(*tensors, "the last timed sample"); });
       }
       const auto c0 = std::chrono::steady_clock::now();
       const VerifyResult check =
@@ -217,13 +251,18 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     }
     // A launch count of the other parity: an input a provider changes on one launch and changes
     // back on the next is seen after one of the two.
-    if (correct && repeats == 0) audited_launch(*run, stream, *tensors, "one more launch");
+    // Both launches are the audits' own: their whole time is the audits'.
+    AuditClock unused;
+    if (correct && repeats == 0) {
+      audits([&] { audited_launch(*run, stream, *tensors, "one more launch", unused); });
+    }
     if (correct && spec.mode != Mode::bwd) {
       const InputFill fresh{fill.seed ^ kFreshSeedSalt, fill.pattern};
-      tensors->refill_inputs(fresh);
-      audited_launch(*run, stream, *tensors, "the launch on new input values");
-      const VerifyResult check =
-          judge_rows(spec, engine.check_sample(spec, *tensors, fresh), bounds);
+      const VerifyResult check = audits([&] {
+        tensors->refill_inputs(fresh);
+        audited_launch(*run, stream, *tensors, "the launch on new input values", unused);
+        return judge_rows(spec, engine.check_sample(spec, *tensors, fresh), bounds);
+      });
       ++r.verify.launches_checked;
       if (!verify_passed(check)) {
         throw FaultError(Fault::stale,
@@ -243,7 +282,11 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   // holds CUPTI itself (trace, --ncu) sees the streams in its own trace instead.
   if (options.trace_kernels || audit_streams) {
     phase(hooks, Phase::kernels, [&] {
-      KernelTrace k = engine.trace_kernels(*run, *tensors, r.traits.own_streams);
+      // Without --kernels the whole phase is the stream audit's.
+      KernelTrace k =
+          options.trace_kernels
+              ? engine.trace_kernels(*run, *tensors, r.traits.own_streams)
+              : audits([&] { return engine.trace_kernels(*run, *tensors, r.traits.own_streams); });
       require_on_stream(k);
       if (options.trace_kernels) r.kernels = std::move(k.kernels);
       r.kernels_note = std::move(k.note);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -490,6 +491,26 @@ TEST(Verify, TheKeptReferenceServesTheNextCheckAndNeverHidesAWrongOutput) {
   EXPECT_FALSE(
       verify_passed(judge_rows(capped, check_on_host(capped, ctx, good, VerifyOptions{}))));
   EXPECT_EQ(forward_refs_hits(), hits0 + 2);
+}
+
+// The stale check's rows: one (batch, head) pair, a non-empty sequence, its first and last rows,
+// a different pair for another seed.
+TEST(FreshCheckRows, OnePairItsEdgesAndAnotherPairForAnotherSeed) {
+  const Spec s = make_spec(4, 8, 2, 300, 500, 16, DType::bf16, testing_specs::kCausal, Mode::fwd);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (uint64_t seed : {1u, 2u, 3u, 4u}) {
+    const std::vector<RowIndex> rows = fresh_check_rows(s, seed);
+    ASSERT_GE(rows.size(), 3u);
+    for (const RowIndex& r : rows) {
+      EXPECT_EQ(r.b, rows.front().b);
+      EXPECT_EQ(r.h, rows.front().h);
+      EXPECT_LT(r.i, s.q_len);
+    }
+    EXPECT_EQ(rows.front().i, 0);
+    EXPECT_EQ(rows.back().i, s.q_len - 1);
+    seen.insert({rows.front().b, rows.front().h});
+  }
+  EXPECT_GT(seen.size(), 1u) << "the pair follows the seed";
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ class CyclesRun final : public KernelRun {
 };
 
 // Reads every input of the point's tensors (the harness's, so cold batches rotate through
-// their copies with no code here) and records which sets it was bound to and launched on.
+// their copies with no code here), writes its outputs (zeros: every timed sample must write
+// them), and records which sets it was bound to and launched on.
 class ReadRun final : public KernelRun {
  public:
   ReadRun() : sink_(sizeof(uint64_t), nullptr) {}
@@ -104,6 +105,9 @@ class ReadRun final : public KernelRun {
     const auto st = static_cast<cudaStream_t>(s.native);
     for (const TensorView* t : {&io.q, &io.k, &io.v}) {
       cuda::launch_read(t->data, t->bytes(), sink_.as<uint64_t>(), 0, st);
+    }
+    for (const TensorView* t : {&io.o, &io.lse}) {
+      if (t->present()) ATTNPROF_CUDA(cudaMemsetAsync(t->data, 0, size_t(t->bytes()), st));
     }
     seen_.insert(io.q.data);
     last_q_ = io.q.data;

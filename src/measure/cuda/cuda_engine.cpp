@@ -163,7 +163,7 @@ std::string CudaEngine::poisoned() {
 RowChecks CudaEngine::check_sample(const Spec& spec, PointTensors& tensors, const InputFill& fill) {
   require_available();
   ATTNPROF_CUDA(cudaSetDevice(device_.index));
-  const std::vector<RowIndex> rows = cross_check_rows(spec, fill.seed);
+  const std::vector<RowIndex> rows = fresh_check_rows(spec, fill.seed);
   return check_rows_on_host(spec, fill, tensors.read_rows(rows, {}), rows, {});
 }
 

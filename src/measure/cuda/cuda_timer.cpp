@@ -98,15 +98,20 @@ class Sampler {
   // write them (docs/method.md, "What a provider cannot fake"); poison, publish and the scan run
   // outside the timed events.
   Sample take() {
+    auto a0 = std::chrono::steady_clock::now();
     tensors_.poison_outputs();
+    audit_s_ += seconds_since(a0);
     if (options_.clock == ClockPolicy::recover) idle_before_sample();
     Sample x = mode_ == TimingMode::wall ? take_wall() : take_events();
     last_s_ = x.seconds;
     if (ctx_.power) x.watts = ctx_.power->watts();
+    a0 = std::chrono::steady_clock::now();
     run_.publish(*ctx_.launch_stream, tensors_.io());
     require_written(tensors_, fmt::format("timed sample {}", ++taken_));
+    audit_s_ += seconds_since(a0);
     return x;
   }
+  double audit_seconds() const { return audit_s_; }
 
  private:
   // The set launch i of a batch of n reads: the copies in reverse, so the batch's last launch
@@ -221,8 +226,9 @@ class Sampler {
   std::vector<Io> sets_;  // copy 0 first; more while cold batches rotate
   cudaGraphExec_t exec_ = nullptr;
   uint64_t spin_ns_ = kSpinStartNs;
-  double last_s_ = 0;  // the last sample's time
-  int64_t taken_ = 0;  // samples taken, the probe included
+  double last_s_ = 0;   // the last sample's time
+  int64_t taken_ = 0;   // samples taken, the probe included
+  double audit_s_ = 0;  // seconds of take()'s poison, publish and scan
 };
 
 double median_of(std::vector<double> v) {
@@ -314,6 +320,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
   t.clock_settling = settling;
   t.clock_policy = std::string(to_string(options.clock));
   t.copies = sampler.copies();
+  t.audit_s = sampler.audit_seconds();
   return t;
 }
 
