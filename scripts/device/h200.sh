@@ -41,6 +41,8 @@
 #             default "ort-gpu") and puts it ahead on PYTHONPATH for the steps after it
 #   pystream  tests/python_gpu/test_timed_stream.py: every available CUDA Python provider's
 #             kernels on the timed stream (CUPTI stream ids), in h200.log
+#   cheats    tests/python_gpu/test_cheats.py: the torch cheats through attnprof run, each row's
+#             verdict in h200.log (ATTNPROF_CHEAT_SHAPES, default "small large")
 #   ort       the ONNX Runtime graph forms on the CUDA EP beside PyTorch's dispatch and cuDNN at
 #             B 32 H 16 N 1024 D 64 and B 2 H 16 N 8192 D 128, fp16, no mask and causal:
 #             $OUT/ort.jsonl
@@ -204,6 +206,11 @@ for s in $steps; do
       ;;
     pystream)
       step pystream python3 "$root/tests/python_gpu/test_timed_stream.py"
+      ;;
+    cheats)
+      export ATTNPROF_BIN="$pkg/bin/attnprof"
+      step cheats python3 "$root/tests/python_gpu/test_cheats.py" \
+        ${ATTNPROF_CHEAT_SHAPES:-small large}
       ;;
     ort)
       ort_providers=ort.cuda.naive_graph,ort.cuda.attention,ort.cuda.mha,ort.cuda.gqa,torch.sdpa.default,cudnn.sdpa

@@ -291,5 +291,57 @@ TEST_F(PythonCli, PythonApiRunsAndProfilesAFunction) {
       << out;
 }
 
+// The cheats (tests/python_providers/cheats.py): each ends with the status and fault that say
+// what it did, at a small shape and (the cheap ones) at one where the attention is 1000x the work
+// of copying its output; the honest one passes at both.
+TEST_F(PythonCli, EveryCheatEndsWithTheFaultThatNamesIt) {
+  REQUIRE_PYTHON();
+  const std::string file = " --py-provider " + kFiles + "/cheats.py";
+  Outcome o;
+  auto rows = run(file +
+                      " --providers test.cheat.honest,test.cheat.lazy,test.cheat.memoize,"
+                      "test.cheat.zero_q,test.cheat.toggle_q,test.cheat.past_end,test.cheat.nan,"
+                      "test.cheat.wrong_shape,test.cheat.exits,test.cheat.sleeps --hang-timeout 8s",
+                  &o);
+  ASSERT_EQ(rows.size(), 10u) << o.err;
+  const auto expect = [](const Result& r, Status status, Fault fault, const std::string& says) {
+    EXPECT_EQ(r.status, status) << r.provider << ": " << r.reason;
+    EXPECT_EQ(r.fault, fault) << r.provider << ": " << to_string(r.fault) << ": " << r.reason;
+    EXPECT_NE(r.reason.find(says), std::string::npos) << r.provider << ": " << r.reason;
+    if (status != Status::passed) EXPECT_EQ(r.tflops, 0) << r.provider;
+  };
+  expect(rows["test.cheat.honest"], Status::passed, Fault::none, "");
+  expect(rows["test.cheat.lazy"], Status::incorrect, Fault::unwritten, "timed sample 1");
+  // A memo of so small a point may also beat the CPU's ceiling: either verdict names it.
+  const Result& memo = rows["test.cheat.memoize"];
+  EXPECT_EQ(memo.status, Status::incorrect) << memo.reason;
+  EXPECT_TRUE(memo.fault == Fault::stale || memo.fault == Fault::implausible) << memo.reason;
+  expect(rows["test.cheat.zero_q"], Status::failed, Fault::modified_inputs, "input q");
+  expect(rows["test.cheat.toggle_q"], Status::failed, Fault::modified_inputs, "input q");
+  expect(rows["test.cheat.past_end"], Status::failed, Fault::out_of_bounds, "past the end of o");
+  expect(rows["test.cheat.nan"], Status::incorrect, Fault::none, "1 non-finite");
+  expect(rows["test.cheat.wrong_shape"], Status::failed, Fault::provider, "");
+  expect(rows["test.cheat.exits"], Status::failed, Fault::crash, "exited with status 3");
+  expect(rows["test.cheat.sleeps"], Status::timeout, Fault::timeout, "hang limit");
+
+  // B1 H4 N1024 D64: a memo answers 0.5 GFLOP with a 1 MiB copy, faster than this CPU computes.
+  const fs::path out = dir_ / "large.jsonl";
+  const Outcome big =
+      run_cli("run" + file +
+              " --providers test.cheat.honest,test.cheat.lazy,test.cheat.memoize,test.cheat.zero_q,"
+              "test.cheat.past_end --device cpu --heads 4 --seq 1024 --head-dim 64 --dtype fp32 "
+              "--min-time 1ms --point-timeout 2s --min-samples 3 --no-trace --no-history --out " +
+              out.string());
+  ASSERT_TRUE(fs::exists(out)) << big.err;
+  std::map<std::string, Result> large;
+  for (Result& r : read_journal(out).rows) large[r.provider] = r;
+  expect(large["test.cheat.honest"], Status::passed, Fault::none, "");
+  expect(large["test.cheat.lazy"], Status::incorrect, Fault::unwritten, "timed sample 1");
+  expect(large["test.cheat.memoize"], Status::incorrect, Fault::implausible,
+         "more than this device can compute");
+  expect(large["test.cheat.zero_q"], Status::failed, Fault::modified_inputs, "input q");
+  expect(large["test.cheat.past_end"], Status::failed, Fault::out_of_bounds, "past the end of o");
+}
+
 }  // namespace
 }  // namespace attnprof
