@@ -27,7 +27,7 @@ struct MergeCliOptions {
 int merge_command(const MergeCliOptions& o) {
   std::vector<PathOption> inputs;
   for (const std::string& in : o.inputs) inputs.push_back({"input", in});
-  check_output_paths({{"--out", o.out}}, inputs);
+  check_output_paths({{"--out", o.out, /*own_rules=*/true}}, inputs);
   std::error_code ec;
   if (std::filesystem::exists(o.out, ec) && !o.force) {
     throw std::invalid_argument(

@@ -92,7 +92,8 @@ std::unique_ptr<Engine> peaks_engine(const PeaksCommandOptions& options, std::st
 }  // namespace
 
 int cmd_peaks(const PeaksCommandOptions& options) {
-  cli::check_output_paths({{"--json", options.json_out}});  // throws: a usage error in main()
+  cli::check_output_paths({{"--json", options.json_out}}, {},
+                          options.force);  // throws: a usage error in main()
   try {
     std::string refusal;
     std::unique_ptr<Engine> engine = peaks_engine(options, refusal);
@@ -151,6 +152,7 @@ Command add_peaks_command(CLI::App& app) {
                 "The CPU's ceilings (what CPU rows are held against once measured)");
   sub->add_flag("--refresh", options->refresh, "Measure again even when cached figures exist");
   sub->add_option("--json", options->json_out, "Also write the figures to this JSON file");
+  sub->add_flag("--force", options->force, "Replace an existing --json file");
   return {sub, [options] { return cmd_peaks(*options); }};
 }
 

@@ -24,7 +24,8 @@ struct ReportCliOptions {
   std::string baseline;
   std::string title = "attnprof report";
   std::string history;
-  std::string tune;  // a `tune --json` file
+  std::string tune;    // a `tune --json` file
+  bool force = false;  // replace an existing --html or --markdown
 };
 
 int report_command(const ReportCliOptions& o) {
@@ -37,7 +38,7 @@ int report_command(const ReportCliOptions& o) {
     if (std::filesystem::is_regular_file(source, ec)) inputs.push_back({"journal", source});
   }
   if (!o.tune.empty()) inputs.push_back({"--tune", o.tune});
-  check_output_paths({{"--html", o.html}, {"--markdown", o.markdown}}, inputs);
+  check_output_paths({{"--html", o.html}, {"--markdown", o.markdown}}, inputs, o.force);
   // Several sources are one report: their rows together, their names joined.
   LoadedRows loaded;
   std::vector<std::string> labels;
@@ -76,6 +77,7 @@ Command add_report_command(CLI::App& app) {
                   "together")
       ->required();
   sub->add_option("--html", o->html, "Self-contained HTML report (plots inline)");
+  sub->add_flag("--force", o->force, "Replace an existing --html or --markdown file");
   sub->add_option("--markdown", o->markdown,
                   "Markdown report; its plots are written to <name>-plots/ beside it");
   sub->add_option(

@@ -104,8 +104,9 @@ RunOptions parse_run_options(RunCliOptions& o) {
   if (o.resume && o.out.empty()) {
     throw std::invalid_argument("--resume needs --out FILE, the journal to resume");
   }
-  if (o.force && o.out.empty()) {
-    throw std::invalid_argument("--force needs --out FILE, the journal to replace");
+  if (o.force && o.out.empty() && o.csv.empty() && o.markdown.empty()) {
+    throw std::invalid_argument(
+        "--force needs --out, --csv or --markdown FILE, the file to replace");
   }
   if (o.force && o.resume) {
     throw std::invalid_argument("--resume continues the journal and --force replaces it: give one");
@@ -153,7 +154,9 @@ int run_on_every_gpu(const RunCliOptions& o) {
 int run_command(RunCliOptions& o) {
   RunOptions ro = parse_run_options(o);
   if (!o.gpus.empty()) return run_on_every_gpu(o);
-  check_output_paths({{"--out", o.out}, {"--csv", o.csv}, {"--markdown", o.markdown}});
+  check_output_paths(
+      {{"--out", o.out, /*own_rules=*/true}, {"--csv", o.csv}, {"--markdown", o.markdown}}, {},
+      o.force);
   const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
   const JournalRows journal = read_journal_to_resume(o);
 

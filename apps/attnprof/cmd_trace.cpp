@@ -36,6 +36,7 @@ struct TraceCliOptions {
   PythonCliOptions python;
   std::string chrome;     // trace file
   std::string breakdown;  // Markdown file
+  bool force = false;     // replace an existing --chrome or --breakdown
   bool ncu = false;
   bool ncu_target = false;  // hidden: the child ncu profiles
   int threads = 0;
@@ -124,7 +125,7 @@ int trace_command(const TraceCliOptions& o) {
   if (o.ncu_target && providers.size() != 1) {
     throw std::invalid_argument("--ncu-target takes exactly one provider");
   }
-  check_output_paths({{"--chrome", o.chrome}, {"--breakdown", o.breakdown}});
+  check_output_paths({{"--chrome", o.chrome}, {"--breakdown", o.breakdown}}, {}, o.force);
   bool wants_cuda = false;
   for (const Provider* p : providers)
     wants_cuda = wants_cuda || p->device_kind() == DeviceKind::cuda;
@@ -227,6 +228,7 @@ Command add_trace_command(CLI::App& app) {
   sub->add_option("--chrome", o->chrome,
                   "Write the Chrome trace JSON here (one process per provider)");
   sub->add_option("--breakdown", o->breakdown, "Write the breakdown tables as Markdown here");
+  sub->add_flag("--force", o->force, "Replace an existing --chrome or --breakdown file");
   sub->add_flag("--ncu", o->ncu,
                 "Also run the point once under Nsight Compute (ncu on PATH): DRAM throughput "
                 "and tensor-pipe utilization per kernel");

@@ -104,10 +104,10 @@ int tune_command(const TuneCliOptions& o) {
   // Impossible points of the grid are reported as not tuned, with the reason; the rest are.
   const std::vector<Spec> specs = grid_points(o.grid);
   require_a_valid_spec(specs);
-  if (o.force && o.out.empty()) {
-    throw std::invalid_argument("--force needs --out FILE, the journal to replace");
+  if (o.force && o.out.empty() && o.json.empty()) {
+    throw std::invalid_argument("--force needs --out FILE or --json FILE, the file to replace");
   }
-  check_output_paths({{"--out", o.out}, {"--json", o.json}});
+  check_output_paths({{"--out", o.out, /*own_rules=*/true}, {"--json", o.json}}, {}, o.force);
   const std::unique_ptr<JournalLock> lock =
       claim_journal({o.out, /*resume=*/false, o.force, /*can_resume=*/false});
 

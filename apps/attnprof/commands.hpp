@@ -13,6 +13,7 @@ struct PeaksCommandOptions {
   bool cpu = false;      // the CPU engine's ceilings, not a GPU's
   bool refresh = false;  // measure even when this device's figures are cached
   std::string json_out;  // also write the figures here
+  bool force = false;    // replace an existing --json file
 };
 
 // `attnprof peaks`: prints the measured ceilings (from the cache, or measured and cached).

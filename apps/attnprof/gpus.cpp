@@ -217,9 +217,10 @@ int run_on_gpus(const GpuRunOptions& o) {
     throw std::invalid_argument("--gpus needs --out FILE: the GPUs' journals are merged into it");
   std::vector<std::string> journals;
   for (int g : gpus) journals.push_back(gpu_journal(o.out, g));
-  std::vector<PathOption> paths = {{"--out", o.out}, {"--csv", o.csv}, {"--markdown", o.markdown}};
-  for (const std::string& j : journals) paths.push_back({"--out (a GPU's share)", j});
-  check_output_paths(paths);
+  std::vector<PathOption> paths = {
+      {"--out", o.out, /*own_rules=*/true}, {"--csv", o.csv}, {"--markdown", o.markdown}};
+  for (const std::string& j : journals) paths.push_back({"--out (a GPU's share)", j, true});
+  check_output_paths(paths, {}, o.force);
   const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
   // Each share's journal obeys --resume and --force as --out would (checked by its own run).
   std::vector<std::string> args = command_line_args(static_cast<int>(::getpid()));

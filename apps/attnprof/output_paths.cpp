@@ -1,8 +1,11 @@
 #include "output_paths.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
@@ -14,6 +17,25 @@ namespace fs = std::filesystem;
 
 [[noreturn]] void refuse(const PathOption& o, const std::string& why) {
   throw std::invalid_argument(fmt::format("{} {}: {}", o.option, o.path, why));
+}
+
+// A new file: created and removed again, so that a folder that takes no files (/proc, a
+// read-only mount, a full disk's inodes) is found now, not after the sweep.
+void probe_create(const PathOption& o) {
+  const int fd = ::open(o.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) refuse(o, fmt::format("cannot be created: {}", std::strerror(errno)));
+  ::close(fd);
+  ::unlink(o.path.c_str());
+}
+
+// A device (not a regular file): a write of nothing must succeed (/dev/full refuses any write).
+void probe_device(const PathOption& o) {
+  const int fd = ::open(o.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) refuse(o, fmt::format("cannot be opened for writing: {}", std::strerror(errno)));
+  const ssize_t n = ::write(fd, "", 0);
+  const int err = errno;
+  ::close(fd);
+  if (n < 0) refuse(o, fmt::format("writes to it fail: {}", std::strerror(err)));
 }
 
 // The folder must exist and take new files; an existing file must take writes.
@@ -32,6 +54,19 @@ void check_writable(const PathOption& o) {
   if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0) {
     refuse(o, "the file exists and is not writable");
   }
+  if (fs::symlink_status(path, ec).type() == fs::file_type::not_found) {
+    probe_create(o);
+  } else if (fs::is_character_file(path, ec)) {
+    probe_device(o);
+  }
+}
+
+// An existing file a user wrote is replaced only when asked.
+void check_not_replacing(const PathOption& o, bool force) {
+  std::error_code ec;
+  if (force || o.own_rules || !fs::is_regular_file(o.path, ec)) return;
+  const auto size = fs::file_size(o.path, ec);
+  if (!ec && size > 0) refuse(o, "the file exists; --force replaces it (nothing was written)");
 }
 
 // One spelling per file: symlinks and . / .. resolved as far as the path exists. A symlink whose
@@ -57,7 +92,7 @@ bool same_file(const std::string& a, const std::string& b) {
 }  // namespace
 
 void check_output_paths(const std::vector<PathOption>& outputs,
-                        const std::vector<PathOption>& inputs) {
+                        const std::vector<PathOption>& inputs, bool force) {
   std::vector<const PathOption*> given;
   for (const PathOption& o : outputs) {
     if (o.path.empty()) continue;
@@ -72,6 +107,7 @@ void check_output_paths(const std::vector<PathOption>& outputs,
         refuse(o, fmt::format("would overwrite the input {} {}", in.option, in.path));
       }
     }
+    check_not_replacing(o, force);
     given.push_back(&o);
   }
 }

@@ -8,16 +8,22 @@
 namespace attnprof::cli {
 
 // One path given to one option ("--csv", "r.csv"); an empty path means the option was not given.
+// `own_rules`: the command decides itself whether an existing file may be replaced (a journal:
+// --resume continues it, --force replaces it).
 struct PathOption {
   std::string option;
   std::string path;
+  bool own_rules = false;
 };
 
-// Every given output must lie in an existing folder this process may write to, and must not be
-// a folder or a file it may not write; no two outputs may be one file, nor an output one of the
-// `inputs`, however they are spelled (./a.jsonl, a.jsonl, a symlink: compared canonically).
-// Throws std::invalid_argument with one line naming the option and the path.
+// Every given output must be a file this process can create or write: its folder exists and
+// takes new files (tried: a probe file created and removed), a device takes writes (/dev/full
+// does not), and it is not a folder. An existing non-empty file is refused unless `force` (or
+// the option has its own rules): no file a user wrote is replaced without being asked. No two
+// outputs may be one file, nor an output one of the `inputs`, however they are spelled
+// (./a.jsonl, a.jsonl, a symlink: compared canonically). Throws std::invalid_argument with one
+// line naming the option and the path; nothing is written.
 void check_output_paths(const std::vector<PathOption>& outputs,
-                        const std::vector<PathOption>& inputs = {});
+                        const std::vector<PathOption>& inputs = {}, bool force = false);
 
 }  // namespace attnprof::cli

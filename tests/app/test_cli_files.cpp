@@ -221,6 +221,56 @@ TEST_F(FilesCli, OutputsAreCheckedBeforeAnyWork) {
   EXPECT_EQ(slurp(path("plain.txt")), "x");
 }
 
+// Issue 40: an output onto an existing file a user wrote is refused without --force (seen:
+// `--csv precious.jsonl` replaced another run's journal with CSV, exit 0).
+TEST_F(FilesCli, AnExistingOutputIsReplacedOnlyWithForce) {
+  write_rows("journal.jsonl", {passed_row("cpu.naive", 16), passed_row("cpu.naive", 32)});
+  const std::string trace =
+      "trace --providers cpu.naive --batch 1 --heads 1 --seq 16 --head-dim 8 --dtype fp32 ";
+  const std::string tune =
+      "tune --device cpu --providers cpu.naive --heads 1 --seq 16 --head-dim 8 --dtype fp32 "
+      "--max-memory 1KiB --min-time 1ms --point-timeout 20ms --min-samples 3 ";
+  const std::vector<std::string> commands = {
+      "run" + kTiny + "--csv " + path("precious"),
+      "run" + kTiny + "--markdown " + path("precious"),
+      "report " + path("journal.jsonl") + " --html " + path("precious"),
+      "report " + path("journal.jsonl") + " --markdown " + path("precious"),
+      tune + "--json " + path("precious"),
+      trace + "--chrome " + path("precious"),
+      trace + "--breakdown " + path("precious"),
+  };
+  for (const std::string& args : commands) {
+    write("precious", "a user's file\n");
+    const Outcome refused = run_cli(args);
+    EXPECT_EQ(refused.code, 2) << args << "\n" << refused.err;
+    EXPECT_TRUE(one_line_error(refused)) << args << "\n" << refused.err;
+    EXPECT_NE(refused.err.find("the file exists; --force replaces it"), std::string::npos)
+        << args << "\n"
+        << refused.err;
+    EXPECT_EQ(slurp(path("precious")), "a user's file\n") << args;
+    const Outcome forced = run_cli(args + " --force");
+    EXPECT_NE(forced.code, 2) << args << " --force\n" << forced.err;
+    EXPECT_NE(slurp(path("precious")), "a user's file\n") << args << " --force";
+  }
+}
+
+// Issue 40: a place that takes no file is found before the first point, not after the sweep.
+TEST_F(FilesCli, APlaceThatTakesNoFileIsFoundBeforeAnyWork) {
+  struct Case {
+    std::string path, expect;
+  };
+  for (const Case& c : {Case{"/proc/attnprof-x.csv", "cannot be created"},
+                        Case{"/dev/full", "writes to it fail"}}) {
+    const Outcome o = run_cli("run" + kTiny + "--csv " + c.path);
+    EXPECT_EQ(o.code, 2) << c.path << "\n" << o.err;
+    EXPECT_TRUE(one_line_error(o)) << o.err;
+    EXPECT_NE(o.err.find("--csv " + c.path + ": " + c.expect), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "") << c.path;  // nothing ran
+  }
+  // A device that takes writes is an output like any other.
+  EXPECT_EQ(run_cli("run" + kTiny + "--csv /dev/null").code, 0);
+}
+
 TEST_F(FilesCli, ARunRefusedAfterTakingTheJournalLeavesNoFile) {
   // The lock creates the journal; the grid is refused later: the empty file goes again.
   const Outcome o =
