@@ -257,7 +257,8 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--device", o->device, "auto (CUDA where present, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sub->add_option("--providers", o->providers,
-                  "Provider names or globs, comma-separated (see `attnprof list`)");
+                  "Provider names or globs, comma-separated (see `attnprof list`)")
+      ->check(non_empty());
   add_python_options(sub, o->python);
   sub->add_option("--preset", o->preset,
                   "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");

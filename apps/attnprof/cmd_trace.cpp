@@ -224,7 +224,8 @@ Command add_trace_command(CLI::App& app) {
   add_grid_options(sub, o->grid, /*with_batch=*/true);
   add_python_options(sub, o->python);
   sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")
-      ->required();
+      ->required()
+      ->check(non_empty());
   sub->add_option("--chrome", o->chrome,
                   "Write the Chrome trace JSON here (one process per provider)");
   sub->add_option("--breakdown", o->breakdown, "Write the breakdown tables as Markdown here");

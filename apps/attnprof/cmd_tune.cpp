@@ -194,7 +194,8 @@ Command add_tune_command(CLI::App& app) {
   add_grid_options(sub, o->grid, /*with_batch=*/true);
   sub->add_option("--device", o->device, "auto (CUDA where present, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated");
+  sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")
+      ->check(non_empty());
   add_python_options(sub, o->python);
   sub->add_option("--max-memory", o->max_memory,
                   "Peak memory limit per point: 512MiB, 40GiB (an OOM always fails)");

@@ -39,7 +39,16 @@ std::vector<int64_t> int_option(const std::string& text, const char* option) {
 
 }  // namespace
 
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](const std::string& v) {
+        return v.empty() ? std::string("an empty list; give at least one value") : std::string();
+      },
+      "NONEMPTY", "non_empty");
+}
+
 void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
+  const size_t before = sub->get_options().size();
   sub->add_option("--model", o.model,
                   "Model shape: heads, KV heads and head dim from presets/models.toml");
   if (with_batch) {
@@ -76,6 +85,10 @@ void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch) {
                   "Ragged batch: each sequence's keys drawn from uniform:A:B, zipf:A:B[:S] or "
                   "a list L1/L2/... (at most the KV length; off: uniform lengths; 'off,"
                   "uniform:512:8192' compares them; forward only)");
+  // Each axis given empty (`--seq ''`) is refused, as an empty axis in a preset is: it would
+  // silently run the default instead.
+  const std::vector<CLI::Option*> options = sub->get_options();
+  for (size_t i = before; i < options.size(); ++i) options[i]->check(non_empty());
 }
 
 void apply_grid_overrides(GridAxes& ax, const GridCliOptions& o) {

@@ -22,6 +22,8 @@ struct GridCliOptions {
 // --mask, --mode, --page-size
 // and, when `with_batch`, --batch, --tokens and --model-dim.
 void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch);
+// Refuses a value given empty (`--seq ''`, `--providers ''`): it would run the default instead.
+CLI::Validator non_empty();
 
 // Replaces each axis the options give (a preset's series keeps the others). --batch clears a
 // tokens-per-batch rule, --heads a model-dim rule, --model sets heads, KV heads and head dim.

@@ -69,6 +69,10 @@ RunOptions measure_run_options(const MeasureCliOptions& o) {
   return ro;
 }
 
+namespace {
+constexpr double kMaxSeconds = 86400;
+}  // namespace
+
 double positive_seconds_option(const std::string& text, const char* option) {
   double s = 0;
   try {
@@ -78,6 +82,12 @@ double positive_seconds_option(const std::string& text, const char* option) {
   }
   if (!(s > 0)) {
     throw std::invalid_argument(fmt::format("{}: must be > 0 (got '{}')", option, text));
+  }
+  // A day is more than any point, tune or hang limit needs, and far from where a deadline in
+  // nanoseconds overflows (2e9 s was once taken and ended a healthy point at once).
+  if (s > kMaxSeconds) {
+    throw std::invalid_argument(
+        fmt::format("{}: at most {:.0f} s, a day (got '{}')", option, kMaxSeconds, text));
   }
   return s;
 }

@@ -42,6 +42,8 @@ struct StopDecision {
   bool stop = false;
   bool noisy = false;  // stopped by timeout or max_samples with noise above the bound
   std::string why;     // "converged", "timeout", "max_samples"
+  // Why a noisy stop is noisy: too few samples for --min-samples, or the noise above the bound.
+  std::string detail;
 };
 
 // Decide after each sample. `measured_s` is the sum of the timed samples; `elapsed_s` the wall

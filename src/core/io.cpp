@@ -170,7 +170,7 @@ const float* HostOutputs::row(TensorRole r, int64_t first) const {
 int64_t tensor_bytes(const Io& io) {
   int64_t total = 0;
   for (TensorRole r : kTensorRoles) {
-    if (io[r].present()) total += io[r].bytes();
+    total += io[r].bytes();  // a layout's too, before it has memory (the estimate of a point)
   }
   return total;
 }

@@ -74,6 +74,9 @@ std::optional<Parsed> parse(std::string_view text, std::string* why) {
   if (parts.size() != 1) return fail(fmt::format("'{}' is not one of {}", text, kSeqlensChoices));
   for (std::string_view v : split(text, '/')) {
     const auto n = parse_count(v);
+    if (!n && v == "0") {  // a list of counts with an empty sequence in it: name the 0
+      return fail(fmt::format("'{}': a sequence of 0 keys (each count must be >= 1)", text));
+    }
     if (!n) return fail(fmt::format("'{}' is not one of {}", text, kSeqlensChoices));
     p.values.push_back(*n);
   }

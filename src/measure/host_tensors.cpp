@@ -69,9 +69,9 @@ class HostTensors final : public PointTensors {
         bytes_ += t.bytes();
       }
     } catch (const std::bad_alloc&) {
-      throw OutOfMemory("host allocation of " +
-                        std::to_string(tensor_bytes(io_layout(spec, DType::fp32, lse))) +
-                        " bytes of point tensors failed");
+      const auto bytes = static_cast<double>(tensor_bytes(io_layout(spec, DType::fp32, lse)));
+      throw OutOfMemory(fmt::format("host allocation of {:.3g} GiB of point tensors failed",
+                                    bytes / double(int64_t{1} << 30)));
     }
     table_ = block_table(spec, fill.seed);
     if (!table_.empty()) {

@@ -1,5 +1,7 @@
 #include "attnprof/stats.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -43,17 +45,29 @@ SampleStats summarize(const std::vector<double>& samples) {
   return s;
 }
 
+namespace {
+std::string noise_detail(const SampleStats& st, const StoppingRule& rule) {
+  return fmt::format("the median's noise {:.2g}% above the bound {:.2g}%", 100 * st.rel_noise,
+                     100 * rule.max_noise);
+}
+}  // namespace
+
 StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
                          double measured_s, double elapsed_s) {
   const auto n = static_cast<int64_t>(samples.size());
   if (elapsed_s >= rule.timeout_s && n >= 1) {
     const SampleStats st = summarize(samples);
-    const bool converged = n >= rule.min_samples && st.rel_noise <= rule.max_noise;
-    return {true, !converged, "timeout"};
+    const bool noisy = st.rel_noise > rule.max_noise;
+    if (n < rule.min_samples) {
+      return {true, true, "timeout",
+              fmt::format("{} of the {} samples --min-samples asks for", n, rule.min_samples)};
+    }
+    return {true, noisy, "timeout", noisy ? noise_detail(st, rule) : ""};
   }
   if (n >= rule.max_samples) {
     const SampleStats st = summarize(samples);
-    return {true, st.rel_noise > rule.max_noise, "max_samples"};
+    const bool noisy = st.rel_noise > rule.max_noise;
+    return {true, noisy, "max_samples", noisy ? noise_detail(st, rule) : ""};
   }
   if (rule.over_limit_s > 0 && n >= 10) {
     // The third smallest is above the limit when at most two samples are at or under it. Called
@@ -96,7 +110,7 @@ TimingResult to_timing(std::string mode, const SampleStats& st, const StopDecisi
   t.rel_noise = st.rel_noise;
   t.samples = st.samples;
   t.noisy = decision.noisy;
-  t.stop_reason = decision.why;
+  t.stop_reason = decision.detail.empty() ? decision.why : decision.why + ": " + decision.detail;
   return t;
 }
 

@@ -92,7 +92,10 @@ class ConsoleSink final : public Sink {
     } else {
       os_ << summary << '\n';
     }
-    if (noisy_) os_ << "~ noisy: sampling stopped with the noise above the bound\n";
+    if (noisy_) {
+      os_ << "~ noisy: sampling stopped at its limit with too few samples or the noise above the "
+             "bound (the row's stop_reason says which)\n";
+    }
     os_.flush();
   }
 

@@ -228,16 +228,29 @@ void broken_rows(const std::vector<Result>& results, std::vector<Finding>& out) 
 }
 
 void noisy_rows(const std::vector<Result>& results, std::vector<Finding>& out) {
-  int64_t timed = 0, noisy = 0;
+  int64_t timed = 0, noisy = 0, few = 0;
   for (const Result& r : results) {
     if (r.status != Status::passed || r.timing.samples == 0) continue;
     ++timed;
     noisy += r.timing.noisy ? 1 : 0;
+    few += r.timing.noisy && r.timing.stop_reason.find("--min-samples") != std::string::npos;
   }
   if (noisy > 0) {
-    out.push_back({"noise", fmt::format("{} of {} timed rows are noisy: sampling stopped (at its "
-                                        "time limit) with the median's noise above the bound.",
-                                        noisy, timed)});
+    // Which of the two it was: a point cut off before --min-samples, or one whose noise stayed up.
+    std::string why;
+    if (few > 0 && few < noisy) {
+      why = fmt::format(
+          "{} with fewer samples than --min-samples asks for, {} with the median's "
+          "noise above the bound",
+          few, noisy - few);
+    } else if (few > 0) {
+      why = "with fewer samples than --min-samples asks for";
+    } else {
+      why = "with the median's noise above the bound";
+    }
+    out.push_back({"noise", fmt::format("{} of {} timed rows are noisy: sampling stopped at its "
+                                        "limit {}.",
+                                        noisy, timed, why)});
   }
 }
 

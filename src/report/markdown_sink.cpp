@@ -94,7 +94,9 @@ std::string legend(const std::vector<Result>& results) {
     return has_timing(r) && r.timing.noisy;
   });
   if (any_noisy)
-    out += "- ~ marks a noisy median: sampling stopped with the noise above the bound\n";
+    out +=
+        "- ~ marks a noisy median: sampling stopped at its limit with too few samples or the "
+        "noise above the bound (its stop reason says which)\n";
   return out;
 }
 

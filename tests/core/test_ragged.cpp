@@ -40,6 +40,8 @@ TEST(Ragged, EveryFormParsesAndBadOnesSayWhyInOneLine) {
   }
   EXPECT_EQ(*seqlens_problem("uniform:9:8"),
             "'uniform:9:8': A and B must be key counts with 1 <= A <= B");
+  // Issue 40: a list with a 0 in it names the 0, not the whole list as malformed.
+  EXPECT_EQ(*seqlens_problem("7/0/3"), "'7/0/3': a sequence of 0 keys (each count must be >= 1)");
 }
 
 TEST(Ragged, DrawsAreSeededByTheTextAloneAndStayInRange) {

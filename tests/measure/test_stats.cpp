@@ -44,6 +44,22 @@ TEST(Stats, NoisySamplesRunUntilTimeoutAndAreFlagged) {
   EXPECT_TRUE(at_timeout.stop);
   EXPECT_TRUE(at_timeout.noisy);
   EXPECT_EQ(at_timeout.why, "timeout");
+  EXPECT_NE(at_timeout.detail.find("noise"), std::string::npos) << at_timeout.detail;
+}
+
+// Issue 40: a point stopped at its time limit before --min-samples is noisy for that reason, and
+// says so, not that its noise was above the bound.
+TEST(Stats, ATimeoutBeforeMinSamplesSaysSo) {
+  StoppingRule r;
+  r.min_samples = 10;
+  r.timeout_s = 1.0;
+  const std::vector<double> v = {0.1, 0.1, 0.1};  // no noise at all
+  const StopDecision d = should_stop(r, v, 0.3, 1.0);
+  EXPECT_TRUE(d.stop);
+  EXPECT_TRUE(d.noisy);
+  EXPECT_EQ(d.detail, "3 of the 10 samples --min-samples asks for");
+  EXPECT_EQ(to_timing("cpu-wall", summarize(v), d).stop_reason,
+            "timeout: 3 of the 10 samples --min-samples asks for");
 }
 
 TEST(Stats, NoiseConvergesWithMoreSamples) {

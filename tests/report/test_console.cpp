@@ -113,9 +113,11 @@ TEST(Console, TtyRedrawsAProgressLineWithEta) {
   sink->write(rows[2]);
   sink->end();
   const std::string row2 = console_row(rows[2]);
-  EXPECT_EQ(os.str(), "\r" + row2 + "\n" +
-                          "3 points in 01:30: 2 passed, 1 not_supported\n"
-                          "~ noisy: sampling stopped with the noise above the bound\n");
+  EXPECT_EQ(os.str(),
+            "\r" + row2 + "\n" +
+                "3 points in 01:30: 2 passed, 1 not_supported\n"
+                "~ noisy: sampling stopped at its limit with too few samples or the noise "
+                "above the bound (the row's stop_reason says which)\n");
 }
 
 TEST(Console, ProgressLineShorterThanThePreviousIsPadded) {
