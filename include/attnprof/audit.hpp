@@ -18,6 +18,9 @@ struct InputRange {
   std::string_view name;  // "q", ..., "block_table", "seq_q", "seq_kv"
   const void* data = nullptr;
   int64_t bytes = 0;
+  // Written by the harness's fill; false for the forward state (O, the LSE) prepare() wrote in
+  // mode bwd, an input only from PointTensors::seal_inputs on.
+  bool generated = true;
 };
 std::vector<InputRange> input_ranges(const Spec& spec, const Io& io);
 

@@ -139,7 +139,8 @@ std::vector<TensorRole> launch_outputs(const Spec& spec, const Io& io);
 // mode bwd.
 std::vector<TensorRole> launch_inputs(const Spec& spec, const Io& io);
 
-// Bytes of every present tensor of `io`.
+// Bytes of every tensor of `io` by its shape: an allocated one's, or a layout's before it has
+// memory (the estimate of a point).
 int64_t tensor_bytes(const Io& io);
 
 // Host copies of a launch's outputs as float, in the spec's layout, for the verifier. Tensors the

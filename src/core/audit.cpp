@@ -7,7 +7,8 @@ namespace attnprof {
 std::vector<InputRange> input_ranges(const Spec& spec, const Io& io) {
   std::vector<InputRange> out;
   for (TensorRole r : launch_inputs(spec, io)) {
-    if (io[r].present()) out.push_back({to_string(r), io[r].data, io[r].bytes()});
+    const bool forward_state = r == TensorRole::o || r == TensorRole::lse;
+    if (io[r].present()) out.push_back({to_string(r), io[r].data, io[r].bytes(), !forward_state});
   }
   const int64_t table = spec.block_table_elems() * int64_t(sizeof(int32_t));
   if (io.k.block_table != nullptr) out.push_back({"block_table", io.k.block_table, table});

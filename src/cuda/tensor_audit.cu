@@ -5,7 +5,6 @@
 
 #include "attnprof/digest.hpp"
 #include "cuda/cuda_check.hpp"
-#include "cuda/device_buffer.hpp"
 
 namespace attnprof::cuda {
 
@@ -49,13 +48,6 @@ __global__ void poisoned_kernel(const Bits* p, int64_t n, unsigned long long* ou
   if ((threadIdx.x & 31) == 0 && c != 0) atomicAdd(out, c);
 }
 
-uint64_t read_back(const DeviceBuffer& sum, cudaStream_t stream) {
-  unsigned long long h = 0;
-  ATTNPROF_CUDA(cudaMemcpyAsync(&h, sum.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
-  ATTNPROF_CUDA(cudaStreamSynchronize(stream));
-  return h;
-}
-
 }  // namespace
 
 void add_digest(const void* data, int64_t bytes, uint64_t salt, unsigned long long* sum,
@@ -66,17 +58,9 @@ void add_digest(const void* data, int64_t bytes, uint64_t salt, unsigned long lo
   ATTNPROF_CUDA(cudaGetLastError());
 }
 
-uint64_t digest(const void* data, int64_t bytes, uint64_t salt, cudaStream_t stream) {
-  DeviceBuffer sum(sizeof(unsigned long long), nullptr);
-  ATTNPROF_CUDA(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), stream));
-  add_digest(data, bytes, salt, sum.as<unsigned long long>(), stream);
-  return read_back(sum, stream);
-}
-
-int64_t count_poisoned(const void* data, int64_t elems, int elem_bytes, cudaStream_t stream) {
+int64_t count_poisoned(const void* data, int64_t elems, int elem_bytes, unsigned long long* out,
+                       cudaStream_t stream) {
   if (data == nullptr || elems <= 0) return 0;
-  DeviceBuffer sum(sizeof(unsigned long long), nullptr);
-  auto* out = sum.as<unsigned long long>();
   ATTNPROF_CUDA(cudaMemsetAsync(out, 0, sizeof(unsigned long long), stream));
   const unsigned blocks = blocks_for(elems);
   switch (elem_bytes) {
@@ -96,7 +80,10 @@ int64_t count_poisoned(const void* data, int64_t elems, int elem_bytes, cudaStre
       throw std::invalid_argument("count_poisoned: elements of 1, 2 or 4 bytes");
   }
   ATTNPROF_CUDA(cudaGetLastError());
-  return static_cast<int64_t>(read_back(sum, stream));
+  unsigned long long n = 0;
+  ATTNPROF_CUDA(cudaMemcpyAsync(&n, out, sizeof n, cudaMemcpyDeviceToHost, stream));
+  ATTNPROF_CUDA(cudaStreamSynchronize(stream));
+  return static_cast<int64_t>(n);
 }
 
 }  // namespace attnprof::cuda

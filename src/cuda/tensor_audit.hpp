@@ -13,10 +13,10 @@ namespace attnprof::cuda {
 // asynchronously on `stream`.
 void add_digest(const void* data, int64_t bytes, uint64_t salt, unsigned long long* sum,
                 cudaStream_t stream);
-// The digest of one device range; synchronous.
-uint64_t digest(const void* data, int64_t bytes, uint64_t salt, cudaStream_t stream);
 // Elements of `elem_bytes` bytes (1, 2 or 4) among the `elems` at `data` whose every bit is set:
-// the poison (tensor_fill.hpp), which no arithmetic result holds. Synchronous.
-int64_t count_poisoned(const void* data, int64_t elems, int elem_bytes, cudaStream_t stream);
+// the poison (tensor_fill.hpp), which no arithmetic result holds; counted in `counter` (device
+// memory, the caller's). Synchronous.
+int64_t count_poisoned(const void* data, int64_t elems, int elem_bytes, unsigned long long* counter,
+                       cudaStream_t stream);
 
 }  // namespace attnprof::cuda

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +13,7 @@
 #include "attnprof/digest.hpp"
 #include "attnprof/paging.hpp"
 #include "attnprof/ragged.hpp"
+#include "measure/input_ledger.hpp"
 
 namespace attnprof {
 
@@ -107,19 +108,15 @@ class HostTensors final : public PointTensors {
   }
 
   TensorAudit audit() override {
-    TensorAudit a;
-    std::swap(a.modified, freed_modified_);
-    std::swap(a.overrun, freed_overrun_);
-    audit_set(io_, "", a);
-    for (size_t c = 0; c < copy_sets_.size(); ++c)
-      audit_set(copy_sets_[c], fmt::format(" (timing copy {})", c + 1), a);
+    TensorAudit a = ledger_.take();
+    audit_set(io_, set_label(0), a);
+    for (size_t c = 0; c < copy_sets_.size(); ++c) audit_set(copy_sets_[c], set_label(c + 1), a);
     return a;
   }
 
   void seal_inputs() override {
     for (const InputRange& r : input_ranges(spec_, io_)) {
-      if (!pristine_.contains(std::string(r.name)))
-        pristine_[std::string(r.name)] = digest_host(r.data, r.bytes);
+      if (!r.generated) ledger_.expect(r.name, digest_host(r.data, r.bytes));
     }
   }
 
@@ -150,9 +147,8 @@ class HostTensors final : public PointTensors {
   std::vector<Io> replicate(int copies) override {
     for (size_t c = 0; c < copy_sets_.size(); ++c) {  // audited before they go
       TensorAudit a;
-      audit_set(copy_sets_[c], fmt::format(" (timing copy {})", c + 1), a);
-      freed_modified_.insert(freed_modified_.end(), a.modified.begin(), a.modified.end());
-      freed_overrun_.insert(freed_overrun_.end(), a.overrun.begin(), a.overrun.end());
+      audit_set(copy_sets_[c], set_label(c + 1), a);
+      ledger_.keep(a);
     }
     copies_.clear();
     copy_sets_.clear();
@@ -196,8 +192,8 @@ class HostTensors final : public PointTensors {
   // The inputs of `set` against what the harness wrote, and every tensor's guard.
   void audit_set(const Io& set, const std::string& where, TensorAudit& a) const {
     for (const InputRange& r : input_ranges(spec_, set)) {
-      const auto it = pristine_.find(std::string(r.name));
-      if (it != pristine_.end() && digest_host(r.data, r.bytes) != it->second)
+      const std::optional<uint64_t> d = ledger_.expected(r.name);
+      if (d && digest_host(r.data, r.bytes) != *d)
         a.modified.push_back(std::string(r.name) + where);
     }
     for (TensorRole r : kTensorRoles) {
@@ -219,9 +215,7 @@ class HostTensors final : public PointTensors {
         io_.sink.as<float>()[h] = sink_logit(fill.pattern, fill.seed, h);
     }
     for (const InputRange& r : input_ranges(spec_, io_)) {
-      const bool forward_state =
-          r.name == to_string(TensorRole::o) || r.name == to_string(TensorRole::lse);
-      if (!forward_state) pristine_[std::string(r.name)] = digest_host(r.data, r.bytes);
+      if (r.generated) ledger_.expect(r.name, digest_host(r.data, r.bytes));
     }
   }
 
@@ -234,9 +228,8 @@ class HostTensors final : public PointTensors {
   std::vector<std::vector<float>> storage_;
   int64_t bytes_ = 0;
   std::vector<std::vector<std::vector<float>>> copies_;
-  std::vector<Io> copy_sets_;                 // the sets of copies_
-  std::map<std::string, uint64_t> pristine_;  // digest of each input range as the harness wrote it
-  std::vector<std::string> freed_modified_, freed_overrun_;  // found in copies since freed
+  std::vector<Io> copy_sets_;  // the sets of copies_
+  InputLedger ledger_;
 };
 
 }  // namespace

@@ -78,13 +78,15 @@ class AuditClock {
 };
 
 // One launch from poisoned outputs, its outputs published and audited: the audits' time in
-// `audits`, the launch's not (a launch of the point's own protocol).
+// `audits`, the launch's not (a launch of the point's own protocol); with no clock, the caller
+// counts the whole (a launch the audits alone make).
 void audited_launch(Run& run, Stream& stream, PointTensors& tensors, std::string_view what,
-                    AuditClock& audits) {
-  audits([&] { tensors.poison_outputs(); });
+                    AuditClock* audits = nullptr) {
+  const auto audit = [&](auto&& body) { audits ? (*audits)(body) : body(); };
+  audit([&] { tensors.poison_outputs(); });
   run.launch(stream, tensors.io());
   run.publish(stream, tensors.io());
-  audits([&] {
+  audit([&] {
     require_untouched(tensors, what);
     require_written(tensors, what);
   });
@@ -159,7 +161,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
           : "";
   bool correct = true;
   phase(hooks, Phase::verify, [&] {
-    audited_launch(*run, stream, *tensors, "the verified launch", audits);
+    audited_launch(*run, stream, *tensors, "the verified launch", &audits);
     const auto t0 = std::chrono::steady_clock::now();
     r.verify =
         judge_rows(spec, checked(engine, spec, *tensors, fill, options.verify, true), bounds);
@@ -221,7 +223,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     int repeats = 0;
     for (int t = 0; correct; ++t) {
       if (t > 0) {
-        audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t), audits);
+        audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t), &audits);
       } else {
         run->publish(stream, io);
         audits([&] { require_written(*tensors, "the last timed sample"); });
@@ -252,15 +254,14 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     // A launch count of the other parity: an input a provider changes on one launch and changes
     // back on the next is seen after one of the two.
     // Both launches are the audits' own: their whole time is the audits'.
-    AuditClock unused;
     if (correct && repeats == 0) {
-      audits([&] { audited_launch(*run, stream, *tensors, "one more launch", unused); });
+      audits([&] { audited_launch(*run, stream, *tensors, "one more launch"); });
     }
     if (correct && spec.mode != Mode::bwd) {
       const InputFill fresh{fill.seed ^ kFreshSeedSalt, fill.pattern};
       const VerifyResult check = audits([&] {
         tensors->refill_inputs(fresh);
-        audited_launch(*run, stream, *tensors, "the launch on new input values", unused);
+        audited_launch(*run, stream, *tensors, "the launch on new input values");
         return judge_rows(spec, engine.check_sample(spec, *tensors, fresh), bounds);
       });
       ++r.verify.launches_checked;

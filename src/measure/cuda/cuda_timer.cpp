@@ -287,7 +287,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     }
     if (samples.empty()) {
       if (elapsed >= rule.timeout_s) {
-        decision = {true, true, fmt::format("timeout: no sample kept ({} throttled)", dropped)};
+        decision = {true, true, "timeout", fmt::format("no sample kept ({} throttled)", dropped)};
         break;
       }
       continue;

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -19,6 +19,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/tensor_audit.hpp"
 #include "cuda/tensor_fill.hpp"
+#include "measure/input_ledger.hpp"
 
 namespace attnprof::cuda {
 
@@ -49,37 +50,14 @@ Set allocate_set(const Io& layout, MemoryTracker* tracker) {
   return s;
 }
 
-// A range of device memory and the digest it should have.
+// A range of device memory an audit digests, and what it should be.
 struct Expected {
   std::string name;
   const void* data = nullptr;
   int64_t bytes = 0;
   uint64_t digest = 0;
+  bool guard = false;  // the guard bytes after a tensor (else an input)
 };
-
-// The digest of each range, one read-back for all; the device is idle before and after.
-std::vector<uint64_t> digests_of(const std::vector<Expected>& ranges) {
-  std::vector<uint64_t> out(ranges.size());
-  if (ranges.empty()) return out;
-  ATTNPROF_CUDA(cudaDeviceSynchronize());
-  DeviceBuffer sums(int64_t(ranges.size() * sizeof(unsigned long long)), nullptr);
-  auto* sum = sums.as<unsigned long long>();
-  ATTNPROF_CUDA(cudaMemsetAsync(sum, 0, size_t(sums.bytes()), nullptr));
-  for (size_t i = 0; i < ranges.size(); ++i)
-    add_digest(ranges[i].data, ranges[i].bytes, 0, sum + i, nullptr);
-  ATTNPROF_CUDA(cudaMemcpy(out.data(), sum, size_t(sums.bytes()), cudaMemcpyDeviceToHost));
-  return out;
-}
-
-// The names of the ranges whose digest is not the expected one.
-std::vector<std::string> changed(const std::vector<Expected>& ranges) {
-  const std::vector<uint64_t> now = digests_of(ranges);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    if (now[i] != ranges[i].digest) out.push_back(ranges[i].name);
-  }
-  return out;
-}
 
 uint64_t guard_digest() {
   static const uint64_t d = [] {
@@ -141,32 +119,24 @@ class DeviceTensors final : public PointTensors {
   const Io& io() const override { return first_.io; }
 
   TensorAudit audit() override {
-    TensorAudit a;
-    std::swap(a.modified, freed_modified_);
-    std::swap(a.overrun, freed_overrun_);
-    audit_set(first_.io, "", a);
+    TensorAudit a = ledger_.take();
+    std::vector<Expected> ranges;
+    add_audited(first_.io, set_label(0), ranges);
     for (size_t c = 0; c < copies_.size(); ++c)
-      audit_set(copies_[c].io, fmt::format(" (timing copy {})", c + 1), a);
+      add_audited(copies_[c].io, set_label(c + 1), ranges);
+    settle(ranges, a);
     return a;
   }
 
-  void seal_inputs() override {
-    std::vector<Expected> added;
-    for (const InputRange& r : input_ranges(spec_, first_.io)) {
-      if (!pristine_.contains(std::string(r.name)))
-        added.push_back({std::string(r.name), r.data, r.bytes, 0});
-    }
-    const std::vector<uint64_t> d = digests_of(added);
-    for (size_t i = 0; i < added.size(); ++i) pristine_[added[i].name] = d[i];
-  }
+  void seal_inputs() override { expect_inputs(false); }
 
   std::vector<std::string> unwritten() override {
     ATTNPROF_CUDA(cudaDeviceSynchronize());
     std::vector<std::string> out;
     for (TensorRole r : launch_outputs(spec_, first_.io)) {
       const TensorView& t = first_.io[r];
-      const int64_t n =
-          count_poisoned(t.data, t.elems(), static_cast<int>(dtype_bytes(t.storage)), nullptr);
+      const int64_t n = count_poisoned(t.data, t.elems(), static_cast<int>(dtype_bytes(t.storage)),
+                                       scratch(1), nullptr);
       if (n > padding_elems(spec_, r, t))
         out.push_back(fmt::format("{}: {} of {} elements", to_string(r), n, t.elems()));
     }
@@ -222,11 +192,13 @@ class DeviceTensors final : public PointTensors {
   }
 
   std::vector<Io> replicate(int copies) override {
-    for (size_t c = 0; c < copies_.size(); ++c) {  // audited before they go
+    if (!copies_.empty()) {  // audited before they go
+      std::vector<Expected> ranges;
+      for (size_t c = 0; c < copies_.size(); ++c)
+        add_audited(copies_[c].io, set_label(c + 1), ranges);
       TensorAudit a;
-      audit_set(copies_[c].io, fmt::format(" (timing copy {})", c + 1), a);
-      freed_modified_.insert(freed_modified_.end(), a.modified.begin(), a.modified.end());
-      freed_overrun_.insert(freed_overrun_.end(), a.overrun.begin(), a.overrun.end());
+      settle(ranges, a);
+      ledger_.keep(a);
     }
     copies_.clear();
     std::vector<Io> sets = {first_.io};
@@ -262,32 +234,63 @@ class DeviceTensors final : public PointTensors {
       ATTNPROF_CUDA(cudaMemcpy(first_.io.sink.data, sinks.data(), sinks.size() * sizeof(float),
                                cudaMemcpyHostToDevice));
     }
-    std::vector<Expected> generated;
-    for (const InputRange& r : input_ranges(spec_, first_.io)) {
-      const bool forward_state =
-          r.name == to_string(TensorRole::o) || r.name == to_string(TensorRole::lse);
-      if (!forward_state) generated.push_back({std::string(r.name), r.data, r.bytes, 0});
-    }
-    const std::vector<uint64_t> d = digests_of(generated);
-    for (size_t i = 0; i < generated.size(); ++i) pristine_[generated[i].name] = d[i];
+    expect_inputs(true);
   }
 
-  // The inputs of `set` against what the harness wrote, and every tensor's guard.
-  void audit_set(const Io& set, const std::string& where, TensorAudit& a) const {
-    std::vector<Expected> inputs;
+  // The digests of the input ranges the harness's fill wrote (`generated`), or of those it did
+  // not (the forward state, when sealed), as what they must stay.
+  void expect_inputs(bool generated) {
+    std::vector<Expected> ranges;
+    for (const InputRange& r : input_ranges(spec_, first_.io)) {
+      if (r.generated == generated) ranges.push_back({std::string(r.name), r.data, r.bytes});
+    }
+    const std::vector<uint64_t> d = digests_of(ranges);
+    for (size_t i = 0; i < ranges.size(); ++i) ledger_.expect(ranges[i].name, d[i]);
+  }
+
+  // The inputs of `set` the harness knows the digests of, and every tensor's guard.
+  void add_audited(const Io& set, const std::string& where, std::vector<Expected>& ranges) const {
     for (const InputRange& r : input_ranges(spec_, set)) {
-      const auto it = pristine_.find(std::string(r.name));
-      if (it != pristine_.end())
-        inputs.push_back({std::string(r.name) + where, r.data, r.bytes, it->second});
+      if (const std::optional<uint64_t> d = ledger_.expected(r.name))
+        ranges.push_back({std::string(r.name) + where, r.data, r.bytes, *d});
     }
-    for (std::string& name : changed(inputs)) a.modified.push_back(std::move(name));
-    std::vector<Expected> guards;
     for (TensorRole r : kTensorRoles) {
-      if (set[r].present())
-        guards.push_back(
-            {std::string(to_string(r)) + where, guard_of(set[r]), kGuardBytes, guard_digest()});
+      if (set[r].present()) {
+        ranges.push_back({std::string(to_string(r)) + where, guard_of(set[r]), kGuardBytes,
+                          guard_digest(), /*guard=*/true});
+      }
     }
-    for (std::string& name : changed(guards)) a.overrun.push_back(std::move(name));
+  }
+
+  // The ranges whose digest changed, named in `a`: an overrun for a guard, else a modified input.
+  void settle(const std::vector<Expected>& ranges, TensorAudit& a) {
+    const std::vector<uint64_t> now = digests_of(ranges);
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (now[i] != ranges[i].digest)
+        (ranges[i].guard ? a.overrun : a.modified).push_back(ranges[i].name);
+    }
+  }
+
+  // The digest of each range, one read-back for all; the device is idle before and after.
+  std::vector<uint64_t> digests_of(const std::vector<Expected>& ranges) {
+    std::vector<uint64_t> out(ranges.size());
+    if (ranges.empty()) return out;
+    ATTNPROF_CUDA(cudaDeviceSynchronize());
+    unsigned long long* sum = scratch(ranges.size());
+    const size_t bytes = ranges.size() * sizeof(unsigned long long);
+    ATTNPROF_CUDA(cudaMemsetAsync(sum, 0, bytes, nullptr));
+    for (size_t i = 0; i < ranges.size(); ++i)
+      add_digest(ranges[i].data, ranges[i].bytes, 0, sum + i, nullptr);
+    ATTNPROF_CUDA(cudaMemcpy(out.data(), sum, bytes, cudaMemcpyDeviceToHost));
+    return out;
+  }
+
+  // `n` counters of device memory for the audits, kept (untracked) rather than allocated for
+  // each: count_poisoned runs after every timed sample.
+  unsigned long long* scratch(size_t n) {
+    const auto bytes = static_cast<int64_t>(n * sizeof(unsigned long long));
+    if (scratch_.bytes() < bytes) scratch_ = DeviceBuffer(bytes, nullptr);
+    return scratch_.as<unsigned long long>();
   }
 
   Spec spec_;
@@ -295,8 +298,8 @@ class DeviceTensors final : public PointTensors {
   DeviceBuffer lens_;   // a ragged spec's lengths (Io::seq_q, seq_kv), shared by every copy
   Set first_;
   std::vector<Set> copies_;
-  std::map<std::string, uint64_t> pristine_;  // digest of each input range as the harness wrote it
-  std::vector<std::string> freed_modified_, freed_overrun_;  // found in copies since freed
+  InputLedger ledger_;
+  DeviceBuffer scratch_;  // scratch()
 };
 
 }  // namespace
