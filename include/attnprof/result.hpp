@@ -47,8 +47,18 @@ struct TimingResult {
   double host_load = 0;
   double host_busy = 0;
   // Seconds the timed samples' audits took (poison before, publish and scan after each sample,
-  // outside its time): part of the row's measure_s and audit_s; not written on its own.
+  // outside its time): part of the row's measure_s and its audits.outputs; not written alone.
   double audit_s = 0;
+};
+
+// What a point's audits cost, in seconds, by kind. A row of an older build has only the sum.
+struct AuditSeconds {
+  double outputs = 0;   // poison before every timed sample and checked launch, the scans after
+  double inputs = 0;    // digests and guard bytes of the inputs
+  double launches = 0;  // the audits' own launches and checks: other parity, new input values
+  double streams = 0;   // the CUPTI stream audit's launch
+  double unsplit = 0;   // an older row's audit_s, not split by kind
+  double total() const { return outputs + inputs + launches + streams + unsplit; }
 };
 
 struct MemoryResult {
@@ -121,10 +131,9 @@ struct Result {
   // Seconds of the warm-up and the timed sampling (the measurement, cold copies included); none
   // for a point that did not get there.
   std::optional<double> measure_s;
-  // Seconds the harness spent auditing the provider (docs/method.md, "What a provider cannot
-  // fake": digests, poison scans, the launches on new inputs and of the other parity, the
-  // stream audit); the cost of trusting it, within the point's other seconds.
-  std::optional<double> audit_s;
+  // Seconds the harness spent auditing the provider, by kind (docs/method.md, "What a provider
+  // cannot fake"): the cost of trusting it, within the point's other seconds.
+  std::optional<AuditSeconds> audits;
   std::map<std::string, std::string> env;  // the environment fingerprint
   std::string started_at;                  // ISO-8601 UTC
   std::optional<PointTrace> trace;         // phases and device events (attnprof trace only)

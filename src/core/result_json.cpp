@@ -481,7 +481,15 @@ nlohmann::ordered_json to_json(const Result& r) {
   if (!r.provider_note.empty()) j["provider_note"] = r.provider_note;
   if (r.prepare_s) j["prepare_s"] = number(*r.prepare_s);
   if (r.measure_s) j["measure_s"] = number(*r.measure_s);
-  if (r.audit_s) j["audit_s"] = number(*r.audit_s);
+  if (r.audits) {
+    j["audit_s"] = number(r.audits->total());
+    if (r.audits->unsplit == 0) {
+      j["audits"] = {{"outputs_s", number(r.audits->outputs)},
+                     {"inputs_s", number(r.audits->inputs)},
+                     {"launches_s", number(r.audits->launches)},
+                     {"streams_s", number(r.audits->streams)}};
+    }
+  }
   j["env"] = r.env;
   j["started_at"] = r.started_at;
   if (r.trace) j["trace"] = trace_json(*r.trace);
@@ -537,7 +545,14 @@ Result result_from_json(const nlohmann::json& j) {
   r.provider_note = in.string_or_empty("provider_note");
   if (j.contains("prepare_s")) r.prepare_s = in.optional_number("prepare_s");
   if (j.contains("measure_s")) r.measure_s = in.optional_number("measure_s");
-  if (j.contains("audit_s")) r.audit_s = in.optional_number("audit_s");
+  if (j.contains("audits")) {
+    const Reader a = in.object("audits");
+    r.audits = AuditSeconds{a.number("outputs_s"), a.number("inputs_s"), a.number("launches_s"),
+                            a.number("streams_s")};
+  } else if (j.contains("audit_s")) {
+    if (const auto total = in.optional_number("audit_s"))
+      r.audits = AuditSeconds{.unsplit = *total};
+  }
   r.env = read_env(in);
   r.started_at = in.string("started_at");
   if (j.contains("trace")) r.trace = read_trace(in.object("trace"));

@@ -77,14 +77,14 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
     for (double x : samples) {
       if (x <= rule.over_limit_s && ++under == 3) break;
     }
-    if (under < 3) return {true, false, "over_limit"};
+    if (under < 3) return {true, false, "over_limit", ""};
   }
-  if (n < rule.min_samples || measured_s < rule.min_time_s) return {false, false, ""};
+  if (n < rule.min_samples || measured_s < rule.min_time_s) return {false, false, "", ""};
   const SampleStats st = summarize(samples);
   // The timer cannot resolve noise finer than its own resolution relative to the median.
   const double floor = st.median > 0 ? rule.timer_resolution_s / st.median : 0;
-  if (st.rel_noise <= std::max(rule.max_noise, floor)) return {true, false, "converged"};
-  return {false, false, ""};
+  if (st.rel_noise <= std::max(rule.max_noise, floor)) return {true, false, "converged", ""};
+  return {false, false, "", ""};
 }
 
 bool clock_falling(const std::vector<double>& clocks, double tolerance) {

@@ -58,23 +58,24 @@ void phase(PointHooks& hooks, Phase p, Body&& body) {
   hooks.end(p);
 }
 
-// Seconds the audits took, summed into the row's audit_s.
+// Seconds the audits took, by kind: the row's audits.
 class AuditClock {
  public:
+  using Part = double AuditSeconds::*;
   template <class Body>
-  decltype(auto) operator()(Body&& body) {
+  decltype(auto) operator()(Part part, Body&& body) {
     struct Add {
       double& total;
       std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
       ~Add() { total += seconds_since(t0); }
-    } add{total_};
+    } add{seconds_.*part};
     return body();
   }
-  void add(double s) { total_ += s; }
-  double total() const { return total_; }
+  void add(Part part, double s) { seconds_.*part += s; }
+  const AuditSeconds& seconds() const { return seconds_; }
 
  private:
-  double total_ = 0;
+  AuditSeconds seconds_;
 };
 
 // One launch from poisoned outputs, its outputs published and audited: the audits' time in
@@ -82,14 +83,14 @@ class AuditClock {
 // counts the whole (a launch the audits alone make).
 void audited_launch(Run& run, Stream& stream, PointTensors& tensors, std::string_view what,
                     AuditClock* audits = nullptr) {
-  const auto audit = [&](auto&& body) { audits ? (*audits)(body) : body(); };
-  audit([&] { tensors.poison_outputs(); });
+  const auto audit = [&](AuditClock::Part part, auto&& body) {
+    audits ? (*audits)(part, body) : body();
+  };
+  audit(&AuditSeconds::outputs, [&] { tensors.poison_outputs(); });
   run.launch(stream, tensors.io());
   run.publish(stream, tensors.io());
-  audit([&] {
-    require_untouched(tensors, what);
-    require_written(tensors, what);
-  });
+  audit(&AuditSeconds::inputs, [&] { require_untouched(tensors, what); });
+  audit(&AuditSeconds::outputs, [&] { require_written(tensors, what); });
 }
 
 // Work the timer times: no kernel on a stream the timed stream does not wait for.
@@ -133,7 +134,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   struct PublishAudits {
     Result& r;
     AuditClock& a;
-    ~PublishAudits() { r.audit_s = a.total(); }
+    ~PublishAudits() { r.audits = a.seconds(); }
   } publish_audits{r, audits};
   phase(hooks, Phase::prepare, [&] {
     tensors = engine.allocate(spec, r.traits.writes_lse, fill);
@@ -146,7 +147,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     const Io first[] = {tensors->io()};
     run->bind(first);
     r.prepare_s = seconds_since(t0);
-    audits([&] { require_untouched(*tensors, "prepare"); });
+    audits(&AuditSeconds::inputs, [&] { require_untouched(*tensors, "prepare"); });
     tensors->seal_inputs();  // mode bwd: the forward state prepare wrote is an input from here on
   });
   const Io& io = tensors->io();
@@ -196,20 +197,21 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
         measure.rule.min_samples = std::min(measure.rule.min_samples, measure.rule.max_samples);
       }
       r.timing = engine.measure(*run, *tensors, measure);
-      audits.add(r.timing.audit_s);
+      audits.add(&AuditSeconds::outputs, r.timing.audit_s);
       if (over_memory) r.timing.stop_reason = "over_memory_limit";
     }
   });
   r.measure_s = seconds_since(measure_t0);
   // Outside the phase: a trace's timed range holds the provider's work alone.
-  audits([&] { require_untouched(*tensors, "the timed launches"); });
+  audits(&AuditSeconds::inputs, [&] { require_untouched(*tensors, "the timed launches"); });
   // A time no device could have run the point in is no measurement; work the timer did not see
   // is the likeliest reason, and named when it is.
   const bool audit_streams = options.trace_launches == 0 && !options.profile_one_launch;
   if (std::string why = implausible_reason(r, engine.device(), peaks); !why.empty()) {
     if (audit_streams) {
-      require_on_stream(
-          audits([&] { return engine.trace_kernels(*run, *tensors, r.traits.own_streams); }));
+      require_on_stream(audits(&AuditSeconds::streams, [&] {
+        return engine.trace_kernels(*run, *tensors, r.traits.own_streams);
+      }));
     }
     throw FaultError(Fault::implausible, why);
   }
@@ -226,7 +228,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
         audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t), &audits);
       } else {
         run->publish(stream, io);
-        audits([&] { require_written(*tensors, "the last timed sample"); });
+        audits(&AuditSeconds::outputs, [&] { require_written(*tensors, "the last timed sample"); });
       }
       const auto c0 = std::chrono::steady_clock::now();
       const VerifyResult check =
@@ -255,11 +257,12 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     // back on the next is seen after one of the two.
     // Both launches are the audits' own: their whole time is the audits'.
     if (correct && repeats == 0) {
-      audits([&] { audited_launch(*run, stream, *tensors, "one more launch"); });
+      audits(&AuditSeconds::launches,
+             [&] { audited_launch(*run, stream, *tensors, "one more launch"); });
     }
     if (correct && spec.mode != Mode::bwd) {
       const InputFill fresh{fill.seed ^ kFreshSeedSalt, fill.pattern};
-      const VerifyResult check = audits([&] {
+      const VerifyResult check = audits(&AuditSeconds::launches, [&] {
         tensors->refill_inputs(fresh);
         audited_launch(*run, stream, *tensors, "the launch on new input values");
         return judge_rows(spec, engine.check_sample(spec, *tensors, fresh), bounds);
@@ -284,10 +287,11 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   if (options.trace_kernels || audit_streams) {
     phase(hooks, Phase::kernels, [&] {
       // Without --kernels the whole phase is the stream audit's.
-      KernelTrace k =
-          options.trace_kernels
-              ? engine.trace_kernels(*run, *tensors, r.traits.own_streams)
-              : audits([&] { return engine.trace_kernels(*run, *tensors, r.traits.own_streams); });
+      KernelTrace k = options.trace_kernels
+                          ? engine.trace_kernels(*run, *tensors, r.traits.own_streams)
+                          : audits(&AuditSeconds::streams, [&] {
+                              return engine.trace_kernels(*run, *tensors, r.traits.own_streams);
+                            });
       require_on_stream(k);
       if (options.trace_kernels) r.kernels = std::move(k.kernels);
       r.kernels_note = std::move(k.note);

@@ -308,7 +308,9 @@ TEST_F(PythonCli, EveryCheatEndsWithTheFaultThatNamesIt) {
     EXPECT_EQ(r.status, status) << r.provider << ": " << r.reason;
     EXPECT_EQ(r.fault, fault) << r.provider << ": " << to_string(r.fault) << ": " << r.reason;
     EXPECT_NE(r.reason.find(says), std::string::npos) << r.provider << ": " << r.reason;
-    if (status != Status::passed) EXPECT_EQ(r.tflops, 0) << r.provider;
+    if (status != Status::passed) {
+      EXPECT_EQ(r.tflops, 0) << r.provider;
+    }
   };
   expect(rows["test.cheat.honest"], Status::passed, Fault::none, "");
   expect(rows["test.cheat.lazy"], Status::incorrect, Fault::unwritten, "timed sample 1");

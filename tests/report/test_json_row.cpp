@@ -231,6 +231,7 @@ Result fully_populated() {
   r.traits.variant_of = "cuda.flash";
   r.traits.backward = true;
   r.traits.writes_lse = true;
+  r.audits = AuditSeconds{.outputs = 0.25, .inputs = 0.125, .launches = 1.5, .streams = 0.0625};
   PointTrace& t = r.trace.emplace();
   t.timed_stream = 13;
   t.timed_launches = 3;
@@ -259,6 +260,31 @@ TEST(JsonRow, FullyPopulatedResultRoundTripsExactly) {
   const Result back = from_json_line(line);
   expect_same(r, back);
   EXPECT_EQ(to_json_line(back), line);
+}
+
+// The audits' cost by kind survives the round trip, and a row of an older build, which wrote
+// only their sum as audit_s, reads back with the sum kept as unsplit (and writes it back so).
+TEST(JsonRow, AuditSecondsRoundTripByKindAndOlderRowsKeepTheirSum) {
+  const Result r = fully_populated();
+  const auto j = nlohmann::json::parse(to_json_line(r));
+  EXPECT_SAME_DOUBLE(j.at("audit_s").get<double>(), 1.9375);
+  EXPECT_SAME_DOUBLE(j.at("audits").at("launches_s").get<double>(), 1.5);
+  const Result back = from_json_line(to_json_line(r));
+  ASSERT_TRUE(back.audits.has_value());
+  EXPECT_SAME_DOUBLE(back.audits->outputs, 0.25);
+  EXPECT_SAME_DOUBLE(back.audits->inputs, 0.125);
+  EXPECT_SAME_DOUBLE(back.audits->streams, 0.0625);
+  EXPECT_SAME_DOUBLE(back.audits->unsplit, 0);
+
+  auto older = j;
+  older.erase("audits");
+  const Result old = from_json_line(older.dump());
+  ASSERT_TRUE(old.audits.has_value());
+  EXPECT_SAME_DOUBLE(old.audits->unsplit, 1.9375);
+  EXPECT_SAME_DOUBLE(old.audits->outputs, 0);
+  const auto again = nlohmann::json::parse(to_json_line(old));
+  EXPECT_SAME_DOUBLE(again.at("audit_s").get<double>(), 1.9375);
+  EXPECT_FALSE(again.contains("audits"));
 }
 
 TEST(JsonRow, AbsentAndNonFiniteOptionalsStayDistinct) {
@@ -345,7 +371,9 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
                                    "pct_peak_flops", "pct_peak_bw",  "bound",  "peak_tflops",
                                    "peak_tbps",      "peaks_source", "memory", "verify",
                                    "kernels",        "kernels_note", "env",    "started_at",
-                                   "trace"}));
+                                   "trace",          "audit_s",      "audits"}));
+  EXPECT_EQ(keys(j["audits"]),
+            (std::set<std::string>{"outputs_s", "inputs_s", "launches_s", "streams_s"}));
   EXPECT_EQ(keys(j["traits"]),
             (std::set<std::string>{"name", "description", "device", "family", "fused", "library",
                                    "library_version", "in_default_set", "role", "variant_of",
