@@ -77,6 +77,9 @@ class PointTensors {
   virtual const Io& io() const = 0;  // copy 0
   // NaN into every tensor the launch writes (copy 0); synchronous.
   virtual void poison_outputs() = 0;
+  // Waits until the work queued on the device (a launch's) is done, so that a synchronous audit
+  // after it times itself and not the launch. Synchronous engines have nothing to wait for.
+  virtual void finish() {}
   // Copy 0's launch outputs as host floats; synchronous.
   virtual HostOutputs read_outputs() = 0;
   // Only what a host check of `rows` (O, LSE and dQ rows) and `groups` (whole (batch, KV head)

@@ -89,6 +89,7 @@ void audited_launch(Run& run, Stream& stream, PointTensors& tensors, std::string
   audit(&AuditSeconds::outputs, [&] { tensors.poison_outputs(); });
   run.launch(stream, tensors.io());
   run.publish(stream, tensors.io());
+  tensors.finish();  // the launch's time, not the audits'
   audit(&AuditSeconds::inputs, [&] { require_untouched(tensors, what); });
   audit(&AuditSeconds::outputs, [&] { require_written(tensors, what); });
 }
@@ -146,6 +147,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     run = provider.prepare(spec, engine.device(), ctx, tensors->io());
     const Io first[] = {tensors->io()};
     run->bind(first);
+    tensors->finish();  // work prepare queued is prepare's
     r.prepare_s = seconds_since(t0);
     audits(&AuditSeconds::inputs, [&] { require_untouched(*tensors, "prepare"); });
     tensors->seal_inputs();  // mode bwd: the forward state prepare wrote is an input from here on

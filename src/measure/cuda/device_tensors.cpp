@@ -148,6 +148,8 @@ class DeviceTensors final : public PointTensors {
     fill_inputs(fill);
   }
 
+  void finish() override { ATTNPROF_CUDA(cudaDeviceSynchronize()); }
+
   void poison_outputs() override {
     // Waits for outstanding work first, so that a launch still in flight cannot overwrite it.
     ATTNPROF_CUDA(cudaDeviceSynchronize());
