@@ -38,7 +38,10 @@ int history_command(const HistoryCliOptions& o) {
     std::string device =
         r.meta.device.size() > 36 ? r.meta.device.substr(0, 35) + "~" : r.meta.device;
     std::string what = o.commands ? r.meta.command : r.meta.journal;
-    if (r.finished_at.empty()) what += what.empty() ? "(unfinished)" : " (unfinished)";
+    const std::string mark = r.finished_at.empty()  ? "(unfinished)"
+                             : r.stopped_by.empty() ? ""
+                                                    : fmt::format("(stopped by {})", r.stopped_by);
+    if (!mark.empty()) what += (what.empty() ? "" : " ") + mark;
     fmt::print("{:>5}  {:<20}  {:<36}  {:>6}  {:>6}  {}\n", r.id, r.started_at, device, r.points,
                r.passed, what);
   }

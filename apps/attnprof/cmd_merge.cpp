@@ -22,6 +22,7 @@ struct MergeCliOptions {
   std::vector<std::string> inputs;
   std::string out;
   bool force = false;
+  bool mixed = false;
 };
 
 int merge_command(const MergeCliOptions& o) {
@@ -39,7 +40,7 @@ int merge_command(const MergeCliOptions& o) {
     if (!j.warning.empty()) warning(j.warning);
     journals.push_back({in, std::move(j.rows)});
   }
-  const Merged merged = merge_journals(journals);
+  const Merged merged = merge_journals(journals, o.mixed);
   begin_work();
   write_journal_whole(o.out, merged.rows);
   std::string devices;
@@ -58,6 +59,9 @@ Command add_merge_command(CLI::App& app) {
   sub->add_option("journals", o->inputs, "The shards' JSONL journals")->required();
   sub->add_option("--out", o->out, "The merged journal")->required();
   sub->add_flag("--force", o->force, "Replace an existing --out");
+  sub->add_flag("--mixed", o->mixed,
+                "Merge shards that measured one device under different environments (BLAS, "
+                "threads, host, driver, library versions); each row keeps its own");
   return {sub, [o]() { return merge_command(*o); }};
 }
 

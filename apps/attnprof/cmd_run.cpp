@@ -207,7 +207,13 @@ int run_command(RunCliOptions& o) {
     fmt::print(stderr, "attnprof: no plots in `attnprof report` of this run: {}\n", why);
   }
   if (o.resume) {
-    fmt::print("resuming {}: {} rows in the journal\n", o.out, journal.rows.size());
+    const ResumedElsewhere other = resumed_elsewhere(points, executor, journal.rows);
+    fmt::print("resuming {}: {} rows in the journal{}\n", o.out, journal.rows.size(),
+               other.points == 0
+                   ? ""
+                   : fmt::format("; {} of its points were measured by another build or device "
+                                 "({}): they run again, their new rows beside the old",
+                                 other.points, other.differs));
   }
   std::cout.flush();
   SweepControl control;

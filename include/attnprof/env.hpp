@@ -20,5 +20,8 @@ std::string utc_now_iso8601();
 // The subset of the fingerprint that identifies "the same build on the same device", used in
 // resume and compare keys (no timestamps, no host load).
 std::string fingerprint_key(const Fingerprint& env);
+// The first field of that subset where `a` and `b` differ, as "git_commit 1a2b -> 3c4d"; empty
+// when their keys are equal.
+std::string fingerprint_difference(const Fingerprint& a, const Fingerprint& b);
 
 }  // namespace attnprof

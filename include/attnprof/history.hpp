@@ -18,7 +18,7 @@
 namespace attnprof {
 
 // The schema this build writes and reads. A database with a newer version is refused whole.
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2;  // 2: runs.stopped_by
 
 // A history database that cannot be used (newer schema, not a database, unwritable): what()
 // is one line naming the file.
@@ -45,6 +45,7 @@ struct RunRecord {
   int64_t id = 0;
   std::string started_at;   // ISO-8601 UTC
   std::string finished_at;  // empty while running, or when the run was killed
+  std::string stopped_by;   // "SIGINT" or "SIGTERM": a signal ended it before its last point
   RunMeta meta;
   std::string fingerprint;  // fingerprint_key() of the first row's environment
   int64_t points = 0;       // rows recorded
@@ -66,7 +67,8 @@ class History {
   int64_t begin_run(const RunMeta& meta);
   // Appends one row to a run (its order is kept). The first row sets the run's fingerprint.
   void add_row(int64_t run_id, const Result& row);
-  void finish_run(int64_t run_id);
+  // `stopped_by`: the signal that ended the sweep before its last point ("SIGINT"), else empty.
+  void finish_run(int64_t run_id, const std::string& stopped_by = "");
 
   // Newest first; at most `limit` runs (0: all).
   std::vector<RunRecord> runs(int64_t limit = 0) const;

@@ -23,9 +23,17 @@ struct Merged {
 inline constexpr const char* kMergeBuildFields[] = {"attnprof_version", "git_commit", "build_type",
                                                     "compiler"};
 
+// The fingerprint fields that must agree across the rows of one device (its name and PCI bus id):
+// one device measured under another BLAS, thread count, host, driver or library version is not
+// one sweep's device, and a report of the merge would show one environment for both.
+inline constexpr const char* kMergeDeviceFields[] = {"host",   "host_threads", "threads",
+                                                     "blas",   "driver",       "cuda_runtime",
+                                                     "cublas", "cudnn",        "torch"};
+
 // Throws std::invalid_argument with one line when a point (provider and spec) has a row in two
-// places (two inputs, or twice in one), or when two rows' builds differ (the field and both
-// values named). Rows without a build field (refused before a worker saw them) are not compared.
-Merged merge_journals(const std::vector<MergeInput>& inputs);
+// places (two inputs, or twice in one), when two rows' builds differ, or (unless `mixed`) when
+// two rows of one device differ in a kMergeDeviceFields field (the field and both values named).
+// Rows without the field (refused before a worker saw them) are not compared.
+Merged merge_journals(const std::vector<MergeInput>& inputs, bool mixed = false);
 
 }  // namespace attnprof

@@ -22,6 +22,8 @@ class Sink {
   }
   // Called once per finished point, in order. JSONL sinks flush here.
   virtual void write(const Result& result) = 0;
+  // Called before end() when a stop signal (SIGINT, SIGTERM) ended the sweep early.
+  virtual void stopped(int signal) { (void)signal; }
   virtual void end() {}
 };
 

@@ -93,6 +93,16 @@ struct SweepControl {
   uint64_t seed = RunOptions{}.seed;
 };
 
+// The points --resume runs again although the journal holds a row of them from another build or
+// device (the same provider and spec under another fingerprint_key): their new rows go in beside
+// the old. `differs` is the first such row's fingerprint_difference from this run's.
+struct ResumedElsewhere {
+  int64_t points = 0;
+  std::string differs;
+};
+ResumedElsewhere resumed_elsewhere(const std::vector<Point>& points, Executor& executor,
+                                   const std::vector<Result>& journal);
+
 SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
                        const std::vector<Sink*>& sinks, const SweepControl& control = {});
 

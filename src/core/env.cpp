@@ -43,15 +43,33 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+namespace {
+
+// Build and device identity; versions of the libraries that produce the numbers.
+constexpr const char* kKeyFields[] = {"git_commit",   "build_type", "device", "driver",
+                                      "cuda_runtime", "cublas",     "cudnn",  "torch"};
+
+std::string field(const Fingerprint& env, const char* k) {
+  const auto it = env.find(k);
+  return it == env.end() ? "" : it->second;
+}
+
+}  // namespace
+
 std::string fingerprint_key(const Fingerprint& env) {
-  // Build and device identity; versions of the libraries that produce the numbers.
   std::string key;
-  for (const char* k : {"git_commit", "build_type", "device", "driver", "cuda_runtime", "cublas",
-                        "cudnn", "torch"}) {
-    auto it = env.find(k);
-    key += fmt::format("{}={};", k, it == env.end() ? "" : it->second);
-  }
+  for (const char* k : kKeyFields) key += fmt::format("{}={};", k, field(env, k));
   return key;
+}
+
+std::string fingerprint_difference(const Fingerprint& a, const Fingerprint& b) {
+  for (const char* k : kKeyFields) {
+    const std::string x = field(a, k), y = field(b, k);
+    if (x != y) {
+      return fmt::format("{} {} -> {}", k, x.empty() ? "(none)" : x, y.empty() ? "(none)" : y);
+    }
+  }
+  return "";
 }
 
 }  // namespace attnprof

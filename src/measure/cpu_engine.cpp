@@ -96,7 +96,10 @@ class CpuEngine final : public Engine {
     return t;
   }
 
-  Fingerprint fingerprint() const override { return {}; }
+  // The threads the CPU providers ran on (--threads): the figures depend on them.
+  Fingerprint fingerprint() const override {
+    return {{"threads", std::to_string(device_.threads)}};
+  }
 
  private:
   Device device_;

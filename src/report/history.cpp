@@ -24,7 +24,8 @@ CREATE TABLE runs (
   command TEXT NOT NULL,
   journal TEXT NOT NULL,
   device TEXT NOT NULL,
-  fingerprint TEXT NOT NULL DEFAULT '');
+  fingerprint TEXT NOT NULL DEFAULT '',
+  stopped_by TEXT NOT NULL DEFAULT '');
 CREATE TABLE rows (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   seq INTEGER NOT NULL,
@@ -97,13 +98,15 @@ RunRecord read_run(const Statement& s) {
   r.fingerprint = s.text(6);
   r.points = s.integer(7);
   r.passed = s.integer(8);
+  r.stopped_by = s.text(9);
   return r;
 }
 
 constexpr const char* kRunColumns =
     "SELECT id, started_at, finished_at, command, journal, device, fingerprint, "
     "(SELECT COUNT(*) FROM rows WHERE run_id = runs.id), "
-    "(SELECT COUNT(*) FROM rows WHERE run_id = runs.id AND status = 'passed') FROM runs ";
+    "(SELECT COUNT(*) FROM rows WHERE run_id = runs.id AND status = 'passed'), stopped_by "
+    "FROM runs ";
 
 }  // namespace
 
@@ -150,6 +153,17 @@ struct History::Impl {
           "history {} has schema version {}, newer than this attnprof reads ({}); use a newer "
           "attnprof, or --history PATH for another database",
           path.string(), version, kHistorySchemaVersion));
+    }
+    if (version == 1) {  // before runs.stopped_by: added, every older run complete or killed
+      exec("BEGIN IMMEDIATE");
+      Statement again(db, path, "SELECT MAX(version) FROM schema_version");
+      again.step();
+      if (again.integer(0) == 1) {  // another process may have migrated it meanwhile
+        exec("ALTER TABLE runs ADD COLUMN stopped_by TEXT NOT NULL DEFAULT ''");
+        exec("UPDATE schema_version SET version = 2");
+      }
+      exec("COMMIT");
+      return;
     }
     if (version < kHistorySchemaVersion) {
       throw HistoryError(
@@ -228,9 +242,10 @@ void History::add_row(int64_t run_id, const Result& row) {
   }
 }
 
-void History::finish_run(int64_t run_id) {
-  Statement s(impl_->db, impl_->path, "UPDATE runs SET finished_at = ? WHERE id = ?");
-  s.bind(1, utc_now_iso8601()).bind(2, run_id);
+void History::finish_run(int64_t run_id, const std::string& stopped_by) {
+  Statement s(impl_->db, impl_->path,
+              "UPDATE runs SET finished_at = ?, stopped_by = ? WHERE id = ?");
+  s.bind(1, utc_now_iso8601()).bind(2, stopped_by).bind(3, run_id);
   s.step();
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 
 #include "attnprof/history.hpp"
@@ -21,8 +22,11 @@ class HistorySink final : public Sink {
   void write(const Result& r) override {
     if (run_id_ > 0) guarded([&] { db_.add_row(run_id_, r); });
   }
+  void stopped(int signal) override {
+    stopped_by_ = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+  }
   void end() override {
-    if (run_id_ > 0) guarded([&] { db_.finish_run(run_id_); });
+    if (run_id_ > 0) guarded([&] { db_.finish_run(run_id_, stopped_by_); });
   }
 
  private:
@@ -42,6 +46,7 @@ class HistorySink final : public Sink {
   History db_;
   RunMeta meta_;
   int64_t run_id_ = 0;
+  std::string stopped_by_;
   bool failed_ = false;
 };
 

@@ -149,6 +149,26 @@ Resumed match_journal(const std::vector<Point>& points, Executor& executor,
 
 }  // namespace
 
+ResumedElsewhere resumed_elsewhere(const std::vector<Point>& points, Executor& executor,
+                                   const std::vector<Result>& journal) {
+  std::set<std::string> same;                     // resume keys in the journal
+  std::map<std::string, const Result*> anywhere;  // provider and spec, any environment
+  for (const Result& r : journal) {
+    same.insert(resume_key(r.provider, r.spec, r.env));
+    anywhere.try_emplace(r.provider + "|" + r.spec.key(), &r);
+  }
+  ResumedElsewhere out;
+  std::set<std::string> counted;
+  for (const Point& pt : points) {
+    const Fingerprint& env = executor.fingerprint(*pt.provider);
+    const std::string key = resume_key(pt.provider->name(), pt.spec, env);
+    const auto it = anywhere.find(pt.provider->name() + "|" + pt.spec.key());
+    if (same.count(key) || it == anywhere.end() || !counted.insert(key).second) continue;
+    if (out.points++ == 0) out.differs = fingerprint_difference(it->second->env, env);
+  }
+  return out;
+}
+
 SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
                        const std::vector<Sink*>& sinks, const SweepControl& control) {
   Resumed resumed = match_journal(points, executor, control.journal);
@@ -197,6 +217,9 @@ SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
     r.env = executor.fingerprint(*pt.provider);
     ++summary.by_status[r.status];
     for (Sink* s : sinks) s->write(r);
+  }
+  if (summary.stop_signal != 0) {
+    for (Sink* s : sinks) s->stopped(summary.stop_signal);
   }
   for (Sink* s : sinks) s->end();
   return summary;

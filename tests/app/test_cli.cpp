@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -64,6 +65,34 @@ TEST(Cli, ListNamesEveryProviderWithAReasonWhenUnavailable) {
     EXPECT_NE(o.out.find(name), std::string::npos) << name;
   }
   EXPECT_NE(o.out.find("unavailable"), std::string::npos);
+}
+
+// Every option docs/tracing.md's usage names is one `attnprof trace` takes (those it says it has
+// no such option for aside).
+TEST(Cli, TheOptionsTheTracingDocNamesAreTraceOptions) {
+  std::ifstream doc(std::filesystem::path(ATTNPROF_TEST_PRESETS).parent_path() / "docs" /
+                    "tracing.md");
+  std::stringstream text;
+  text << doc.rdbuf();
+  const std::string all = text.str();
+  const size_t from = all.find("## Usage"), to = all.find("\n## ", from + 1);
+  ASSERT_NE(from, std::string::npos);
+  const std::string usage = all.substr(from, to - from);
+  const Outcome help = run_cli("trace --help");
+  ASSERT_EQ(help.code, 0) << help.err;
+  const std::regex option(R"((no `)?(--[a-z][a-z0-9-]*))");
+  int named = 0;
+  for (auto it = std::sregex_iterator(usage.begin(), usage.end(), option);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[1].matched) continue;
+    const std::string o = (*it)[2].str();
+    ++named;
+    const std::regex offered("(^|[ ,])" + o + "([ ,=\\n]|$)");
+    EXPECT_TRUE(std::regex_search(help.out, offered))
+        << o << " is in docs/tracing.md but not in trace --help:\n"
+        << help.out;
+  }
+  EXPECT_GT(named, 15);
 }
 
 TEST(Cli, BadInputExitsTwoWithOneLine) {
@@ -336,6 +365,14 @@ TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
     EXPECT_LT(rows.size(), 10u);
     EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
     EXPECT_FALSE(worker_of_alive(b.pid));
+    // The history marks the run as stopped, not as complete.
+    const Outcome h = run_cli("history --limit 0");
+    const size_t at = h.out.find(journal.string());
+    ASSERT_NE(at, std::string::npos) << h.out;
+    const std::string line = h.out.substr(at, h.out.find('\n', at) - at);
+    EXPECT_NE(line.find(sig == SIGINT ? "(stopped by SIGINT)" : "(stopped by SIGTERM)"),
+              std::string::npos)
+        << line;
   }
 }
 
@@ -359,6 +396,37 @@ TEST(CliFaults, ASecondRunOnAJournalInUseIsRefusedNamingTheFirst) {
   const auto rows = read_journal(journal).rows;
   EXPECT_EQ(rows.size(), 10u);
   EXPECT_EQ(static_cast<int64_t>(rows.size()), complete_lines(journal));
+}
+
+// A journal of another build: --resume says in one line that its points run again, and why
+// (the fingerprint field that differs); the old rows stay, the new ones go in beside them.
+TEST(CliFaults, ResumeOfAnotherBuildsJournalSaysItsPointsRunAgain) {
+  const fs::path journal = temp_file("other_build.jsonl");
+  const std::string args =
+      "run --device cpu --providers cpu.naive --seq 16,32 --heads 1 --head-dim 8 --dtype fp32 "
+      "--no-history --out " +
+      journal.string() + kQuick;
+  ASSERT_EQ(run_cli(args).code, 0);
+  std::string text = slurp(journal);
+  for (size_t at = 0; (at = text.find("\"git_commit\":\"", at)) != std::string::npos;) {
+    at += 14;
+    text.replace(at, text.find('"', at) - at, "0123abcd");
+  }
+  { std::ofstream(journal, std::ios::binary) << text; }
+  const Outcome o = run_cli(args + " --resume");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("resuming " + journal.string() +
+                       ": 2 rows in the journal; 2 of its points were measured by another build "
+                       "or device (git_commit 0123abcd -> "),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("done: 2 of 2 points run"), std::string::npos) << o.out;
+  EXPECT_EQ(read_journal(journal).rows.size(), 4u);
+  // Resumed again, every point has its row from this build: nothing runs, nothing is said.
+  const Outcome again = run_cli(args + " --resume");
+  EXPECT_EQ(again.out.find("another build"), std::string::npos) << again.out;
+  EXPECT_EQ(read_journal(journal).rows.size(), 4u);
+  fs::remove(journal);
 }
 
 TEST(CliFaults, ResumeRefusesABadJournalWithOneLineAndLeavesItAlone) {

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 
@@ -83,6 +84,53 @@ TEST_F(HistoryTest, RunsAreListedNewestFirstWithCounts) {
   EXPECT_EQ(h.latest_run(), 2);
 }
 
+// A run a signal stopped before its last point is marked so; a complete one is not.
+TEST_F(HistoryTest, ARunStoppedByASignalIsMarked) {
+  const auto db = dir_ / "history.sqlite";
+  auto sink = make_history_sink(db, {"attnprof run stopped", "", "cpu"});
+  sink->begin(3);
+  sink->write(rows_with_env()[0]);
+  sink->stopped(SIGINT);
+  sink->end();
+  record({rows_with_env()[0]}, {"attnprof run whole", "", "cpu"});
+  const std::vector<RunRecord> runs = History::open(db, false).runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].stopped_by, "SIGINT");
+  EXPECT_FALSE(runs[1].finished_at.empty());
+  EXPECT_EQ(runs[0].stopped_by, "");
+}
+
+// A database of schema 1 (before runs.stopped_by) is migrated when opened: its runs keep
+// reading, unmarked, and new runs can be marked.
+TEST_F(HistoryTest, SchemaOneIsMigrated) {
+  const auto db = dir_ / "history.sqlite";
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  const char* v1 = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL DEFAULT '', command TEXT NOT NULL, journal TEXT NOT NULL,
+  device TEXT NOT NULL, fingerprint TEXT NOT NULL DEFAULT '');
+CREATE TABLE rows (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, provider TEXT NOT NULL, spec_key TEXT NOT NULL, status TEXT NOT NULL,
+  median_us REAL NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, seq));
+INSERT INTO schema_version VALUES (1);
+INSERT INTO runs (started_at, finished_at, command, journal, device)
+  VALUES ('2026-11-01T00:00:00Z', '2026-11-01T00:01:00Z', 'attnprof run old', '', 'cpu');
+)sql";
+  ASSERT_EQ(sqlite3_exec(h, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  auto sink = make_history_sink(db, {"attnprof run new", "", "cpu"});
+  sink->begin(1);
+  sink->stopped(SIGTERM);
+  sink->end();
+  const std::vector<RunRecord> runs = History::open(db, false).runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].meta.command, "attnprof run old");
+  EXPECT_EQ(runs[1].stopped_by, "");
+  EXPECT_EQ(runs[0].stopped_by, "SIGTERM");
+}
+
 TEST_F(HistoryTest, NewerSchemaIsRefusedInOneLine) {
   const auto db = record(test::sample_results());
   set_version(db, kHistorySchemaVersion + 1);
@@ -91,7 +139,7 @@ TEST_F(HistoryTest, NewerSchemaIsRefusedInOneLine) {
     FAIL() << "opened a database of a newer schema";
   } catch (const HistoryError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("schema version 2, newer than this attnprof reads (1)"), std::string::npos)
+    EXPECT_NE(what.find("schema version 3, newer than this attnprof reads (2)"), std::string::npos)
         << what;
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }

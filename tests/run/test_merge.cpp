@@ -1,5 +1,6 @@
 // merge_journals (merge.hpp): rows kept in input order, devices listed, a point twice refused,
-// two builds refused, rows that carry no build (refused before a worker saw them) not compared.
+// two builds refused, rows that carry no build (refused before a worker saw them) not compared,
+// one device under two environments refused unless mixed.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -48,6 +49,32 @@ TEST(Merge, KeepsOrderListsDevicesAndRefusesRepeatsAndOtherBuilds) {
                       "(git_commit 'abc' against 'def')"),
             std::string::npos)
       << error_of({a, other});
+}
+
+// One device name measured with another BLAS or thread count is not one sweep's device: refused,
+// naming the field, unless mixed; two devices may differ.
+TEST(Merge, OneDeviceUnderTwoEnvironmentsIsRefusedUnlessMixed) {
+  const auto with = [](Result r, const char* field, const char* value) {
+    r.env[field] = value;
+    return r;
+  };
+  const MergeInput a{"a.jsonl", {with(row("cpu.naive", 16, "cpu: EPYC", "abc"), "threads", "2")}};
+  const MergeInput b{"b.jsonl", {with(row("cpu.naive", 32, "cpu: EPYC", "abc"), "threads", "1")}};
+  EXPECT_NE(error_of({a, b}).find("a.jsonl and b.jsonl measured cpu: EPYC in different "
+                                  "environments (threads '2' against '1')"),
+            std::string::npos)
+      << error_of({a, b});
+  const MergeInput blas{
+      "c.jsonl", {with(row("cpu.naive", 48, "cpu: EPYC", "abc"), "blas", "OpenBLAS 0.3.26")}};
+  const MergeInput blas2{
+      "d.jsonl", {with(row("cpu.naive", 64, "cpu: EPYC", "abc"), "blas", "OpenBLAS 0.3.21")}};
+  EXPECT_NE(error_of({blas, blas2}).find("(blas 'OpenBLAS 0.3.26' against 'OpenBLAS 0.3.21')"),
+            std::string::npos)
+      << error_of({blas, blas2});
+  EXPECT_EQ(merge_journals({a, b}, /*mixed=*/true).rows.size(), 2u);
+  const MergeInput other{"e.jsonl",
+                         {with(row("cpu.naive", 80, "cpu: Xeon", "abc"), "threads", "1")}};
+  EXPECT_EQ(error_of({a, other}), "");
 }
 
 }  // namespace
