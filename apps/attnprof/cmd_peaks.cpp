@@ -20,17 +20,19 @@ std::string get(const Fingerprint& env, const char* key) {
   return it == env.end() ? "?" : it->second;
 }
 
-// One table row: the figure, the datasheet's, their ratio, and "impossible" only above it.
-void print_row(const char* what, double measured, double datasheet, const char* unit,
-               int decimals) {
+// One table row: the figure, the datasheet's, their ratio, the SM clock it was measured at (a
+// GEMM's; 0: none shown), and "impossible" only above the datasheet.
+void print_row(const char* what, double measured, double datasheet, const char* unit, int decimals,
+               double clock_mhz = 0) {
   std::string sheet = "-", ratio = "", flag = "";
   if (datasheet > 0) {
     sheet = fmt::format("{:.{}f} {}", datasheet, decimals, unit);
     ratio = fmt::format("{:.1f}%", 100.0 * measured / datasheet);
     if (measured > datasheet) flag = "impossible: above the datasheet";
   }
-  fmt::print("{:<34} {:>16} {:>16} {:>8}  {}\n", what,
-             fmt::format("{:.{}f} {}", measured, decimals, unit), sheet, ratio, flag);
+  const std::string clock = clock_mhz > 0 ? fmt::format("{:.0f} MHz", clock_mhz) : "";
+  fmt::print("{:<34} {:>16} {:>16} {:>8} {:>9}  {}\n", what,
+             fmt::format("{:.{}f} {}", measured, decimals, unit), sheet, ratio, clock, flag);
 }
 
 void print_gpu_peaks(const Peaks& p, const Device& d) {
@@ -41,12 +43,18 @@ void print_gpu_peaks(const Peaks& p, const Device& d) {
       p.device, d.sm_count, d.cc_major, d.cc_minor,
       static_cast<double>(d.memory_bytes) / double(int64_t{1} << 30), d.l2_bytes >> 20,
       get(p.env, "driver"), get(p.env, "cuda_runtime"), get(p.env, "cublas"));
-  fmt::print("{:<34} {:>16} {:>16} {:>8}\n", "figure", "measured", "datasheet", "ratio");
-  print_row("bf16 GEMM 8192^3, fp32 accumulate", p.bf16_tflops, ds.bf16_tflops, "TFLOP/s", 1);
-  print_row("fp16 GEMM 8192^3, fp32 accumulate", p.fp16_tflops, ds.fp16_tflops, "TFLOP/s", 1);
-  print_row("tf32 GEMM 8192^3, fp32 accumulate", p.tf32_tflops, ds.tf32_tflops, "TFLOP/s", 1);
-  if (p.fp8_tflops > 0)
-    print_row("fp8 e4m3 GEMM 8192^3, bf16 out", p.fp8_tflops, ds.fp8_tflops, "TFLOP/s", 1);
+  fmt::print("{:<34} {:>16} {:>16} {:>8} {:>9}\n", "figure", "measured", "datasheet", "ratio",
+             "SM clock");
+  print_row("bf16 GEMM 8192^3, fp32 accumulate", p.bf16_tflops, ds.bf16_tflops, "TFLOP/s", 1,
+            p.bf16_clock_mhz);
+  print_row("fp16 GEMM 8192^3, fp32 accumulate", p.fp16_tflops, ds.fp16_tflops, "TFLOP/s", 1,
+            p.fp16_clock_mhz);
+  print_row("tf32 GEMM 8192^3, fp32 accumulate", p.tf32_tflops, ds.tf32_tflops, "TFLOP/s", 1,
+            p.tf32_clock_mhz);
+  if (p.fp8_tflops > 0) {
+    print_row("fp8 e4m3 GEMM 8192^3, bf16 out", p.fp8_tflops, ds.fp8_tflops, "TFLOP/s", 1,
+              p.fp8_clock_mhz);
+  }
   print_row("device copy 1 GiB (read + write)", p.copy_tbps, ds.hbm_tbps, "TB/s", 3);
   print_row("read-only stream 1 GiB", p.read_tbps, ds.hbm_tbps, "TB/s", 3);
   if (p.best_tbps() > 0) {
@@ -54,7 +62,10 @@ void print_gpu_peaks(const Peaks& p, const Device& d) {
         "ridge point: {:.0f} FLOP/byte in bf16, {:.0f} in tf32 (best bandwidth {:.3f} TB/s)\n",
         p.bf16_tflops / p.best_tbps(), p.tf32_tflops / p.best_tbps(), p.best_tbps());
   }
-  if (ds.known) fmt::print("datasheet: {} (dense)\n", ds.source);
+  if (ds.known) fmt::print("datasheet: {} (dense, at the boost clock)\n", ds.source);
+  fmt::print(
+      "rows give % of the measured ceiling, of it scaled to the row's own SM clock "
+      "(pct_peak_flops_at_clock), and of the datasheet (pct_datasheet_flops)\n");
 }
 
 void print_cpu_peaks(const Peaks& p, const Device& d) {

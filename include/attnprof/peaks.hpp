@@ -31,12 +31,18 @@ struct Peaks {
   // Bytes read plus bytes written per second (TB/s = 1e12 B/s): a copy (GPU: cudaMemcpyAsync
   // over 1 GiB; CPU: 256 MiB on the engine's threads) and a read-only stream over as much.
   double copy_tbps = 0, read_tbps = 0;
+  // GPU: the median SM clock over each GEMM's samples (MHz; 0: not read, and on the CPU). The
+  // H200's bf16 ceiling read 685, 746 and 792 TFLOP/s on three machines of the kind: the clock
+  // under the power cap is most of the difference, so rows give % of peak at their own clock too.
+  double bf16_clock_mhz = 0, fp16_clock_mhz = 0, tf32_clock_mhz = 0, fp8_clock_mhz = 0;
   Fingerprint env;  // the fingerprint at measurement time
 
   // The matrix rate a point of this dtype is held against: bf16 -> bf16, fp16 -> fp16, fp8 ->
   // fp8, fp32 -> tf32 (the fastest way a GPU multiplies fp32 inputs); on the CPU fp32 for all.
   // TFLOP/s.
   double tflops_for(DType dtype) const;
+  // The SM clock tflops_for(dtype) was measured at (MHz); 0 when unknown or on the CPU.
+  double clock_for(DType dtype) const;
   // The best measured bandwidth (a read-only stream beats a copy): TB/s.
   double best_tbps() const;
 };
@@ -67,7 +73,8 @@ std::string save_peaks(const Peaks& peaks);
 // Records the ceilings in the row (peak_tflops, peak_tbps, peaks_source) and, for a timed row
 // (r.tflops, r.gbps, r.flops and r.bytes set), fills r.pct_peak_flops, r.pct_peak_bw and r.bound:
 // "compute" when flops/bytes reaches the ridge point tflops_for(dtype) / best_tbps(), else
-// "memory".
+// "memory"; and, where known, r.peak_clock_mhz with r.pct_peak_flops_at_clock (the ceiling
+// scaled to the row's own SM clock) and r.datasheet_tflops with r.pct_datasheet_flops.
 void apply_peaks(Result& r, const Peaks& peaks);
 
 }  // namespace attnprof

@@ -120,6 +120,16 @@ struct Result {
   // they come from ("attnprof peaks 2026-11-29T..."); 0 and "" where none were known.
   double peak_tflops = 0, peak_tbps = 0;
   std::string peaks_source;
+  // The SM clock the matrix ceiling was measured at (its GEMM's median; 0: unknown, and on the
+  // CPU), and % of that ceiling scaled to this row's own clock (timing.clock_mhz): tflops /
+  // (peak_tflops * clock_mhz / peak_clock_mhz). A reader with another machine of the kind, whose
+  // GEMM ran at another clock, gets the same figure for the same kernel; unset when either clock
+  // is unknown.
+  double peak_clock_mhz = 0;
+  std::optional<double> pct_peak_flops_at_clock;
+  // The vendor's dense rate for the dtype (datasheet_for; 0: not a known device) and % of it.
+  double datasheet_tflops = 0;
+  std::optional<double> pct_datasheet_flops;
   MemoryResult memory;
   VerifyResult verify;
   std::vector<KernelRecord> kernels;

@@ -474,6 +474,10 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["peak_tflops"] = number(r.peak_tflops);
   j["peak_tbps"] = number(r.peak_tbps);
   j["peaks_source"] = r.peaks_source;
+  if (r.peak_clock_mhz > 0) j["peak_clock_mhz"] = number(r.peak_clock_mhz);
+  if (r.pct_peak_flops_at_clock) j["pct_peak_flops_at_clock"] = number(*r.pct_peak_flops_at_clock);
+  if (r.datasheet_tflops > 0) j["datasheet_tflops"] = number(r.datasheet_tflops);
+  if (r.pct_datasheet_flops) j["pct_datasheet_flops"] = number(*r.pct_datasheet_flops);
   j["memory"] = memory_json(r.memory);
   j["verify"] = verify_json(r.verify);
   j["kernels"] = kernels_json(r.kernels);
@@ -538,6 +542,12 @@ Result result_from_json(const nlohmann::json& j) {
     r.peak_tbps = in.number("peak_tbps");
     r.peaks_source = in.string("peaks_source");
   }
+  if (j.contains("peak_clock_mhz")) r.peak_clock_mhz = in.number("peak_clock_mhz");
+  if (j.contains("pct_peak_flops_at_clock"))
+    r.pct_peak_flops_at_clock = in.optional_number("pct_peak_flops_at_clock");
+  if (j.contains("datasheet_tflops")) r.datasheet_tflops = in.number("datasheet_tflops");
+  if (j.contains("pct_datasheet_flops"))
+    r.pct_datasheet_flops = in.optional_number("pct_datasheet_flops");
   r.memory = read_memory(in.object("memory"));
   r.verify = read_verify(in.object("verify"));
   r.kernels = read_kernels(in);

@@ -16,7 +16,7 @@ namespace attnprof {
 
 namespace {
 
-constexpr int kPeaksSchema = 3;  // 2: kind and fp32_tflops (CPU); 3: fp8_tflops
+constexpr int kPeaksSchema = 4;  // 2: kind and fp32_tflops (CPU); 3: fp8_tflops; 4: the clocks
 
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
@@ -43,6 +43,11 @@ double rate_for(DType dtype, double bf16, double fp16, double tf32, double fp8) 
 double Peaks::tflops_for(DType dtype) const {
   if (kind == DeviceKind::cpu) return fp32_tflops;
   return rate_for(dtype, bf16_tflops, fp16_tflops, tf32_tflops, fp8_tflops);
+}
+
+double Peaks::clock_for(DType dtype) const {
+  if (kind == DeviceKind::cpu) return 0;
+  return rate_for(dtype, bf16_clock_mhz, fp16_clock_mhz, tf32_clock_mhz, fp8_clock_mhz);
 }
 
 double Datasheet::tflops_for(DType dtype) const {
@@ -102,6 +107,10 @@ std::optional<Peaks> load_cached_peaks(const std::string& key) {
     p.fp8_tflops = j.at("fp8_tflops").get<double>();
     p.copy_tbps = j.at("copy_tbps").get<double>();
     p.read_tbps = j.at("read_tbps").get<double>();
+    p.bf16_clock_mhz = j.at("bf16_clock_mhz").get<double>();
+    p.fp16_clock_mhz = j.at("fp16_clock_mhz").get<double>();
+    p.tf32_clock_mhz = j.at("tf32_clock_mhz").get<double>();
+    p.fp8_clock_mhz = j.at("fp8_clock_mhz").get<double>();
     if (j.contains("env")) p.env = j.at("env").get<Fingerprint>();
     return p;
   } catch (const std::exception&) {
@@ -122,6 +131,10 @@ std::string to_json(const Peaks& p) {
                             {"fp32_tflops", p.fp32_tflops},
                             {"copy_tbps", p.copy_tbps},
                             {"read_tbps", p.read_tbps},
+                            {"bf16_clock_mhz", p.bf16_clock_mhz},
+                            {"fp16_clock_mhz", p.fp16_clock_mhz},
+                            {"tf32_clock_mhz", p.tf32_clock_mhz},
+                            {"fp8_clock_mhz", p.fp8_clock_mhz},
                             {"env", p.env}};
   return j.dump(2) + "\n";
 }
@@ -150,8 +163,16 @@ void apply_peaks(Result& r, const Peaks& peaks) {
   r.peak_tflops = peak_tflops;
   r.peak_tbps = peak_tbps;
   r.peaks_source = "measured by attnprof " + peaks.measured_at;
+  r.peak_clock_mhz = peaks.clock_for(r.spec.dtype);
+  const Datasheet sheet = datasheet_for(peaks.device);
+  r.datasheet_tflops = sheet.known ? sheet.tflops_for(r.spec.dtype) : 0;
   if (!(r.timing.median_us > 0)) return;
   r.pct_peak_flops = 100.0 * r.tflops / peak_tflops;
+  if (r.peak_clock_mhz > 0 && r.timing.clock_mhz > 0) {
+    r.pct_peak_flops_at_clock =
+        100.0 * r.tflops / (peak_tflops * r.timing.clock_mhz / r.peak_clock_mhz);
+  }
+  if (r.datasheet_tflops > 0) r.pct_datasheet_flops = 100.0 * r.tflops / r.datasheet_tflops;
   r.pct_peak_bw = 100.0 * r.gbps / (peak_tbps * 1e3);
   if (r.bytes > 0) {
     // Ridge point in FLOP per byte: above it the matrix units, below it memory, set the floor.

@@ -102,11 +102,17 @@ TableSection all_rows_table(const std::vector<Result>& rows) {
   const bool peaks = std::any_of(rows.begin(), rows.end(), [](const Result& r) {
     return r.pct_peak_flops.has_value() || r.pct_peak_bw.has_value();
   });
+  // The ceiling scaled to each row's clock and the datasheet's, beside the measured one, where the
+  // rows have them (ceilings measured with their clock, a known device).
+  const bool clocked = std::any_of(rows.begin(), rows.end(), [](const Result& r) {
+    return r.pct_peak_flops_at_clock.has_value() || r.pct_datasheet_flops.has_value();
+  });
   TableSection s;
   s.heading = "All results";
   Table& t = s.table;
   t.header = {"provider", "shape", "status", "median", "p95", "TFLOP/s", "GB/s"};
   if (peaks) t.header.insert(t.header.end(), {"% peak FLOP/s", "% peak BW"});
+  if (clocked) t.header.insert(t.header.end(), {"% peak at clock", "% datasheet"});
   t.header.insert(t.header.end(), {"peak memory", "extra memory", "rel. err", "note"});
   t.right.assign(t.header.size(), true);
   t.right[0] = t.right[1] = t.right[2] = t.right.back() = false;
@@ -122,6 +128,9 @@ TableSection all_rows_table(const std::vector<Result>& rows) {
                                   timed ? format_sig3(r.tflops) : "-",
                                   timed ? format_sig3(r.gbps) : "-"};
     if (peaks) c.insert(c.end(), {percent(r.pct_peak_flops), percent(r.pct_peak_bw)});
+    if (clocked) {
+      c.insert(c.end(), {percent(r.pct_peak_flops_at_clock), percent(r.pct_datasheet_flops)});
+    }
     c.insert(c.end(), {has_memory(r) ? format_bytes(double(r.memory.peak_bytes)) : "-",
                        has_memory(r) ? format_bytes(double(r.memory.extra_bytes)) : "-",
                        has_verify(r) ? format_error(r.verify.rel_l2_err) : "-",
@@ -134,6 +143,11 @@ TableSection all_rows_table(const std::vector<Result>& rows) {
           ")",
       "extra memory = peak memory - inputs - outputs; rel. err = worst relative L2 error of the "
       "checked rows against fp64"};
+  if (clocked) {
+    s.notes.push_back(
+        "% peak at clock = TFLOP/s against the measured ceiling scaled to the row's own SM clock; "
+        "% datasheet = against the vendor's dense rate (docs/method.md, \"% of peak\")");
+  }
   return s;
 }
 

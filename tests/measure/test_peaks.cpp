@@ -61,6 +61,49 @@ TEST(Peaks, RowsGetPercentOfPeakAndBound) {
   EXPECT_TRUE(untimed.bound.empty());
 }
 
+// The bf16 ceiling measured at 1500 MHz, a row timed at 1800 MHz: the ceiling it is held against
+// at its own clock is 800 * 1800 / 1500 = 960 TFLOP/s; the datasheet's is 989.4.
+TEST(Peaks, RowsGetPercentOfTheCeilingAtTheirOwnClockAndOfTheDatasheet) {
+  Peaks p = h200_like();
+  p.bf16_clock_mhz = 1500;
+  p.fp16_clock_mhz = 1600;
+  EXPECT_DOUBLE_EQ(p.clock_for(DType::bf16), 1500);
+  EXPECT_DOUBLE_EQ(p.clock_for(DType::fp16), 1600);
+  EXPECT_DOUBLE_EQ(p.clock_for(DType::fp32), 0);  // not read
+  Result r;
+  r.spec.dtype = DType::bf16;
+  r.timing.median_us = 1000;
+  r.timing.clock_mhz = 1800;
+  r.tflops = 480;
+  r.gbps = 900;
+  apply_peaks(r, p);
+  EXPECT_DOUBLE_EQ(r.peak_clock_mhz, 1500);
+  ASSERT_TRUE(r.pct_peak_flops && r.pct_peak_flops_at_clock && r.pct_datasheet_flops);
+  EXPECT_DOUBLE_EQ(*r.pct_peak_flops, 60.0);
+  EXPECT_DOUBLE_EQ(*r.pct_peak_flops_at_clock, 50.0);
+  EXPECT_DOUBLE_EQ(r.datasheet_tflops, 989.4);
+  EXPECT_NEAR(*r.pct_datasheet_flops, 100.0 * 480 / 989.4, 1e-12);
+  // A row whose clock was not read, or a ceiling without one, has no clock-scaled figure.
+  Result unread = r;
+  unread.pct_peak_flops_at_clock.reset();
+  unread.timing.clock_mhz = 0;
+  apply_peaks(unread, p);
+  EXPECT_FALSE(unread.pct_peak_flops_at_clock);
+  Result tf32 = r;
+  tf32.pct_peak_flops_at_clock.reset();
+  tf32.spec.dtype = DType::fp32;
+  apply_peaks(tf32, p);
+  EXPECT_FALSE(tf32.pct_peak_flops_at_clock);
+  // An unknown device has no datasheet figure.
+  Peaks other = h200_like();
+  other.device = "NVIDIA GeForce RTX 4090";
+  Result consumer = r;
+  consumer.pct_datasheet_flops.reset();
+  apply_peaks(consumer, other);
+  EXPECT_DOUBLE_EQ(consumer.datasheet_tflops, 0);
+  EXPECT_FALSE(consumer.pct_datasheet_flops);
+}
+
 TEST(Peaks, CacheRoundTripsPerKey) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("attnprof-peaks-test-" + std::to_string(::getpid()));
@@ -72,6 +115,8 @@ TEST(Peaks, CacheRoundTripsPerKey) {
   p.key = key;
   p.measured_at = "2026-11-29T00:00:00Z";
   p.env["gpu"] = p.device;
+  p.bf16_clock_mhz = 1755;
+  p.fp8_clock_mhz = 1410;
   const std::string path = save_peaks(p);
   ASSERT_FALSE(path.empty());
   EXPECT_EQ(path, peaks_cache_path(p.key));
@@ -81,6 +126,8 @@ TEST(Peaks, CacheRoundTripsPerKey) {
   EXPECT_EQ(back->kind, DeviceKind::cuda);
   EXPECT_DOUBLE_EQ(back->bf16_tflops, 800);
   EXPECT_DOUBLE_EQ(back->read_tbps, 4.5);
+  EXPECT_DOUBLE_EQ(back->bf16_clock_mhz, 1755);
+  EXPECT_DOUBLE_EQ(back->fp8_clock_mhz, 1410);
   EXPECT_EQ(back->env.at("gpu"), "NVIDIA H200");
   // Another device (or driver, or library) does not see these figures.
   EXPECT_FALSE(load_cached_peaks(key + "|sm114"));

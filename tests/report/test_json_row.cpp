@@ -117,6 +117,10 @@ void expect_same(const Result& a, const Result& b) {
   EXPECT_SAME_DOUBLE(a.peak_tflops, b.peak_tflops);
   EXPECT_SAME_DOUBLE(a.peak_tbps, b.peak_tbps);
   EXPECT_EQ(a.peaks_source, b.peaks_source);
+  EXPECT_SAME_DOUBLE(a.peak_clock_mhz, b.peak_clock_mhz);
+  expect_same_optional(a.pct_peak_flops_at_clock, b.pct_peak_flops_at_clock);
+  EXPECT_SAME_DOUBLE(a.datasheet_tflops, b.datasheet_tflops);
+  expect_same_optional(a.pct_datasheet_flops, b.pct_datasheet_flops);
   const ProviderTraits &xa = a.traits, &xb = b.traits;
   EXPECT_EQ(xa.name, xb.name);
   EXPECT_EQ(xa.description, xb.description);
@@ -190,6 +194,10 @@ Result fully_populated() {
   r.pct_peak_flops = 76.4;
   r.pct_peak_bw = std::nullopt;
   r.bound = "compute";
+  r.peak_clock_mhz = 1755;
+  r.pct_peak_flops_at_clock = 71.2;
+  r.datasheet_tflops = 989.4;
+  r.pct_datasheet_flops = 61.8;
   r.memory = {51380224, -1048576, 50331648, 1048576, std::numeric_limits<int64_t>::min()};
   r.verify.checked = true;
   r.verify.max_abs_err = kInf;
@@ -363,15 +371,41 @@ TEST(JsonRow, FieldNamesAreTheDocumentedSchema) {
     for (const auto& item : object.items()) out.insert(item.key());
     return out;
   };
-  EXPECT_EQ(keys(j),
-            (std::set<std::string>{"schema_version", "provider",     "traits", "status",
-                                   "fault",          "reason",       "spec",   "seed",
-                                   "device",         "timing",       "tflops", "gbps",
-                                   "tokens_per_s",   "flops",        "bytes",  "flop_convention",
-                                   "pct_peak_flops", "pct_peak_bw",  "bound",  "peak_tflops",
-                                   "peak_tbps",      "peaks_source", "memory", "verify",
-                                   "kernels",        "kernels_note", "env",    "started_at",
-                                   "trace",          "audit_s",      "audits"}));
+  EXPECT_EQ(keys(j), (std::set<std::string>{"schema_version",
+                                            "provider",
+                                            "traits",
+                                            "status",
+                                            "fault",
+                                            "reason",
+                                            "spec",
+                                            "seed",
+                                            "device",
+                                            "timing",
+                                            "tflops",
+                                            "gbps",
+                                            "tokens_per_s",
+                                            "flops",
+                                            "bytes",
+                                            "flop_convention",
+                                            "pct_peak_flops",
+                                            "pct_peak_bw",
+                                            "bound",
+                                            "peak_tflops",
+                                            "peak_tbps",
+                                            "peaks_source",
+                                            "memory",
+                                            "verify",
+                                            "kernels",
+                                            "kernels_note",
+                                            "env",
+                                            "started_at",
+                                            "trace",
+                                            "audit_s",
+                                            "audits",
+                                            "peak_clock_mhz",
+                                            "pct_peak_flops_at_clock",
+                                            "datasheet_tflops",
+                                            "pct_datasheet_flops"}));
   EXPECT_EQ(keys(j["audits"]),
             (std::set<std::string>{"outputs_s", "inputs_s", "launches_s", "streams_s"}));
   EXPECT_EQ(keys(j["traits"]),

@@ -232,9 +232,14 @@ Peaks cuda::CudaEngine::measure_peaks(const std::function<void(const std::string
   p.env = engine.fingerprint();
   const double gemm_flops =
       2.0 * static_cast<double>(kGemmN) * static_cast<double>(kGemmN) * static_cast<double>(kGemmN);
-  const std::pair<DType, double Peaks::*> gemms[] = {{DType::bf16, &Peaks::bf16_tflops},
-                                                     {DType::fp16, &Peaks::fp16_tflops},
-                                                     {DType::fp32, &Peaks::tf32_tflops}};
+  struct Gemm {
+    DType dtype;
+    double Peaks::*tflops;
+    double Peaks::*clock_mhz;
+  };
+  const Gemm gemms[] = {{DType::bf16, &Peaks::bf16_tflops, &Peaks::bf16_clock_mhz},
+                        {DType::fp16, &Peaks::fp16_tflops, &Peaks::fp16_clock_mhz},
+                        {DType::fp32, &Peaks::tf32_tflops, &Peaks::tf32_clock_mhz}};
   // A ceiling is the device's steady state, clock and power caps included: its samples are kept
   // whatever the SM clock (the timer drops those under 75% of the rated clock as throttled).
   // The H200's fp8 GEMM runs there under the 700 W cap (1296-1549 MHz on three machines), and on
@@ -243,18 +248,20 @@ Peaks cuda::CudaEngine::measure_peaks(const std::function<void(const std::string
   const auto rate = [&](double flops, const TimingResult& t) {
     return t.samples > 0 && t.median_us > 0 ? flops / (t.median_us * 1e-6) / 1e12 : 0.0;
   };
-  for (const auto& [dtype, field] : gemms) {
-    GemmRun run(dtype, kGemmN, kSeed, stream);
+  for (const Gemm& g : gemms) {
+    GemmRun run(g.dtype, kGemmN, kSeed, stream);
     const TimingResult t = time_run(engine, run);
-    p.*field = rate(gemm_flops, t);
+    p.*g.tflops = rate(gemm_flops, t);
+    p.*g.clock_mhz = t.clock_mhz;
     progress(fmt::format("{} GEMM {}^3: {:.1f} TFLOP/s ({})",
-                         dtype == DType::fp32 ? "tf32" : to_string(dtype), kGemmN, p.*field,
+                         g.dtype == DType::fp32 ? "tf32" : to_string(g.dtype), kGemmN, p.*g.tflops,
                          timing_note(t)));
   }
   if (engine.device().cc_major * 10 + engine.device().cc_minor >= 89) {
     Fp8GemmRun run(kGemmN, kSeed, stream);
     const TimingResult t = time_run(engine, run);
     p.fp8_tflops = rate(gemm_flops, t);
+    p.fp8_clock_mhz = t.clock_mhz;
     progress(fmt::format("fp8 e4m3 GEMM {}^3: {:.1f} TFLOP/s ({})", kGemmN, p.fp8_tflops,
                          timing_note(t)));
   }
