@@ -1,10 +1,12 @@
 // `attnprof list`: every provider known to this build, available or not, and why.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "attnprof/engine.hpp"
+#include "attnprof/provider_settings.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/result_json.hpp"
 #include "cli.hpp"
@@ -28,6 +30,11 @@ Availability availability_here(const Provider& p, const Engine* cuda) {
   return cuda->availability();
 }
 
+// A setting's values as --set takes them: "a|b|c", or "W:C".
+std::string values_of(const ProviderSetting& s) {
+  return s.values.empty() ? std::string("W:C") : fmt::format("{}", fmt::join(s.values, "|"));
+}
+
 }  // namespace
 
 Command add_list_command(CLI::App& app) {
@@ -42,15 +49,26 @@ Command add_list_command(CLI::App& app) {
               const Availability a = availability_here(*p, cuda.get());
               const ProviderTraits t = p->traits();
               if (opts->json) {
+                nlohmann::ordered_json settings = nlohmann::ordered_json::array();
+                for (const ProviderSetting* s : settings_of(t.name)) {
+                  settings.push_back({{"name", s->name},
+                                      {"values", values_of(*s)},
+                                      {"value", setting_value(t.name, s->name)},
+                                      {"help", s->help}});
+                }
                 nlohmann::ordered_json j = {{"provider", t.name},
                                             {"available", a.available},
                                             {"reason", a.reason},
-                                            {"traits", to_json(t)}};
+                                            {"traits", to_json(t)},
+                                            {"settings", settings}};
                 fmt::print("{}\n", j.dump());
               } else {
                 fmt::print("{:<20} {:<5} {:<12} {}\n", t.name, to_string(t.device),
                            a.available ? "available" : "unavailable",
                            a.available ? t.description : a.reason);
+                for (const ProviderSetting* s : settings_of(t.name)) {
+                  fmt::print("    --set {}.{}={}  {}\n", t.name, s->name, values_of(*s), s->help);
+                }
               }
             }
             if (!no_python.empty()) {

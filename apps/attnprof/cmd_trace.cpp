@@ -17,6 +17,7 @@
 #include "attnprof/trace.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "measure_options.hpp"
 #include "number_options.hpp"
 #include "output_paths.hpp"
 #include "python_options.hpp"
@@ -38,7 +39,8 @@ struct TraceCliOptions {
   std::string breakdown;  // Markdown file
   bool force = false;     // replace an existing --chrome or --breakdown
   bool ncu = false;
-  bool ncu_target = false;  // hidden: the child ncu profiles
+  bool ncu_target = false;            // hidden: the child ncu profiles
+  std::vector<std::string> settings;  // --set: in the environment the ncu child inherits
   int threads = 0;
   uint64_t seed = 20261129;
   int warmup = 1;
@@ -132,6 +134,7 @@ int trace_command(const TraceCliOptions& o) {
 
   // The points run through the one lifecycle with trace hooks, where `attnprof run` runs them (a
   // supervised worker per worker group); ncu's target is the process ncu watches: in-process.
+  apply_settings(o.settings);  // before the workers start: they inherit the settings
   StopRequest stop;
   const StopSignals signals(stop, /*second_kills=*/true);
   const bool in_process = o.in_process || o.ncu_target;
@@ -230,6 +233,7 @@ Command add_trace_command(CLI::App& app) {
                   "Write the Chrome trace JSON here (one process per provider)");
   sub->add_option("--breakdown", o->breakdown, "Write the breakdown tables as Markdown here");
   sub->add_flag("--force", o->force, "Replace an existing --chrome or --breakdown file");
+  add_settings_option(sub, o->settings);
   sub->add_flag("--ncu", o->ncu,
                 "Also run the point once under Nsight Compute (ncu on PATH): DRAM throughput "
                 "and tensor-pipe utilization per kernel");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "attnprof/parse_units.hpp"
+#include "attnprof/provider_settings.hpp"
 #include "grid_options.hpp"
 #include "number_options.hpp"
 
@@ -42,6 +43,7 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
                   "about a second of fp64 and a sample beyond; full: CPU points check every row "
                   "whatever it costs")
       ->check(CLI::IsMember({"auto", "full"}));
+  add_settings_option(sub, o.settings);
   add_whole_number_option(
       sub, "--verify-repeats", o.verify_repeats,
       o.verify_repeats < 0
@@ -52,7 +54,20 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
       0);
 }
 
+void add_settings_option(CLI::App* sub, std::vector<std::string>& settings) {
+  sub->add_option("--set", settings,
+                  "A provider setting, PROVIDER.NAME=VALUE (repeatable; `attnprof list` shows "
+                  "each provider's); recorded in every row of that provider")
+      ->take_all();
+}
+
+void apply_settings(const std::vector<std::string>& settings) {
+  for (const std::string& s : settings) apply_setting(s);
+  check_settings();
+}
+
 RunOptions measure_run_options(const MeasureCliOptions& o) {
+  apply_settings(o.settings);
   RunOptions ro;
   ro.seed = o.seed;
   ro.measure.mode = o.timing;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attnprof/runner.hpp"
 
@@ -25,17 +26,25 @@ struct MeasureCliOptions {
   std::string verify = "auto";
   int verify_repeats = -1;  // -1: the engine's choice
   bool no_auto_peaks = false;
+  std::vector<std::string> settings;  // --set PROVIDER.NAME=VALUE (provider_settings.hpp)
 };
 
 // Registers --seed, --timing, --clock, --max-noise, --min-time, --point-timeout, --min-samples,
-// --warmup, --threads, --no-trace, --verify, --verify-repeats and --no-auto-peaks.
+// --warmup, --threads, --no-trace, --verify, --verify-repeats, --no-auto-peaks and --set.
 void add_measure_options(CLI::App* sub, MeasureCliOptions& o);
 
-// The run options they give (threads are the engine's to resolve); throws std::invalid_argument
-// naming the option and what is allowed.
+// The run options they give (threads are the engine's to resolve), after applying and checking
+// the provider settings; throws std::invalid_argument naming the option and what is allowed.
 RunOptions measure_run_options(const MeasureCliOptions& o);
 
 // A duration with units that must be > 0 ("250us", "2s"); throws naming `option`.
 double positive_seconds_option(const std::string& text, const char* option);
 
+}  // namespace attnprof::cli
+
+namespace attnprof::cli {
+// Registers --set on a subcommand (run and tune through add_measure_options; trace on its own).
+void add_settings_option(CLI::App* sub, std::vector<std::string>& settings);
+// Applies each --set and checks every ATTNPROF_* setting variable (provider_settings.hpp).
+void apply_settings(const std::vector<std::string>& settings);
 }  // namespace attnprof::cli

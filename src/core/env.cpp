@@ -6,6 +6,8 @@
 #include <ctime>
 #include <thread>
 
+#include "attnprof/provider_settings.hpp"
+
 #ifndef ATTNPROF_BUILD_TYPE
 #define ATTNPROF_BUILD_TYPE "unknown"
 #endif
@@ -59,7 +61,7 @@ std::string field(const Fingerprint& env, const char* k) {
 std::string fingerprint_key(const Fingerprint& env) {
   std::string key;
   for (const char* k : kKeyFields) key += fmt::format("{}={};", k, field(env, k));
-  return key;
+  return key + settings_key(env);  // a provider's settings (provider_settings.hpp)
 }
 
 std::string fingerprint_difference(const Fingerprint& a, const Fingerprint& b) {
@@ -68,6 +70,9 @@ std::string fingerprint_difference(const Fingerprint& a, const Fingerprint& b) {
     if (x != y) {
       return fmt::format("{} {} -> {}", k, x.empty() ? "(none)" : x, y.empty() ? "(none)" : y);
     }
+  }
+  if (const std::string x = settings_key(a), y = settings_key(b); x != y) {
+    return fmt::format("settings {} -> {}", x.empty() ? "(none)" : x, y.empty() ? "(none)" : y);
   }
   return "";
 }

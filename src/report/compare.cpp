@@ -9,6 +9,7 @@
 #include <set>
 
 #include "attnprof/env.hpp"
+#include "attnprof/provider_settings.hpp"
 
 namespace attnprof {
 
@@ -21,12 +22,14 @@ struct Side {
 };
 using Joined = std::map<std::string, Side>;  // by provider|spec key
 
+// A provider under other settings is another point (provider_settings.hpp).
 std::string point_key(const Result& r) {
-  return r.provider + "|" + r.spec.key();
+  return r.provider + "|" + r.spec.key() + "|" + settings_key(r.env);
 }
 
 std::string point_label(const Result& r) {
-  return r.provider + " " + r.spec.label();
+  const std::string settings = settings_key(r.env);
+  return r.provider + " " + r.spec.label() + (settings.empty() ? "" : " (" + settings + ")");
 }
 
 // The rows of a run by point; the last row of a (point, mode) wins and the rest are counted.

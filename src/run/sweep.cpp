@@ -5,6 +5,7 @@
 #include <set>
 
 #include "attnprof/env.hpp"
+#include "attnprof/provider_settings.hpp"
 #include "attnprof/worker.hpp"
 
 namespace attnprof {
@@ -39,6 +40,7 @@ class InProcessExecutor final : public Executor {
     if (fresh) {
       it->second = fingerprint(provider.device_kind());
       for (const auto& [k, v] : provider.fingerprint()) it->second[k] = v;
+      for (const auto& [k, v] : settings_fingerprint(provider.name())) it->second[k] = v;
     }
     return it->second;
   }

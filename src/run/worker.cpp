@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "attnprof/provider_settings.hpp"
 #include "attnprof/runner.hpp"
 #include "run/protocol.hpp"
 
@@ -105,7 +106,9 @@ int serve_worker(const WorkerOptions& options, const std::vector<Provider*>& pro
   hello.engines.push_back(describe(*cpu));
   if (cuda) hello.engines.push_back(describe(*cuda));
   for (Provider* p : providers) {
-    if (Fingerprint f = p->fingerprint(); !f.empty()) hello.providers[p->name()] = std::move(f);
+    Fingerprint f = p->fingerprint();
+    for (auto& [k, v] : settings_fingerprint(p->name())) f[k] = v;
+    if (!f.empty()) hello.providers[p->name()] = std::move(f);
   }
   if (!put_line(protocol_fd, protocol::encode_hello(hello))) return 1;
 

@@ -266,6 +266,34 @@ TEST(CliFaults, FaultProvidersAreListedOnlyWhenAskedFor) {
   }
 }
 
+// --set is checked before any work, in one line; `list` shows each provider's settings.
+TEST(Cli, ProviderSettingsAreCheckedFirstAndListed) {
+  const fs::path journal = temp_file("settings.jsonl");
+  const Outcome bad = run_cli(
+      "run --device cpu --providers cpu.naive --seq 16 --heads 2 "
+      "--head-dim 16 --dtype fp32 --set cuda.decode.pipeline=9x9 --out " +
+      journal.string());
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--set cuda.decode.pipeline=9x9: cuda.decode.pipeline takes one of"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(fs::exists(journal));
+  const Outcome env = run_cli(
+      "run --device cpu --providers cpu.naive --seq 16 --heads 2 "
+      "--head-dim 16 --dtype fp32 --out " +
+          journal.string(),
+      "ATTNPROF_DECODE_SPLIT=lots");
+  EXPECT_EQ(env.code, 2) << env.err;
+  EXPECT_NE(env.err.find("ATTNPROF_DECODE_SPLIT=lots: cuda.decode.split takes W:C"),
+            std::string::npos)
+      << env.err;
+  const Outcome list = run_cli("list");
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find("    --set cuda.decode.pipeline=auto|4x3|"), std::string::npos)
+      << list.out;
+  EXPECT_NE(list.out.find("    --set cuda.flash.deterministic=0|1"), std::string::npos);
+}
+
 TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
 #if defined(__SANITIZE_ADDRESS__)
   // Under ASan the worker's deliberate segfault would be caught by ASan's handler and reported

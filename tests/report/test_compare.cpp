@@ -156,6 +156,20 @@ TEST(Compare, StatusChangesUnmatchedPointsAndEnvironments) {
   EXPECT_FALSE(fixed.has_regression());
 }
 
+// A provider under another setting is another point: never joined with the first one.
+TEST(Compare, APointUnderAnotherProviderSettingIsNotJoined) {
+  std::mt19937_64 rng(17);
+  Result plain = measured("cuda.decode", 512, 100, 0.01, 100, rng);
+  Result set = measured("cuda.decode", 512, 150, 0.01, 100, rng);
+  set.env["setting.pipeline"] = "p64x3";
+  const Comparison c = compare_runs({plain}, {set}, CompareOptions{});
+  EXPECT_TRUE(c.rows.empty());
+  EXPECT_EQ(c.only_base, std::vector<std::string>{"cuda.decode B1 H8 N512 D64 fp16 none fwd"});
+  EXPECT_EQ(c.only_head, std::vector<std::string>{
+                             "cuda.decode B1 H8 N512 D64 fp16 none fwd (setting.pipeline=p64x3;)"});
+  EXPECT_EQ(compare_runs({set}, {set}, CompareOptions{}).rows.size(), 1u);
+}
+
 // A CI gate must not pass because the points that got slower stopped running: a point that
 // passed in A and is absent, or not passed, in B is a regression unless missing ones are allowed.
 TEST(Compare, PointsMissingFromTheNewRunAreARegressionUnlessAllowed) {

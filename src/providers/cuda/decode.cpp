@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "attnprof/provider_settings.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
 #include "providers/cuda/decode_kernel.cuh"
@@ -25,14 +26,13 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-// The tensor-core kernel's pipeline asked for by ATTNPROF_DECODE_PIPELINE, for comparing them on
+// The tensor-core kernel's pipeline asked for by --set cuda.decode.pipeline, for comparing them on
 // a device: 8x3 (8 warps a CTA, 3 tiles deep), 4x2, 4x3; or a producer warp's stages of 64 or
 // 128 keys, 3 or 6 in flight: p64x3, p128x3, p64x6, and p64x3r (boxes of whole rows) (sm_90 with
 // the tensor copies; elsewhere 4x3 runs). Unset or "auto": the split's rule
 // (decode_split.hpp choose_decode_pipeline).
 std::optional<cuda::DecodePipeline> pipeline_from_env() {
-  const char* v = std::getenv("ATTNPROF_DECODE_PIPELINE");
-  const std::string_view asked = v != nullptr ? v : "";
+  const std::string asked = setting_value("cuda.decode", "pipeline");
   if (asked == "4x3") return cuda::DecodePipeline::warps4_stages3;
   if (asked == "8x3") return cuda::DecodePipeline::warps8_stages3;
   if (asked == "4x2") return cuda::DecodePipeline::warps4_stages2;
@@ -60,21 +60,19 @@ Plan plan_for(const Spec& spec, const Device& device, cuda::DecodeCopy copy) {
   return p;
 }
 
-// How the tensor-core kernel copies its tiles: ATTNPROF_DECODE_COPY=cp.async or tma (the default
+// How the tensor-core kernel copies its tiles: --set cuda.decode.copy=cp.async or tma (the default
 // on sm_90: the tensor memory accelerator's boxes); devices before sm_90 always take cp.async.
 cuda::DecodeCopy copy_for(const Device& device) {
-  const char* v = std::getenv("ATTNPROF_DECODE_COPY");
-  if (v != nullptr && std::string_view(v) == "cp.async") return cuda::DecodeCopy::cp_async;
+  if (setting_value("cuda.decode", "copy") == "cp.async") return cuda::DecodeCopy::cp_async;
   return device.cc_major == 9 ? cuda::DecodeCopy::tma : cuda::DecodeCopy::cp_async;
 }
 
-// What the L2 fetches on a miss of a tensor copy's row: ATTNPROF_DECODE_L2=64, 128 or 256 bytes,
+// What the L2 fetches on a miss of a tensor copy's row: --set cuda.decode.l2=64, 128 or 256 bytes,
 // or none (the default: a box's row is a 128-byte line already; 256 bytes fetched the other half
 // of each K and V row a second time through the L2, bench/results/h200/2026-12-02-decode-producer
 // call 2), for comparing them on a device.
 cuda::L2Promotion promotion_from_env() {
-  const char* v = std::getenv("ATTNPROF_DECODE_L2");
-  const std::string_view asked = v != nullptr ? v : "";
+  const std::string asked = setting_value("cuda.decode", "l2");
   if (asked == "64") return cuda::L2Promotion::b64;
   if (asked == "128") return cuda::L2Promotion::b128;
   if (asked == "256") return cuda::L2Promotion::b256;

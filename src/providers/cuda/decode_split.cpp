@@ -1,5 +1,6 @@
 // cuda.decode's split of the keys across CTAs (decode_split.hpp).
 #include "providers/cuda/decode_split.hpp"
+#include "attnprof/provider_settings.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -38,9 +39,9 @@ struct SplitKnobs {
 };
 SplitKnobs split_knobs_from_env() {
   SplitKnobs k;
-  const char* v = std::getenv("ATTNPROF_DECODE_SPLIT");
+  const std::string v = setting_value("cuda.decode", "split");  // checked: W:C, C >= 256
   long long w = 0, c = 0;
-  if (v != nullptr && std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 256) {
+  if (std::sscanf(v.c_str(), "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 256) {
     k.waves = w;
     k.ragged_waves = w;
     k.min_chunk = c;
@@ -58,17 +59,18 @@ DecodeSplit chunks_of(int64_t kv_len, int64_t splits, int64_t tile) {
   return out;
 }
 
-// cuda.mla.decode's knobs: ATTNPROF_MLA_SPLIT=W:C, for comparing on a device: W waves of CTAs,
-// chunks of at least C >= 64 keys (default 1 and 256). A ragged batch's chunks: 512 keys or more.
+// cuda.mla.decode's knobs: --set cuda.mla.decode.split=W:C, for comparing on a device: W waves of
+// CTAs, chunks of at least C >= 64 keys (default 1 and 256). A ragged batch's chunks: 512 keys or
+// more.
 struct MlaKnobs {
   int64_t waves = 1, shortest = 256;
 };
 constexpr int64_t kMlaRaggedChunk = 512;
 MlaKnobs mla_knobs_from_env() {
   MlaKnobs k;
-  if (const char* v = std::getenv("ATTNPROF_MLA_SPLIT"); v != nullptr) {
+  if (const std::string v = setting_value("cuda.mla.decode", "split"); !v.empty()) {
     long long w = 0, c = 0;
-    if (std::sscanf(v, "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 64) {
+    if (std::sscanf(v.c_str(), "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 64) {
       k.waves = w;
       k.shortest = c;
     }

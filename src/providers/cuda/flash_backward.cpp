@@ -1,5 +1,6 @@
 // The backward run cuda.flash and cuda.flash.sm90 share (flash_backward.hpp).
 #include "providers/cuda/flash_backward.hpp"
+#include "attnprof/provider_settings.hpp"
 
 #include <fmt/format.h>
 
@@ -11,8 +12,8 @@
 namespace attnprof::cuda {
 
 bool flash_deterministic_from_env() {
-  const char* v = std::getenv("ATTNPROF_FLASH_DETERMINISTIC");
-  return v != nullptr && std::string_view(v) == "1";
+  // cuda.flash and cuda.flash.sm90 share the variable, so either provider's setting reads it.
+  return setting_value("cuda.flash", "deterministic") == "1";
 }
 
 Support flash_backward_supports(const Spec& spec, const std::string& provider) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "attnprof/provider_settings.hpp"
 #include "cuda/cuda_check.hpp"
 #include "providers/cuda/flash_backward.hpp"
 #include "providers/cuda/flash_sm90_bwd_kernel.cuh"
@@ -24,11 +25,10 @@
 namespace attnprof {
 namespace {
 
-// ATTNPROF_FLASH_SM90=nopingpong: the consumer warpgroups do not take turns (for comparing
-// the two schedules on a device).
+// --set cuda.flash.sm90.schedule=nopingpong: the consumer warpgroups do not take turns (for
+// comparing the two schedules on a device).
 bool pingpong_from_env() {
-  const char* v = std::getenv("ATTNPROF_FLASH_SM90");
-  return v == nullptr || std::string_view(v) != "nopingpong";
+  return setting_value("cuda.flash.sm90", "schedule") != "nopingpong";
 }
 
 // The kernel's work items: blocks of query rows x query heads x sequences.
@@ -41,11 +41,11 @@ int64_t work_items(const Spec& s) {
 // longest block first) under a causal mask, whose blocks' costs grow with their rows. Measured
 // both ways on fa-bench (bench/results/h200/2026-12-02-flash-sm90, call 5): heads major
 // 1.02-1.26x blocks major without a mask; under a causal mask 0.73-1.08x (geomean 0.94).
-// ATTNPROF_FLASH_SM90_ORDER=heads|blocks forces one, for comparing on a device.
+// --set cuda.flash.sm90.order=heads|blocks forces one, for comparing on a device.
 bool heads_major_for(const Spec& spec) {
-  const char* v = std::getenv("ATTNPROF_FLASH_SM90_ORDER");
-  if (v != nullptr && std::string_view(v) == "heads") return true;
-  if (v != nullptr && std::string_view(v) == "blocks") return false;
+  const std::string order = setting_value("cuda.flash.sm90", "order");
+  if (order == "heads") return true;
+  if (order == "blocks") return false;
   return spec.mask.kind != MaskKind::causal_tl && spec.mask.kind != MaskKind::causal_br;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "attnprof/provider_settings.hpp"
 #include "cuda/device_buffer.hpp"
 #include "providers/cuda/decode_split.hpp"
 #include "providers/cuda/mla_decode_kernel.cuh"
@@ -22,12 +23,11 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-// The kernel's pipeline: ATTNPROF_MLA_PIPELINE=overlap32 (tiles of 32 keys, P V a tile behind
-// the scores) or serial64 (the default), for comparing them on a device.
+// The kernel's pipeline: --set cuda.mla.decode.pipeline=overlap32 (tiles of 32 keys, P V a tile
+// behind the scores) or serial64 (the default), for comparing them on a device.
 cuda::MlaPipeline pipeline_from_env() {
-  const char* v = std::getenv("ATTNPROF_MLA_PIPELINE");
-  return v != nullptr && std::string_view(v) == "overlap32" ? cuda::MlaPipeline::overlap32
-                                                            : cuda::MlaPipeline::serial64;
+  return setting_value("cuda.mla.decode", "pipeline") == "overlap32" ? cuda::MlaPipeline::overlap32
+                                                                     : cuda::MlaPipeline::serial64;
 }
 
 // The most query tokens per sequence: a decode step or a short speculative chunk.
