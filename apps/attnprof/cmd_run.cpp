@@ -208,12 +208,13 @@ int run_command(RunCliOptions& o) {
   }
   if (o.resume) {
     const ResumedElsewhere other = resumed_elsewhere(points, executor, journal.rows);
-    fmt::print("resuming {}: {} rows in the journal{}\n", o.out, journal.rows.size(),
-               other.points == 0
-                   ? ""
-                   : fmt::format("; {} of its points were measured by another build or device "
-                                 "({}): they run again, their new rows beside the old",
-                                 other.points, other.differs));
+    fmt::print(
+        "resuming {}: {} rows in the journal{}\n", o.out, journal.rows.size(),
+        other.points == 0
+            ? ""
+            : fmt::format("; {} of its points were measured by another build, device or setting "
+                          "({}): they run again, their new rows beside the old",
+                          other.points, other.differs));
   }
   std::cout.flush();
   SweepControl control;

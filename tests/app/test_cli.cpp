@@ -447,8 +447,8 @@ TEST(CliFaults, ResumeOfAnotherBuildsJournalSaysItsPointsRunAgain) {
   const Outcome o = run_cli(args + " --resume");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("resuming " + journal.string() +
-                       ": 2 rows in the journal; 2 of its points were measured by another build "
-                       "or device (git_commit 0123abcd -> "),
+                       ": 2 rows in the journal; 2 of its points were measured by another build, "
+                       "device or setting (git_commit 0123abcd -> "),
             std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("done: 2 of 2 points run"), std::string::npos) << o.out;
