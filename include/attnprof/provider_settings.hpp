@@ -6,12 +6,16 @@
 // configurations of one provider are never mixed under its name.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attnprof/env.hpp"
+#include "attnprof/provider.hpp"
 
 namespace attnprof {
 
@@ -35,6 +39,11 @@ std::vector<const ProviderSetting*> settings_of(std::string_view provider);
 // undeclared one is a logic_error (a provider asking for what the table lacks).
 std::string setting_value(std::string_view provider, std::string_view name);
 
+// A "W:C" setting's waves and chunk keys; nullopt when unset, or not W:C with W >= 1 and
+// C >= its min_chunk (a value --set and check_settings refuse).
+std::optional<std::pair<int64_t, int64_t>> waves_chunk_setting(std::string_view provider,
+                                                               std::string_view name);
+
 // "PROVIDER.NAME=VALUE" from --set: checked against the table (one-line invalid_argument naming
 // what is known) and made the process's value, which the workers it starts inherit.
 void apply_setting(std::string_view assignment);
@@ -44,6 +53,9 @@ void check_settings();
 
 // "setting.NAME" -> value for each of the provider's settings that is set: what a row records.
 Fingerprint settings_fingerprint(std::string_view provider);
+// The provider's own fingerprint entries (Provider::fingerprint: library versions) with its
+// settings: what every executor adds to its engine's fingerprint for the provider's rows.
+Fingerprint provider_entries(const Provider& provider);
 // The "setting.*" entries of a fingerprint as one key part ("" when none).
 std::string settings_key(const Fingerprint& env);
 

@@ -93,13 +93,18 @@ std::string takes(const ProviderSetting& s) {
                           : fmt::format("one of {}", fmt::join(s.values, ", "));
 }
 
+// "W:C" with W >= 1 and C >= the setting's min_chunk, nothing after it.
+std::optional<std::pair<int64_t, int64_t>> waves_chunk(const ProviderSetting& s,
+                                                       const std::string& value) {
+  long long w = 0, c = 0;
+  char tail = 0;
+  if (std::sscanf(value.c_str(), "%lld:%lld%c", &w, &c, &tail) != 2 || w < 1 || c < s.min_chunk)
+    return std::nullopt;
+  return std::pair<int64_t, int64_t>{w, c};
+}
+
 bool valid(const ProviderSetting& s, const std::string& value) {
-  if (s.values.empty()) {
-    long long w = 0, c = 0;
-    char tail = 0;
-    return std::sscanf(value.c_str(), "%lld:%lld%c", &w, &c, &tail) == 2 && w >= 1 &&
-           c >= s.min_chunk;
-  }
+  if (s.values.empty()) return waves_chunk(s, value).has_value();
   for (std::string_view v : s.values) {
     if (v == value) return true;
   }
@@ -127,6 +132,12 @@ std::string setting_value(std::string_view provider, std::string_view name) {
   }
   const char* v = std::getenv(std::string(s->variable).c_str());
   return v != nullptr ? v : "";
+}
+
+std::optional<std::pair<int64_t, int64_t>> waves_chunk_setting(std::string_view provider,
+                                                               std::string_view name) {
+  const std::string v = setting_value(provider, name);  // throws for an undeclared setting
+  return v.empty() ? std::nullopt : waves_chunk(*find(provider, name), v);
 }
 
 void apply_setting(std::string_view assignment) {
@@ -174,6 +185,12 @@ Fingerprint settings_fingerprint(std::string_view provider) {
     const std::string v = setting_value(provider, s->name);
     if (!v.empty()) f[fmt::format("setting.{}", s->name)] = v;
   }
+  return f;
+}
+
+Fingerprint provider_entries(const Provider& provider) {
+  Fingerprint f = provider.fingerprint();
+  for (auto& [k, v] : settings_fingerprint(provider.name())) f[k] = std::move(v);
   return f;
 }
 

@@ -39,8 +39,7 @@ class InProcessExecutor final : public Executor {
     auto [it, fresh] = by_provider_.try_emplace(provider.name());
     if (fresh) {
       it->second = fingerprint(provider.device_kind());
-      for (const auto& [k, v] : provider.fingerprint()) it->second[k] = v;
-      for (const auto& [k, v] : settings_fingerprint(provider.name())) it->second[k] = v;
+      for (const auto& [k, v] : provider_entries(provider)) it->second[k] = v;
     }
     return it->second;
   }

@@ -106,9 +106,7 @@ int serve_worker(const WorkerOptions& options, const std::vector<Provider*>& pro
   hello.engines.push_back(describe(*cpu));
   if (cuda) hello.engines.push_back(describe(*cuda));
   for (Provider* p : providers) {
-    Fingerprint f = p->fingerprint();
-    for (auto& [k, v] : settings_fingerprint(p->name())) f[k] = v;
-    if (!f.empty()) hello.providers[p->name()] = std::move(f);
+    if (Fingerprint f = provider_entries(*p); !f.empty()) hello.providers[p->name()] = std::move(f);
   }
   if (!put_line(protocol_fd, protocol::encode_hello(hello))) return 1;
 

@@ -48,8 +48,10 @@ TEST_F(ProviderSettings, SetChecksTheProviderTheNameAndTheValue) {
   apply_setting("cuda.decode.pipeline=p64x3");
   EXPECT_EQ(setting_value("cuda.decode", "pipeline"), "p64x3");
   EXPECT_STREQ(getenv("ATTNPROF_DECODE_PIPELINE"), "p64x3");  // the workers inherit it
+  EXPECT_FALSE(waves_chunk_setting("cuda.decode", "split"));  // unset: the provider's default
   apply_setting("cuda.decode.split=8:2048");
   EXPECT_EQ(setting_value("cuda.decode", "split"), "8:2048");
+  EXPECT_EQ(waves_chunk_setting("cuda.decode", "split"), (std::pair<int64_t, int64_t>{8, 2048}));
   EXPECT_NE(message_of("cuda.decode.pipeline=9x9").find("takes one of auto, 4x3"),
             std::string::npos);
   EXPECT_NE(message_of("cuda.decode.split=8:100").find("C >= 256"), std::string::npos);

@@ -3,7 +3,6 @@
 #include "attnprof/provider_settings.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 namespace attnprof::cuda {
@@ -39,13 +38,9 @@ struct SplitKnobs {
 };
 SplitKnobs split_knobs_from_env() {
   SplitKnobs k;
-  const std::string v = setting_value("cuda.decode", "split");  // checked: W:C, C >= 256
-  long long w = 0, c = 0;
-  if (std::sscanf(v.c_str(), "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 256) {
-    k.waves = w;
-    k.ragged_waves = w;
-    k.min_chunk = c;
-    k.ragged_min_chunk = c;
+  if (const auto wc = waves_chunk_setting("cuda.decode", "split")) {  // W:C, C >= 256
+    k.waves = k.ragged_waves = wc->first;
+    k.min_chunk = k.ragged_min_chunk = wc->second;
   }
   return k;
 }
@@ -68,12 +63,9 @@ struct MlaKnobs {
 constexpr int64_t kMlaRaggedChunk = 512;
 MlaKnobs mla_knobs_from_env() {
   MlaKnobs k;
-  if (const std::string v = setting_value("cuda.mla.decode", "split"); !v.empty()) {
-    long long w = 0, c = 0;
-    if (std::sscanf(v.c_str(), "%lld:%lld", &w, &c) == 2 && w >= 1 && c >= 64) {
-      k.waves = w;
-      k.shortest = c;
-    }
+  if (const auto wc = waves_chunk_setting("cuda.mla.decode", "split")) {  // W:C, C >= 64
+    k.waves = wc->first;
+    k.shortest = wc->second;
   }
   return k;
 }
