@@ -26,6 +26,7 @@ HEADERS = {
     "digest.hpp": "core",
     "env.hpp": "core",
     "fault.hpp": "core",
+    "axes.hpp": "core",
     "grid.hpp": "core",
     "inputs.hpp": "core",  # header-only
     "io.hpp": "core",

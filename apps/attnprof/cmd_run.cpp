@@ -269,7 +269,7 @@ Command add_run_command(CLI::App& app) {
   add_python_options(sub, o->python);
   sub->add_option("--preset", o->preset,
                   "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
-  add_grid_options(sub, o->grid, /*with_batch=*/true);
+  add_grid_options(sub, o->grid);
   sub->add_option("--out", o->out, "JSONL journal, one row per point, flushed per point");
   sub->add_option("--shard", o->shard,
                   "Run share K of N of the grid (shapes K, K+N, ...; K from 0): "

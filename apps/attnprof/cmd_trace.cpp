@@ -224,7 +224,7 @@ Command add_trace_command(CLI::App& app) {
       "trace",
       "Trace one point per provider: Chrome/Perfetto trace, kernel breakdown by category, "
       "roofline placement, optional Nsight Compute metrics (docs/tracing.md)");
-  add_grid_options(sub, o->grid, /*with_batch=*/true);
+  add_grid_options(sub, o->grid);
   add_python_options(sub, o->python);
   sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")
       ->required()

@@ -78,7 +78,7 @@ TuneOptions tune_options(const TuneCliOptions& o) {
         "tune needs a limit: --max-memory SIZE and/or --p95 TIME (or --max-seq for the longest "
         "sequence before OOM)");
   }
-  if (t.axis == TuneAxis::batch && !o.grid.batch.empty()) {
+  if (t.axis == TuneAxis::batch && o.grid.given("batch")) {
     throw std::invalid_argument(
         "--batch: tune searches the batch; --batch only fixes it for --max-seq");
   }
@@ -191,7 +191,7 @@ Command add_tune_command(CLI::App& app) {
       "tune",
       "Largest and throughput-optimal batch under --max-memory / --p95 limits, or the "
       "longest sequence before OOM (--max-seq)");
-  add_grid_options(sub, o->grid, /*with_batch=*/true);
+  add_grid_options(sub, o->grid);
   sub->add_option("--device", o->device, "auto (CUDA where present, else CPU), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")

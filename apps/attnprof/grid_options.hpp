@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnprof/grid.hpp"
@@ -14,19 +16,18 @@ namespace attnprof::cli {
 
 struct GridCliOptions {
   std::string model;
-  std::string batch, heads, kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim;
-  std::string dtype, mask, mode, page_size, softcap, sinks, shared_latent, seqlens;
+  // The text given for each axis (axes.hpp), by key; empty where not given.
+  std::map<std::string, std::string, std::less<>> axes;
+  bool given(std::string_view key) const;
 };
 
-// Registers --model, --heads, --kv-heads, --seq, --kv-seq, --head-dim, --v-head-dim, --dtype,
-// --mask, --mode, --page-size
-// and, when `with_batch`, --batch, --tokens and --model-dim.
-void add_grid_options(CLI::App* sub, GridCliOptions& o, bool with_batch);
+// Registers --model and one option per axis (axes.hpp: --batch, --heads, --seq, --layout, ...).
+void add_grid_options(CLI::App* sub, GridCliOptions& o);
 // Refuses a value given empty (`--seq ''`, `--providers ''`): it would run the default instead.
 CLI::Validator non_empty();
 
-// Replaces each axis the options give (a preset's series keeps the others). --batch clears a
-// tokens-per-batch rule, --heads a model-dim rule, --model sets heads, KV heads and head dim.
+// Replaces each axis the options give (a preset's series keeps the others): --model first, then
+// every axis option (GridAxes::set: --batch clears a tokens-per-batch rule, --heads a model dim).
 void apply_grid_overrides(GridAxes& axes, const GridCliOptions& o);
 bool any_grid_option(const GridCliOptions& o);
 

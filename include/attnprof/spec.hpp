@@ -106,8 +106,9 @@ struct Spec {
   // follows for a paged cache, ".cap50" for a softcap, ".sinks" for sinks, ".sl-uniform-512-8192"
   // for a ragged batch, ".latent" for a shared latent)
   std::string key() const;
-  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" paged16" for a paged cache,
-  // " softcap50", " sinks", " ragged uniform:512:8192", " latent")
+  // Short human label, e.g. "B1 H12/12 N2048 D64 fp16 causal fwd" (" bshd" for that layout,
+  // " scale0.1" for a scale of its own, " paged16" for a paged cache, " softcap50", " sinks",
+  // " ragged uniform:512:8192", " latent")
   std::string label() const;
 
   bool operator==(const Spec&) const = default;

@@ -2,19 +2,28 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
+
+
+_CASTS = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def _typed(f, j: dict):
+    return _CASTS[f.type if isinstance(f.type, str) else f.type.__name__](j[f.name])
 
 
 @dataclass(frozen=True)
 class Spec:
+    """One field per JSON field of the C++ axis table (include/attnprof/axes.hpp); a C++ test
+    (Axes.ThePythonSpecHasEveryField) fails when an axis is added there and not here."""
     batch: int
     q_heads: int
     kv_heads: int
     q_len: int
     kv_len: int
     head_dim: int
-    v_head_dim: int
-    dtype: str  # fp32, fp16, bf16
+    v_head_dim: int  # 0: same as head_dim
+    dtype: str  # fp32, fp16, bf16, fp8_e4m3, fp8_e5m2
     mask: str  # none, causal, causal-br, window:W
     mode: str  # fwd, bwd, fwd_bwd
     layout: str  # bhsd, bshd
@@ -22,26 +31,19 @@ class Spec:
     page_size: int = 0  # paged K/V (keys per page); 0: contiguous. No Python provider reads pages.
     softcap: float = 0.0  # logit softcap C: scaled scores become C * tanh(s / C); 0: none
     sinks: bool = False  # a learned sink logit per query head joins each row's softmax (io.sink)
+    shared_latent: bool = False  # V is K's first Dv columns (absorbed MLA decode)
+    seqlens: str = ""  # a ragged batch's key counts (uniform:A:B, zipf:A:B[:S], L1/L2/...); "": none
 
     @staticmethod
     def from_json(j: dict) -> "Spec":
-        return Spec(
-            batch=int(j["batch"]),
-            q_heads=int(j["q_heads"]),
-            kv_heads=int(j["kv_heads"]),
-            q_len=int(j["q_len"]),
-            kv_len=int(j["kv_len"]),
-            head_dim=int(j["head_dim"]),
-            v_head_dim=int(j["v_head_dim"]),
-            dtype=str(j["dtype"]),
-            mask=str(j["mask"]),
-            mode=str(j["mode"]),
-            layout=str(j["layout"]),
-            scale=float(j["scale"]),
-            page_size=int(j.get("page_size", 0)),
-            softcap=float(j.get("softcap", 0.0)),
-            sinks=bool(j.get("sinks", False)),
-        )
+        """The spec as the instrument writes it: fields at their defaults may be absent."""
+        values = {}
+        for f in fields(Spec):
+            if f.name in j:
+                values[f.name] = _typed(f, j)
+            elif f.default is MISSING:
+                raise KeyError(f"spec has no field '{f.name}'")
+        return Spec(**values)
 
     @property
     def dv(self) -> int:
@@ -79,6 +81,16 @@ class Spec:
         return not (self.mask_kind == "window" and j <= i + off - self.window)
 
     def key(self) -> str:
+        """The point's key, as src/core/spec.cpp writes it (Spec::key)."""
+        def num(x: float) -> str:
+            text = repr(float(x))
+            return text[:-2] if text.endswith(".0") else text
+
         return (f"b{self.batch}.hq{self.q_heads}.hkv{self.kv_heads}.q{self.q_len}.k{self.kv_len}."
                 f"d{self.head_dim}.dv{self.dv}.{self.dtype}.{self.mask}.{self.mode}.{self.layout}"
-                + (f".p{self.page_size}" if self.page_size > 0 else ""))
+                + (f".p{self.page_size}" if self.page_size > 0 else "")
+                + (f".s{num(self.scale)}" if self.scale > 0 else "")
+                + (f".cap{num(self.softcap)}" if self.softcap > 0 else "")
+                + (".sinks" if self.sinks else "")
+                + (".sl-" + self.seqlens.replace(":", "-").replace("/", "_") if self.seqlens else "")
+                + (".latent" if self.shared_latent else ""))

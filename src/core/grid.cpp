@@ -1,7 +1,5 @@
 #include "attnprof/grid.hpp"
 
-#include "attnprof/ragged.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,143 +8,10 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
-#include <limits>
 #include <sstream>
 #include <stdexcept>
 
 namespace attnprof {
-
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// "512", "4k" (x1024), "1m" (x1024^2).
-int64_t parse_count(std::string_view text, std::string_view whole) {
-  std::string_view s = trim(text);
-  int64_t mult = 1;
-  if (!s.empty() && (s.back() == 'k' || s.back() == 'K')) {
-    mult = 1024;
-    s.remove_suffix(1);
-  } else if (!s.empty() && (s.back() == 'm' || s.back() == 'M')) {
-    mult = 1024 * 1024;
-    s.remove_suffix(1);
-  }
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
-    throw std::invalid_argument(fmt::format(
-        "'{}' in '{}' is not a whole number (allowed: 64, 4k, a:b:step, a:b:*f, lists with ',')",
-        text, whole));
-  }
-  if (v > std::numeric_limits<int64_t>::max() / mult) {
-    throw std::invalid_argument(fmt::format("'{}' in '{}' is too large", text, whole));
-  }
-  return v * mult;
-}
-
-constexpr std::size_t kMaxListLength = 100000;
-
-}  // namespace
-
-std::vector<int64_t> parse_int_list(std::string_view text) {
-  std::vector<int64_t> out;
-  if (trim(text).empty())
-    throw std::invalid_argument("empty list (allowed: 64, 4k, a:b:step, a:b:*f, lists with ',')");
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
-    std::size_t c1 = item.find(':');
-    if (c1 == std::string_view::npos) {
-      out.push_back(parse_count(item, text));
-    } else {
-      std::size_t c2 = item.find(':', c1 + 1);
-      if (c2 == std::string_view::npos) {
-        throw std::invalid_argument(
-            fmt::format("range '{}' needs three parts a:b:step or a:b:*f", item));
-      }
-      const int64_t a = parse_count(item.substr(0, c1), text);
-      const int64_t b = parse_count(item.substr(c1 + 1, c2 - c1 - 1), text);
-      std::string_view step = trim(item.substr(c2 + 1));
-      const bool geometric = !step.empty() && step.front() == '*';
-      const int64_t st = parse_count(geometric ? step.substr(1) : step, text);
-      if (b < a) throw std::invalid_argument(fmt::format("range '{}' ends before it starts", item));
-      if (geometric ? st < 2 : st < 1) {
-        throw std::invalid_argument(fmt::format(
-            "range '{}' needs a step >= 1 (arithmetic) or a factor >= 2 (geometric, '*2')", item));
-      }
-      if (geometric && a < 1) {
-        throw std::invalid_argument(fmt::format("geometric range '{}' must start at >= 1", item));
-      }
-      for (int64_t x = a; x <= b;) {
-        out.push_back(x);
-        if (out.size() > kMaxListLength) {
-          throw std::invalid_argument(
-              fmt::format("range '{}' has more than {} values", item, kMaxListLength));
-        }
-        if (geometric ? x > b / st : x > b - st) break;
-        x = geometric ? x * st : x + st;
-      }
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::vector<Spec> expand(const GridAxes& ax) {
-  std::vector<Spec> specs;
-  for (Mode mode : ax.mode)
-    for (DType dtype : ax.dtype)
-      for (const Mask& mask : ax.mask)
-        for (int64_t d : ax.head_dim)
-          for (int64_t dv : ax.v_head_dim.empty() ? std::vector<int64_t>{0} : ax.v_head_dim) {
-            std::vector<int64_t> heads = ax.heads;
-            if (ax.model_dim) heads = {d > 0 ? *ax.model_dim / d : 0};
-            for (int64_t h : heads) {
-              std::vector<int64_t> kvh =
-                  ax.kv_heads.empty() ? std::vector<int64_t>{h} : ax.kv_heads;
-              for (int64_t hk : kvh)
-                for (int64_t n : ax.seq) {
-                  std::vector<int64_t> kvs =
-                      ax.kv_seq.empty() ? std::vector<int64_t>{n} : ax.kv_seq;
-                  std::vector<int64_t> batches = ax.batch;
-                  if (ax.tokens) batches = {n > 0 ? std::max<int64_t>(*ax.tokens / n, 1) : 0};
-                  for (int64_t b : batches)
-                    for (int64_t nk : kvs)
-                      for (int64_t page : ax.page_size)
-                        for (int64_t cap : ax.softcap)
-                          for (bool sinks : ax.sinks)
-                            for (bool latent : ax.shared_latent)
-                              for (const std::string& lens : ax.seqlens) {
-                                Spec s;
-                                s.batch = b;
-                                s.q_heads = h;
-                                s.kv_heads = hk;
-                                s.q_len = n;
-                                s.kv_len = nk;
-                                s.head_dim = d;
-                                s.v_head_dim = dv == d ? 0 : dv;
-                                s.dtype = dtype;
-                                s.mask = mask;
-                                s.mode = mode;
-                                s.page_size = page;
-                                s.softcap = static_cast<double>(cap);
-                                s.sinks = sinks;
-                                s.shared_latent = latent;
-                                s.seqlens = lens;
-                                specs.push_back(s);
-                              }
-                }
-            }
-          }
-  return specs;
-}
 
 Shard parse_shard(std::string_view text) {
   const std::size_t slash = text.find('/');
@@ -213,28 +78,27 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// A TOML value that is an integer, an array of integers or a list/range string.
-std::vector<int64_t> int_axis(const toml::node& node, std::string_view key) {
-  if (auto i = node.value<int64_t>()) return {*i};
-  if (auto s = node.value<std::string>()) {
-    try {
-      return parse_int_list(*s);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("'{}': {}", key, e.what()));
-    }
+// A TOML value as an axis's list text: a number, a boolean (on/off), a string (a list or a range
+// itself) or an array of them (joined with ',').
+std::string list_text(const toml::node& node, std::string_view key) {
+  const auto one = [&](const toml::node& n) -> std::string {
+    if (auto i = n.value_exact<int64_t>()) return std::to_string(*i);
+    if (auto d = n.value_exact<double>()) return fmt::format("{}", *d);
+    if (auto b = n.value_exact<bool>()) return *b ? "on" : "off";
+    if (auto s = n.value_exact<std::string>()) return *s;
+    throw std::invalid_argument(
+        fmt::format("'{}' must be a number, a boolean, a string or a list of them", key));
+  };
+  const auto* arr = node.as_array();
+  if (!arr) return one(node);
+  if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
+  std::string text;
+  for (const auto& el : *arr) {
+    if (el.is_array()) throw std::invalid_argument(fmt::format("'{}' holds a list in a list", key));
+    if (!text.empty()) text += ',';
+    text += one(el);
   }
-  if (const auto* arr = node.as_array()) {
-    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
-    std::vector<int64_t> v;
-    for (const auto& el : *arr) {
-      auto i = el.value<int64_t>();
-      if (!i) throw std::invalid_argument(fmt::format("'{}' must hold whole numbers", key));
-      v.push_back(*i);
-    }
-    return v;
-  }
-  throw std::invalid_argument(
-      fmt::format("'{}' must be a number, a list of numbers or a range string", key));
+  return text;
 }
 
 std::vector<std::string> string_axis(const toml::node& node, std::string_view key) {
@@ -252,121 +116,32 @@ std::vector<std::string> string_axis(const toml::node& node, std::string_view ke
   throw std::invalid_argument(fmt::format("'{}' must be a string or a list of strings", key));
 }
 
-template <class T, class Parse>
-std::vector<T> parsed_axis(const toml::node& node, std::string_view key, Parse parse,
-                           std::string_view choices) {
-  std::vector<T> out;
-  for (const auto& s : string_axis(node, key)) {
-    auto v = parse(s);
-    if (!v) throw std::invalid_argument(fmt::format("{} '{}' is not one of {}", key, s, choices));
-    out.push_back(*v);
+// One axis set from a TOML value, its errors naming the key.
+void set_axis(GridAxes& ax, std::string_view key, const toml::node& node) {
+  if (!find_axis(key)) {
+    throw std::invalid_argument(
+        fmt::format("unknown key '{}' (known: {}, model)", key, axis_keys()));
   }
-  return out;
+  const std::string list = list_text(node, key);
+  try {
+    ax.set(key, list);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("'{}': {}", key, e.what()));
+  }
 }
 
-// The one value of a key that takes a single value (tokens, model_dim, model).
-template <class T>
-T one_value(const std::vector<T>& values, std::string_view key) {
-  if (values.size() != 1) {
-    throw std::invalid_argument(fmt::format("'{}' takes one value (got {})", key, values.size()));
-  }
-  return values.front();
-}
-
-// A TOML value that is a boolean, "on"/"off", or a list of them.
-std::vector<bool> bool_axis(const toml::node& node, std::string_view key) {
-  const auto one = [&](const toml::node& n) {
-    if (auto b = n.value<bool>()) return *b;
-    if (auto s = n.value<std::string>()) {
-      if (auto b = parse_on_off(*s)) return *b;
-    }
-    throw std::invalid_argument(fmt::format("'{}' must hold true/false or \"on\"/\"off\"", key));
-  };
-  if (const auto* arr = node.as_array()) {
-    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
-    std::vector<bool> v;
-    for (const auto& el : *arr) v.push_back(one(el));
-    return v;
-  }
-  return {one(node)};
-}
-
-// A TOML value that is a seqlens string ("off" for uniform lengths) or a list of them.
-std::vector<std::string> seqlens_axis(const toml::node& node, std::string_view key) {
-  std::vector<std::string> out;
-  const auto one = [&](const toml::node& n) {
-    const auto s = n.value<std::string>();
-    if (!s) throw std::invalid_argument(fmt::format("'{}' must hold strings", key));
-    for (std::string& v : parse_seqlens_list(*s)) out.push_back(std::move(v));
-  };
-  if (const auto* arr = node.as_array()) {
-    if (arr->empty()) throw std::invalid_argument(fmt::format("'{}' is empty", key));
-    for (const auto& el : *arr) one(el);
-  } else {
-    one(node);
-  }
-  return out;
-}
-
+// A series: a model first (its axes), then every other key, which overrides the model's.
 GridAxes parse_series(const toml::table& t) {
   GridAxes ax;
-  std::optional<std::string> model;
-  for (const auto& [k, node] : t) {
-    const std::string_view key = k.str();
-    if (key == "batch")
-      ax.batch = int_axis(node, key);
-    else if (key == "heads")
-      ax.heads = int_axis(node, key);
-    else if (key == "kv_heads")
-      ax.kv_heads = int_axis(node, key);
-    else if (key == "seq")
-      ax.seq = int_axis(node, key);
-    else if (key == "kv_seq")
-      ax.kv_seq = int_axis(node, key);
-    else if (key == "head_dim")
-      ax.head_dim = int_axis(node, key);
-    else if (key == "v_head_dim")
-      ax.v_head_dim = int_axis(node, key);
-    else if (key == "tokens")
-      ax.tokens = one_value(int_axis(node, key), key);
-    else if (key == "model_dim")
-      ax.model_dim = one_value(int_axis(node, key), key);
-    else if (key == "dtype")
-      ax.dtype = parsed_axis<DType>(node, key, parse_dtype, kDTypeChoices);
-    else if (key == "mask")
-      ax.mask = parsed_axis<Mask>(node, key, parse_mask, kMaskChoices);
-    else if (key == "mode")
-      ax.mode = parsed_axis<Mode>(node, key, parse_mode, kModeChoices);
-    else if (key == "page_size")
-      ax.page_size = int_axis(node, key);
-    else if (key == "softcap")
-      ax.softcap = int_axis(node, key);
-    else if (key == "sinks")
-      ax.sinks = bool_axis(node, key);
-    else if (key == "shared_latent")
-      ax.shared_latent = bool_axis(node, key);
-    else if (key == "seqlens")
-      ax.seqlens = seqlens_axis(node, key);
-    else if (key == "model") {
-      model = one_value(string_axis(node, key), key);
-    } else {
-      throw std::invalid_argument(
-          fmt::format("unknown key '{}' (known: batch, heads, kv_heads, seq, kv_seq, head_dim, "
-                      "v_head_dim, tokens, model_dim, dtype, mask, mode, page_size, softcap, "
-                      "sinks, shared_latent, seqlens, model)",
-                      key));
+  if (const toml::node* model = t.get("model")) {
+    const std::vector<std::string> names = string_axis(*model, "model");
+    if (names.size() != 1) {
+      throw std::invalid_argument(fmt::format("'model' takes one value (got {})", names.size()));
     }
+    apply_model(ax, find_model(names.front()));
   }
-  // A model sets its shape and its score modifiers; keys of the series still override those.
-  if (model) {
-    const ModelShape m = find_model(*model);
-    if (!t.contains("heads")) ax.heads = {m.heads};
-    if (!t.contains("kv_heads")) ax.kv_heads = {m.kv_heads};
-    if (!t.contains("head_dim")) ax.head_dim = {m.head_dim};
-    if (!t.contains("v_head_dim")) ax.v_head_dim = {m.v_head_dim};
-    if (!t.contains("softcap")) ax.softcap = {m.softcap};
-    if (!t.contains("sinks")) ax.sinks = {m.sinks};
-    if (!t.contains("shared_latent")) ax.shared_latent = {m.shared_latent};
+  for (const auto& [k, node] : t) {
+    if (k.str() != "model") set_axis(ax, k.str(), node);
   }
   return ax;
 }
@@ -441,52 +216,58 @@ Preset load_preset(std::string_view name) {
   return parse_preset(read_file(path), name, path.string());
 }
 
+std::string_view ModelShape::value(std::string_view key) const {
+  for (const auto& [k, v] : values) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
 std::vector<ModelShape> model_shapes() {
   const auto path = preset_dir() / "models.toml";
   if (!std::filesystem::exists(path)) {
     throw std::invalid_argument(fmt::format("model shapes file {} not found", path.string()));
   }
-  toml::table tbl = toml::parse(read_file(path), path.string());
+  toml::table tbl;
+  try {
+    tbl = toml::parse(read_file(path), path.string());
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument(fmt::format("{}: not valid TOML: {} (line {})", path.string(),
+                                            e.description(), e.source().begin.line));
+  }
   std::vector<ModelShape> models;
   for (const auto& [k, node] : tbl) {
     const auto* t = node.as_table();
     if (!t) continue;
-    ModelShape m;
-    m.name = std::string(k.str());
-    m.heads = (*t)["heads"].value_or(int64_t{0});
-    m.kv_heads = (*t)["kv_heads"].value_or(m.heads);
-    m.head_dim = (*t)["head_dim"].value_or(int64_t{0});
-    m.v_head_dim = (*t)["v_head_dim"].value_or(int64_t{0});
-    m.softcap = (*t)["softcap"].value_or(int64_t{0});
-    m.sinks = (*t)["sinks"].value_or(false);
-    m.shared_latent = (*t)["shared_latent"].value_or(false);
-    models.push_back(m);
+    ModelShape m{std::string(k.str()), {}};
+    for (const auto& [key, value] : *t) {
+      const Axis* axis = find_axis(key.str());
+      if (!axis || !axis->model) {
+        throw std::invalid_argument(fmt::format("{} [{}]: '{}' is not an axis of a model shape",
+                                                path.string(), m.name, key.str()));
+      }
+      m.values.emplace_back(std::string(key.str()), list_text(value, key.str()));
+    }
+    models.push_back(std::move(m));
   }
   return models;
 }
 
-std::vector<std::string> parse_seqlens_list(std::string_view text) {
-  std::vector<std::string> out;
-  for (size_t at = 0;;) {
-    const size_t comma = text.find(',', at);
-    const std::string_view item =
-        trim(text.substr(at, comma == std::string_view::npos ? comma : comma - at));
-    if (item == "off") {
-      out.emplace_back();
-    } else if (auto why = seqlens_problem(item)) {
-      throw std::invalid_argument("--seqlens: " + *why);
-    } else {
-      out.emplace_back(item);
+void apply_model(GridAxes& ax, const ModelShape& model) {
+  for (const Axis& axis : axes()) {
+    if (!axis.model) continue;
+    const std::string_view v = model.value(axis.key);
+    if (v.empty()) {
+      ax.reset(axis.key);
+      continue;
     }
-    if (comma == std::string_view::npos) return out;
-    at = comma + 1;
+    try {
+      ax.set(axis.key, v);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(
+          fmt::format("model {}: '{}': {}", model.name, axis.key, e.what()));
+    }
   }
-}
-
-std::optional<bool> parse_on_off(std::string_view s) {
-  if (s == "on" || s == "true") return true;
-  if (s == "off" || s == "false") return false;
-  return std::nullopt;
 }
 
 ModelShape find_model(std::string_view name) {

@@ -11,6 +11,8 @@
 //   fields at their defaults.
 #include "attnprof/result_json.hpp"
 
+#include "attnprof/axes.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -35,26 +37,31 @@ OrderedJson optional_number(const std::optional<double>& x) {
   return x ? number(*x) : OrderedJson(nullptr);
 }
 
+// The spec's fields as the axis table declares them (axes.hpp), in its order; a field marked
+// json_when_set only where the spec differs from Spec{}'s (docs/results.md).
 OrderedJson spec_json(const Spec& s) {
-  OrderedJson j = {{"batch", s.batch},
-                   {"q_heads", s.q_heads},
-                   {"kv_heads", s.kv_heads},
-                   {"q_len", s.q_len},
-                   {"kv_len", s.kv_len},
-                   {"head_dim", s.head_dim},
-                   {"v_head_dim", s.v_head_dim},
-                   {"dtype", to_string(s.dtype)},
-                   {"mask", to_string(s.mask)},
-                   {"mode", to_string(s.mode)},
-                   {"layout", to_string(s.layout)},
-                   {"scale", number(s.scale)}};
-  // Only a paged point's spec carries it, only a capped one softcap, only one with sinks sinks,
-  // only a ragged one seqlens (docs/results.md).
-  if (s.page_size > 0) j["page_size"] = s.page_size;
-  if (s.softcap > 0) j["softcap"] = number(s.softcap);
-  if (s.sinks) j["sinks"] = true;
-  if (s.shared_latent) j["shared_latent"] = true;
-  if (s.ragged()) j["seqlens"] = s.seqlens;
+  static const Spec plain{};
+  OrderedJson j = OrderedJson::object();
+  for (const Axis& axis : axes()) {
+    if (axis.json.empty()) continue;
+    const std::string v = axis.get(s);
+    if (axis.json_when_set && v == axis.get(plain)) continue;
+    const std::string key(axis.json);
+    switch (axis.kind) {
+      case AxisKind::integer:
+        j[key] = std::stoll(v);
+        break;
+      case AxisKind::number:
+        j[key] = number(std::stod(v));
+        break;
+      case AxisKind::boolean:
+        j[key] = v == "on";
+        break;
+      case AxisKind::text:
+        j[key] = v;
+        break;
+    }
+  }
   return j;
 }
 
@@ -263,23 +270,34 @@ class Reader {
 
 Spec read_spec(const Reader& in) {
   Spec s;
-  s.batch = in.integer("batch");
-  s.q_heads = in.integer("q_heads");
-  s.kv_heads = in.integer("kv_heads");
-  s.q_len = in.integer("q_len");
-  s.kv_len = in.integer("kv_len");
-  s.head_dim = in.integer("head_dim");
-  s.v_head_dim = in.integer("v_head_dim");
-  s.dtype = in.choice("dtype", parse_dtype, kDTypeChoices);
-  s.mask = in.choice("mask", parse_mask, kMaskChoices);
-  s.mode = in.choice("mode", parse_mode, kModeChoices);
-  s.layout = in.choice("layout", parse_layout, kLayoutChoices);
-  s.scale = in.number("scale");
-  if (in.has("page_size")) s.page_size = in.integer("page_size");
-  if (in.has("softcap")) s.softcap = in.number("softcap");
-  if (in.has("sinks")) s.sinks = in.boolean("sinks");
-  if (in.has("shared_latent")) s.shared_latent = in.boolean("shared_latent");
-  if (in.has("seqlens")) s.seqlens = in.string("seqlens");
+  for (const Axis& axis : axes()) {
+    if (axis.json.empty()) continue;
+    const std::string key(axis.json);
+    if (axis.json_when_set && !in.has(key.c_str())) continue;
+    std::string v;
+    switch (axis.kind) {
+      case AxisKind::integer:
+        v = std::to_string(in.integer(key.c_str()));
+        break;
+      case AxisKind::number:
+        v = fmt::format("{}", in.number(key.c_str()));
+        break;
+      case AxisKind::boolean:
+        v = in.boolean(key.c_str()) ? "on" : "off";
+        break;
+      case AxisKind::text:
+        v = in.string(key.c_str());
+        break;
+    }
+    // The value through the axis's own parser, so an unknown dtype or mask is refused here.
+    try {
+      const std::vector<std::string> canonical = axis.parse(v);
+      if (canonical.size() != 1) throw std::invalid_argument("one value expected");
+      axis.set(s, canonical.front());
+    } catch (const std::invalid_argument& e) {
+      malformed(fmt::format("field '{}': {}", in.name(key.c_str()), e.what()));
+    }
+  }
   return s;
 }
 

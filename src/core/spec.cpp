@@ -230,11 +230,14 @@ std::string Spec::label() const {
       q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
   std::string dim =
       dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
-  return fmt::format(
-      "B{} {} {} {} {} {} {}{}{}{}{}{}", batch, heads, len, dim, to_string(dtype), to_string(mask),
-      to_string(mode), page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
-      softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(), sinks ? " sinks" : "",
-      ragged() ? " ragged " + seqlens : std::string(), shared_latent ? " latent" : "");
+  return fmt::format("B{} {} {} {} {} {} {}{}{}{}{}{}{}{}", batch, heads, len, dim,
+                     to_string(dtype), to_string(mask), to_string(mode),
+                     layout == Layout::bhsd ? std::string() : fmt::format(" {}", to_string(layout)),
+                     scale > 0 ? fmt::format(" scale{}", scale) : std::string(),
+                     page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
+                     softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(),
+                     sinks ? " sinks" : "", ragged() ? " ragged " + seqlens : std::string(),
+                     shared_latent ? " latent" : "");
 }
 
 std::size_t dtype_bytes(DType t) {

@@ -36,11 +36,11 @@ TEST(Grid, RejectsBadListsWithOneLine) {
 
 TEST(Grid, ExpandsTheCartesianProduct) {
   GridAxes ax;
-  ax.batch = {1, 2};
-  ax.heads = {8};
-  ax.seq = {128, 256, 512};
-  ax.head_dim = {64, 128};
-  ax.mask = {Mask{}, Mask{MaskKind::causal_tl, 0}};
+  ax.set("batch", "1,2");
+  ax.set("heads", "8");
+  ax.set("seq", "128:512:*2");
+  ax.set("head_dim", "64,128");
+  ax.set("mask", "none, causal");
   const auto specs = expand(ax);
   EXPECT_EQ(specs.size(), 2u * 3 * 2 * 2);
   for (const Spec& s : specs) {
@@ -53,8 +53,8 @@ TEST(Grid, ExpandsTheCartesianProduct) {
 // a spec's key does not depend on how the same shape was asked for.
 TEST(Grid, ValueHeadDimsCrossWithHeadDims) {
   GridAxes ax;
-  ax.head_dim = {64, 128};
-  ax.v_head_dim = {64, 32};
+  ax.set("head_dim", "64,128");
+  ax.set("v_head_dim", "64,32");
   const auto specs = expand(ax);
   ASSERT_EQ(specs.size(), 4u);
   EXPECT_EQ(specs[0].v_head_dim, 0);
@@ -67,7 +67,7 @@ TEST(Grid, ValueHeadDimsCrossWithHeadDims) {
 // --shard K/N: shape i to shard i % N; the shards partition the grid in order, sizes within one.
 TEST(Grid, ShardsPartitionTheShapesInOrder) {
   GridAxes ax;
-  ax.seq = {64, 128, 256, 512, 1024, 2048, 4096};
+  ax.set("seq", "64:4096:*2");
   const auto all = expand(ax);
   for (int64_t n : {1, 2, 3, 7, 9}) {
     std::vector<std::string> seen;
@@ -97,10 +97,10 @@ TEST(Grid, ShardsPartitionTheShapesInOrder) {
 
 TEST(Grid, TokensAndModelDimDeriveBatchAndHeads) {
   GridAxes ax;
-  ax.tokens = 16384;
-  ax.model_dim = 2048;
-  ax.head_dim = {64, 128};
-  ax.seq = {512, 16384};
+  ax.set("tokens", "16k");
+  ax.set("model_dim", "2048");
+  ax.set("head_dim", "64,128");
+  ax.set("seq", "512,16k");
   const auto specs = expand(ax);
   ASSERT_EQ(specs.size(), 4u);
   EXPECT_EQ(specs[0].q_heads, 32);
@@ -202,8 +202,8 @@ TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
             "providers, [[series]])");
   EXPECT_EQ(preset_error(series + "[[series]]\nhead_dims = 64\n"),
             "preset presets/x.toml: series 2: unknown key 'head_dims' (known: batch, heads, "
-            "kv_heads, seq, kv_seq, head_dim, v_head_dim, tokens, model_dim, dtype, mask, mode, "
-            "page_size, softcap, sinks, shared_latent, seqlens, model)");
+            "kv_heads, seq, kv_seq, head_dim, v_head_dim, dtype, mask, mode, layout, scale, "
+            "page_size, softcap, sinks, shared_latent, seqlens, tokens, model_dim, model)");
   for (const char* key : {"seq", "batch", "tokens", "model_dim", "dtype", "mask", "model"}) {
     EXPECT_EQ(preset_error(fmt::format("[[series]]\n{} = []\n", key)),
               fmt::format("preset presets/x.toml: series 1: '{}' is empty", key));
@@ -212,31 +212,41 @@ TEST(Grid, UnknownKeysAndEmptyAxesNameTheFileAndTheKey) {
       preset_error("[[series]]\nseq = \"\"\n").rfind("preset presets/x.toml: series 1: 'seq': ", 0),
       0u);
   EXPECT_EQ(preset_error("[[series]]\ntokens = [1024, 2048]\n"),
-            "preset presets/x.toml: series 1: 'tokens' takes one value (got 2)");
+            "preset presets/x.toml: series 1: 'tokens': takes one value (got 2)");
   EXPECT_EQ(preset_error("name = 3\n" + series), "preset presets/x.toml: 'name' must be a string");
   EXPECT_EQ(preset_error("[[series]\n").rfind("preset presets/x.toml: not valid TOML", 0), 0u);
   EXPECT_EQ(preset_error("providers = [\"cpu.naive\"]\n" + series), "");
 }
 
 TEST(Grid, ModelShapesAreKnown) {
-  const ModelShape m = find_model("llama-3.1-8b");
-  EXPECT_EQ(m.heads, 32);
+  // A model's spec: the grid's defaults with the model's axes.
+  const auto model_spec = [](const char* name) {
+    GridAxes ax;
+    apply_model(ax, find_model(name));
+    const std::vector<Spec> specs = expand(ax);
+    EXPECT_EQ(specs.size(), 1u) << name;
+    return specs.at(0);
+  };
+  const Spec m = model_spec("llama-3.1-8b");
+  EXPECT_EQ(m.q_heads, 32);
   EXPECT_EQ(m.kv_heads, 8);
   EXPECT_EQ(m.head_dim, 128);
   for (const char* name : {"gpt2", "llama-3.2-1b", "mistral-7b", "qwen2.5-7b", "llama-3.1-70b"})
     EXPECT_NO_THROW(find_model(name));
   // MLA: the value head dim differs from the query/key one; 0 means "the same".
-  EXPECT_EQ(find_model("deepseek-v3").v_head_dim, 128);
-  EXPECT_EQ(find_model("deepseek-v3-mla-decode").head_dim, 576);
-  EXPECT_EQ(find_model("deepseek-v3-mla-decode").v_head_dim, 512);
-  EXPECT_EQ(find_model("deepseek-v3-mla-decode").kv_heads, 1);
+  EXPECT_EQ(model_spec("deepseek-v3").v_head_dim, 128);
+  EXPECT_EQ(model_spec("deepseek-v3-mla-decode").head_dim, 576);
+  EXPECT_EQ(model_spec("deepseek-v3-mla-decode").v_head_dim, 512);
+  EXPECT_EQ(model_spec("deepseek-v3-mla-decode").kv_heads, 1);
   EXPECT_EQ(m.v_head_dim, 0);
   EXPECT_EQ(m.softcap, 0);
   EXPECT_FALSE(m.sinks);
-  EXPECT_EQ(find_model("gemma-2-9b").softcap, 50);
-  EXPECT_EQ(find_model("gemma-2-9b").head_dim, 256);
-  EXPECT_TRUE(find_model("gpt-oss-120b").sinks);
-  EXPECT_EQ(find_model("gpt-oss-120b").heads, 64);
+  EXPECT_EQ(model_spec("gemma-2-9b").softcap, 50);
+  EXPECT_EQ(model_spec("gemma-2-9b").head_dim, 256);
+  EXPECT_TRUE(model_spec("gpt-oss-120b").sinks);
+  EXPECT_EQ(model_spec("gpt-oss-120b").q_heads, 64);
+  EXPECT_EQ(find_model("gpt-oss-120b").value("sinks"), "on");
+  EXPECT_EQ(find_model("gpt2").value("softcap"), "");
   EXPECT_EQ(parse_on_off("on"), true);
   EXPECT_EQ(parse_on_off("false"), false);
   EXPECT_FALSE(parse_on_off("yes"));

@@ -105,8 +105,8 @@ TEST(SharedLatent, KeyLabelChecksAndJson) {
 }
 
 TEST(SharedLatent, DeepSeekV3sDecodeModelSetsIt) {
-  EXPECT_TRUE(find_model("deepseek-v3-mla-decode").shared_latent);
-  EXPECT_FALSE(find_model("deepseek-v3").shared_latent);
+  EXPECT_EQ(find_model("deepseek-v3-mla-decode").value("shared_latent"), "on");
+  EXPECT_EQ(find_model("deepseek-v3").value("shared_latent"), "");
   for (const Spec& s : expand(load_preset("deepseek-v3").series.at(1)))
     EXPECT_TRUE(s.shared_latent) << s.label();
 }

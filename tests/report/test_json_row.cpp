@@ -501,8 +501,8 @@ TEST(JsonRow, MalformedLinesAreRefusedWithOneLine) {
   EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["gbps"] = "fast"; })),
             "malformed journal line: field 'gbps' must be a number, \"nan\", \"inf\" or \"-inf\"");
   EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["spec"]["dtype"] = "fp8"; })),
-            "malformed journal line: field 'spec.dtype': unknown value 'fp8' (fp32, fp16, bf16, "
-            "fp8_e4m3, fp8_e5m2)");
+            "malformed journal line: field 'spec.dtype': 'fp8' is not one of fp32, fp16, bf16, "
+            "fp8_e4m3, fp8_e5m2");
   EXPECT_EQ(error_of(edited([](nlohmann::json& j) { j["status"] = "ok"; })),
             "malformed journal line: field 'status': unknown value 'ok' (passed, incorrect, "
             "not_supported, oom, failed, timeout, skipped)");

@@ -1,0 +1,140 @@
+// The axis table (axes.hpp): every axis reachable as a flag, a preset key and a JSON field, the
+// product it drives, and the Python package's Spec holding the same fields.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "attnprof/axes.hpp"
+#include "attnprof/grid.hpp"
+#include "attnprof/result_json.hpp"
+
+namespace attnprof {
+namespace {
+
+TEST(Axes, EveryAxisIsDeclaredWhole) {
+  std::set<std::string> keys, flags, json;
+  for (const Axis& a : axes()) {
+    EXPECT_TRUE(keys.insert(std::string(a.key)).second) << a.key;
+    EXPECT_TRUE(flags.insert(std::string(a.flag)).second) << a.flag;
+    EXPECT_EQ(find_axis(a.key), &a);
+    EXPECT_FALSE(a.help.empty()) << a.key;
+    ASSERT_NE(a.parse, nullptr) << a.key;
+    ASSERT_NE(a.set, nullptr) << a.key;
+    if (!a.fallback.empty()) {
+      EXPECT_FALSE(a.parse(a.fallback).empty()) << a.key;
+    }
+    if (a.json.empty()) {
+      // A rule: replaces an axis, one value, no field of its own.
+      EXPECT_NE(find_axis(a.replaces), nullptr) << a.key;
+      EXPECT_TRUE(a.single) << a.key;
+      EXPECT_EQ(a.get, nullptr) << a.key;
+    } else {
+      EXPECT_TRUE(json.insert(std::string(a.json)).second) << a.json;
+      ASSERT_NE(a.get, nullptr) << a.key;
+      // The default spec's value reads back through the parser unchanged.
+      const std::string v = a.get(Spec{});
+      Spec s;
+      a.set(s, a.parse(v).at(0));
+      EXPECT_EQ(s, Spec{}) << a.key;
+    }
+  }
+  EXPECT_EQ(find_axis("bogus"), nullptr);
+}
+
+// A spec's JSON holds exactly the table's fields, each read back to the same spec.
+TEST(Axes, TheRowCodecWritesEveryField) {
+  Spec s;
+  s.batch = 3;
+  s.q_heads = 8;
+  s.kv_heads = 2;
+  s.q_len = 5;
+  s.kv_len = 70;
+  s.head_dim = 96;
+  s.v_head_dim = 64;
+  s.dtype = DType::bf16;
+  s.mask = Mask{MaskKind::window, 7};
+  s.mode = Mode::fwd;
+  s.layout = Layout::bshd;
+  s.scale = 0.1;
+  s.page_size = 16;
+  s.softcap = 30.5;
+  s.sinks = true;
+  s.seqlens = "uniform:2:70";
+  const std::string text = to_json(s).dump();
+  for (const Axis& a : axes()) {
+    if (!a.json.empty() && a.key != "shared_latent") {
+      EXPECT_NE(text.find(fmt::format("\"{}\":", a.json)), std::string::npos) << a.json;
+    }
+  }
+  EXPECT_EQ(spec_from_json(nlohmann::json::parse(text)), s);
+  // Fields at their defaults that only a set spec writes are left out.
+  const std::string plain = to_json(Spec{}).dump();
+  EXPECT_EQ(plain.find("page_size"), std::string::npos);
+  EXPECT_EQ(plain.find("seqlens"), std::string::npos);
+  EXPECT_NE(plain.find("\"layout\":\"bhsd\""), std::string::npos);
+}
+
+// The layout is an axis: `--layout bhsd,bshd` (or a preset's layout key) crosses it with the
+// rest, and the spec's key and label tell the two apart.
+TEST(Axes, LayoutIsAnAxis) {
+  GridAxes ax;
+  ax.set("seq", "128,256");
+  ax.set("layout", "bhsd, bshd");
+  const std::vector<Spec> specs = expand(ax);
+  ASSERT_EQ(specs.size(), 4u);
+  EXPECT_EQ(specs[0].layout, Layout::bhsd);
+  EXPECT_EQ(specs[1].layout, Layout::bshd);
+  EXPECT_EQ(specs[1].q_len, 128);
+  EXPECT_NE(specs[0].key(), specs[1].key());
+  EXPECT_NE(specs[0].label(), specs[1].label());
+  EXPECT_NE(specs[1].label().find(" bshd"), std::string::npos);
+  const Preset p = parse_preset("[[series]]\nseq = 64\nlayout = [\"bshd\"]\n", "x");
+  EXPECT_EQ(expand(p.series.at(0)).at(0).layout, Layout::bshd);
+  try {
+    ax.set("layout", "bhsd,nhd");
+    FAIL() << "accepted nhd";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "'nhd' is not one of bhsd, bshd");
+  }
+}
+
+// Setting an axis clears a rule that replaces it; a model sets its axes and resets the rest of
+// them, so a model after --softcap 50 does not keep the cap.
+TEST(Axes, RulesAndModelsFollowTheTable) {
+  GridAxes ax;
+  ax.set("tokens", "4k");
+  ax.set("seq", "1k,2k");
+  EXPECT_EQ(expand(ax).at(1).batch, 2);
+  ax.set("batch", "3");
+  EXPECT_FALSE(ax.given("tokens"));
+  EXPECT_EQ(expand(ax).at(1).batch, 3);
+  EXPECT_THROW(ax.set("tokens", "1k,2k"), std::invalid_argument);
+  EXPECT_THROW(ax.set("bogus", "1"), std::invalid_argument);
+  EXPECT_THROW(ax.set("seq", " "), std::invalid_argument);
+  ax.set("softcap", "50");
+  apply_model(ax, find_model("llama-3.1-8b"));
+  const Spec s = expand(ax).at(0);
+  EXPECT_EQ(s.softcap, 0);
+  EXPECT_EQ(s.q_heads, 32);
+  EXPECT_EQ(s.kv_heads, 8);
+}
+
+// python/attnprof/spec.py's dataclass has one field per JSON field of the table.
+TEST(Axes, ThePythonSpecHasEveryField) {
+  std::ifstream in(std::string(ATTNPROF_TEST_PY_PKG) + "/attnprof/spec.py");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const Axis& a : axes()) {
+    if (a.json.empty()) continue;
+    EXPECT_NE(text.str().find(fmt::format("\n    {}: ", a.json)), std::string::npos)
+        << "python/attnprof/spec.py has no field " << a.json;
+  }
+}
+
+}  // namespace
+}  // namespace attnprof
