@@ -8,8 +8,14 @@ own `env`, so each still names its build.
 
 Prints, per input, how many rows it added and how many it replaced.
 """
+import gzip
 import json
 import sys
+
+
+def _open(path):
+    """A journal, gzip-compressed where its name ends in .gz (bench/results keeps large ones so)."""
+    return gzip.open(path, "rt") if str(path).endswith(".gz") else open(path)
 
 
 def point_key(row):
@@ -21,7 +27,7 @@ def main(out_path, inputs):
     rows, order = {}, []
     for path in inputs:
         added = replaced = 0
-        with open(path) as f:
+        with _open(path) as f:
             for line in f:
                 if not line.strip():
                     continue

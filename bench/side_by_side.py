@@ -9,8 +9,14 @@ cudnn.sdpa and cudnn.sdpa.infer ~ sdpa.cudnn, and each LibTorch provider with th
 torch.sdpa.X ~ sdpa.X). Both tools count FLOPs as 4*D per visible pair. A last table gives the
 range of the time ratio per provider and preset.
 """
+import gzip
 import json
 import sys
+
+
+def _open(path):
+    """A journal, gzip-compressed where its name ends in .gz (bench/results keeps large ones so)."""
+    return gzip.open(path, "rt") if str(path).endswith(".gz") else open(path)
 
 PAIRS = {"cuda.naive": "naive", "cuda.naive.expand": "naive.expand", "cuda.math": "sdpa.math",
          "cudnn.sdpa": "sdpa.cudnn", "cudnn.sdpa.infer": "sdpa.cudnn", "torch.naive": "naive", "torch.sdpa.flash": "sdpa.flash",
@@ -24,7 +30,7 @@ def key(b, hq, hkv, nq, nk, d, dtype, mask):
 
 def main(torch_path, journals):
     torch = {}
-    for line in open(torch_path):
+    for line in _open(torch_path):
         r = json.loads(line)
         s = r.get("shape")
         if not s or "B" not in s or "median_ms" not in r:
@@ -36,7 +42,7 @@ def main(torch_path, journals):
     ratios = {}
     for path in journals:
         preset = path.rsplit("/", 1)[-1].removesuffix(".jsonl")
-        for line in open(path):
+        for line in _open(path):
             r = json.loads(line)
             if r["status"] != "passed" or r["provider"] not in PAIRS:
                 continue

@@ -6,10 +6,16 @@ verifying cost. Prints a markdown table.
 
     python3 bench/verify_summary.py bench/results/h200/<run>/*.jsonl
 """
+import gzip
 import json
 import statistics
 import sys
 from collections import defaultdict
+
+
+def _open(path):
+    """A journal, gzip-compressed where its name ends in .gz (bench/results keeps large ones so)."""
+    return gzip.open(path, "rt") if str(path).endswith(".gz") else open(path)
 
 
 def number(x):
@@ -21,7 +27,7 @@ def number(x):
 def main(paths):
     groups = defaultdict(list)
     for path in paths:
-        with open(path) as f:
+        with _open(path) as f:
             for line in f:
                 line = line.strip()
                 if not line:

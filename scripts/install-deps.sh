@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 pkgs=(build-essential cmake ninja-build pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
-      libsqlite3-dev libopenblas-dev libgtest-dev libgmock-dev libomp-dev
+      libsqlite3-dev zlib1g-dev libopenblas-dev libgtest-dev libgmock-dev libomp-dev
       gnuplot-nox clang-format python3 python3-pip python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do

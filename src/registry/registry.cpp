@@ -66,22 +66,19 @@ std::vector<std::unique_ptr<Provider>> build_table() {
                         "flash-attn"),
       "not built: flash-attn is not installed (PyPI has only its source, no wheel) "
       "and no adapter links it; FlashAttention-2 as vendored in ATen runs as torch.sdpa.flash"));
+  // Tried on the H200 (2026-12-03): the newest wheel, built against other versions.
   t.push_back(make_unbuilt(
       fused_cuda_traits("xformers.memeff", "the standalone xFormers memory-efficient attention",
                         "xFormers"),
-      "not built: xFormers is not installed and no adapter links it; xFormers 0.0.35 (PyPI) runs "
-      "its memory-efficient op as ATen's _efficient_attention_forward, the kernel "
-      "torch.sdpa.efficient measures"));
+      "not built: xformers 0.0.35, the newest wheel, is built for PyTorch 2.10 and Python 3.10; "
+      "on the H200's PyTorch 2.11 / Python 3.12 its CUDA extension does not load and "
+      "memory_efficient_attention finds no operator (no source build)"));
   // Tried on the H200 (2026-12-01, bench/results/h200/2026-12-01-tune-ort, call 6).
   t.push_back(make_unbuilt(
       fused_cuda_traits("fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4"),
       "not built: flash-attn-4 4.0.0b36 was staged to the H200 with nvidia-cutlass-dsl 4.8.1 and "
       "did not import (those wheels carry no cutlass.cute package); no adapter kept for a library "
       "that has not run"));
-  t.push_back(make_unbuilt(
-      fused_cuda_traits("flashinfer", "FlashInfer's prefill and decode kernels", "FlashInfer"),
-      "not built: flashinfer-python (62 MB and more, kernels compiled at run time) is not on the "
-      "GPU machine and was not staged; no adapter for a library that has not run"));
   t.push_back(make_unbuilt(
       fused_cuda_traits("trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT"),
       "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "

@@ -7,13 +7,41 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
+
+#include <zlib.h>
 
 #include "attnprof/sink.hpp"
 
 namespace attnprof {
 
-JournalRows read_journal(const std::filesystem::path& path) {
-  JournalRows journal;
+namespace {
+
+// The file's bytes; a name ending in .gz is read through zlib (a committed journal may be kept
+// compressed: `gzip -k rows.jsonl`).
+std::string read_text(const std::filesystem::path& path) {
+  if (path.extension() == ".gz") {
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz) {
+      throw std::runtime_error(
+          fmt::format("cannot open journal {}: {}", path.string(), std::strerror(errno)));
+    }
+    std::string text;
+    std::vector<char> chunk(1 << 16);
+    int n = 0;
+    while ((n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0)
+      text.append(chunk.data(), static_cast<std::size_t>(n));
+    // A stream cut short reads as far as it goes and then sets Z_BUF_ERROR: refused, not a
+    // journal silently shorter than the file.
+    int code = Z_OK;
+    const std::string why = gzerror(gz, &code);
+    gzclose(gz);
+    if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) {
+      throw std::runtime_error(
+          fmt::format("cannot read journal {}: not a readable gzip file ({})", path.string(), why));
+    }
+    return text;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw std::runtime_error(
@@ -25,7 +53,14 @@ JournalRows read_journal(const std::filesystem::path& path) {
     throw std::runtime_error(
         fmt::format("cannot read journal {}: {}", path.string(), std::strerror(errno)));
   }
-  const std::string text = buffer.str();
+  return buffer.str();
+}
+
+}  // namespace
+
+JournalRows read_journal(const std::filesystem::path& path) {
+  JournalRows journal;
+  const std::string text = read_text(path);
 
   int64_t line_number = 0;
   std::size_t start = 0;

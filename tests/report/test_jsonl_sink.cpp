@@ -2,6 +2,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
@@ -41,6 +42,26 @@ TEST_F(JsonlSink, EachRowIsOnDiskOnceWritten) {
   EXPECT_EQ(test::read_text(path_), to_json_line(rows[0]) + "\n");
   sink->write(rows[1]);
   EXPECT_EQ(test::read_text(path_), to_json_line(rows[0]) + "\n" + to_json_line(rows[1]) + "\n");
+}
+
+// A journal kept compressed (`gzip rows.jsonl`, as bench/results keeps the large ones) reads back
+// as the same rows; a damaged one is refused naming the file.
+TEST_F(JsonlSink, AGzippedJournalReadsAsTheSameRows) {
+  write_rows(false, 0, 3);
+  const std::filesystem::path gz = path_.string() + ".gz";
+  gzFile out = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  const std::string text = test::read_text(path_);
+  ASSERT_EQ(gzwrite(out, text.data(), static_cast<unsigned>(text.size())), int(text.size()));
+  gzclose(out);
+  const JournalRows plain = read_journal(path_), packed = read_journal(gz);
+  ASSERT_EQ(packed.rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(to_json_line(packed.rows[i]), to_json_line(plain.rows[i]));
+  // A gzip stream cut short is refused.
+  std::filesystem::resize_file(gz, std::filesystem::file_size(gz) / 2);
+  EXPECT_THROW(read_journal(gz), std::runtime_error);
+  std::filesystem::remove(gz);
 }
 
 TEST_F(JsonlSink, TruncateStartsOverAndAppendKeeps) {

@@ -1,0 +1,207 @@
+"""py.flashinfer.fa2, py.flashinfer.fa3, py.flashinfer.decode: FlashInfer's kernels (the serving
+engines' attention: SGLang, vLLM), on the harness's tensors.
+
+- fa2 and fa3: BatchPrefillWithRaggedKVCacheWrapper with backend "fa2" (FlashAttention-2 style,
+  any recent GPU) or "fa3" (FlashAttention-3 style, Hopper's TMA and wgmma). The batch is B
+  sequences of q_len queries and kv_len keys; the ragged tensors are (tokens, heads, dim), which
+  the harness's bshd layout is without a copy (`--layout bshd`), so bhsd points are refused.
+  Any query count, so multi-token decode (the spec-decode preset) runs here too.
+- decode: BatchDecodeWithPagedKVCacheWrapper with tensor cores, one query token per sequence. The
+  harness's contiguous K and V are a paged cache of one page per sequence (page size kv_len):
+  bhsd is FlashInfer's HND layout, bshd its NHD, so both run.
+
+FlashInfer's causal mask is bottom-right aligned; a window of W keys is causal with window_left
+W - 1; the softcap is logits_soft_cap. The plans (and FlashInfer's JIT compile of each kernel
+module, on its first use: tens of seconds) are made in prepare, so they land in prepare_s; the
+compiled modules are kept under attnprof's cache folder ($XDG_CACHE_HOME/attnprof/flashinfer,
+unless FLASHINFER_WORKSPACE_BASE is set), so a sweep compiles each once. Outputs are written into
+the harness's O through `out=`; no LSE (FlashInfer's is base 2 and token-major)."""
+from __future__ import annotations
+
+import os
+
+from ..provider import NotSupported, Provider, Run
+
+_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+os.environ.setdefault("FLASHINFER_WORKSPACE_BASE", os.path.join(_cache, "attnprof", "flashinfer"))
+
+_WORKSPACE_BYTES = 128 << 20  # FlashInfer's float workspace (split-KV partials), its usual size
+
+
+def _dtype(spec):
+    import torch
+
+    return {"fp16": torch.float16, "bf16": torch.bfloat16}[spec.dtype]
+
+
+def _mask(spec):
+    """(causal, window_left) in FlashInfer's terms; None when it has no such mask."""
+    kind = spec.mask_kind
+    if kind == "none":
+        return False, -1
+    if kind == "causal" and spec.q_len != spec.kv_len:
+        return None  # top-left alignment; FlashInfer aligns bottom-right
+    if kind == "window":
+        return True, spec.window - 1
+    return True, -1
+
+
+def _common_problems(spec):
+    why = []
+    if spec.dtype not in ("fp16", "bf16"):
+        why.append("fp16 and bf16 only here")
+    if spec.sinks:
+        why.append("no attention sinks in these wrappers")
+    if _mask(spec) is None:
+        why.append("FlashInfer's causal mask is bottom-right aligned: top-left only where "
+                   "q_len == kv_len")
+    return why
+
+
+def _tokens(t):
+    """A bshd tensor (logical (B, H, S, D)) as FlashInfer's ragged (B * S, H, D), no copy."""
+    return t.transpose(1, 2).view(-1, t.shape[1], t.shape[3])
+
+
+def _planned(plan, *args, **kwargs):
+    """FlashInfer refuses a configuration it has no kernel for with ValueError or
+    NotImplementedError: that is the point's not_supported, not a failure."""
+    try:
+        plan(*args, **kwargs)
+    except (ValueError, NotImplementedError) as e:
+        raise NotSupported(f"FlashInfer: {e}") from e
+
+
+class _Prefill(Run):
+    def __init__(self, spec, io, backend):
+        import torch
+        import flashinfer
+
+        self.spec, self.backend = spec, backend
+        if backend == "fa3" and torch.cuda.get_device_capability(io.q.device) != (9, 0):
+            raise NotSupported("the fa3 backend needs a Hopper GPU (sm_90)")
+        causal, window_left = _mask(spec)
+        b = spec.batch
+        self.workspace = torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device=io.q.device)
+        self.wrapper = flashinfer.BatchPrefillWithRaggedKVCacheWrapper(
+            self.workspace, kv_layout="NHD", backend=backend)
+        qo_indptr = torch.arange(b + 1, dtype=torch.int32) * spec.q_len
+        kv_indptr = torch.arange(b + 1, dtype=torch.int32) * spec.kv_len
+        _planned(self.wrapper.plan, qo_indptr, kv_indptr, spec.q_heads, spec.kv_heads,
+                 spec.head_dim, spec.dv, causal=causal, window_left=window_left,
+                 logits_soft_cap=spec.softcap if spec.softcap > 0 else None,
+                 sm_scale=spec.softmax_scale, q_data_type=_dtype(spec),
+                 kv_data_type=_dtype(spec))
+
+    def launch(self, io):
+        self.wrapper.run(_tokens(io.q), _tokens(io.k), _tokens(io.v), out=_tokens(io.o))
+
+    def note(self):
+        return (f"BatchPrefillWithRaggedKVCacheWrapper, backend {self.backend}; Q, K, V and O "
+                "as (tokens, heads, dim) views of the bshd tensors")
+
+
+class _Decode(Run):
+    def __init__(self, spec, io):
+        import torch
+        import flashinfer
+
+        self.spec = spec
+        causal, window_left = _mask(spec)
+        b = spec.batch
+        self.layout = "HND" if spec.layout == "bhsd" else "NHD"
+        self.workspace = torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device=io.q.device)
+        self.wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+            self.workspace, kv_layout=self.layout, use_tensor_cores=True)
+        _planned(self.wrapper.plan, torch.arange(b + 1, dtype=torch.int32),
+                 torch.arange(b, dtype=torch.int32),
+                 torch.full((b,), spec.kv_len, dtype=torch.int32), spec.q_heads, spec.kv_heads,
+                 spec.head_dim, spec.kv_len, window_left=window_left,
+                 logits_soft_cap=spec.softcap if spec.softcap > 0 else None,
+                 sm_scale=spec.softmax_scale, q_data_type=_dtype(spec),
+                 kv_data_type=_dtype(spec))
+
+    def _cache(self, t):
+        # One page per sequence: (pages, heads, page, dim) is bhsd's memory, (pages, page, heads,
+        # dim) bshd's.
+        return t if self.layout == "HND" else t.transpose(1, 2)
+
+    def launch(self, io):
+        s = self.spec
+        self.wrapper.run(io.q.view(s.batch, s.q_heads, s.head_dim),
+                         (self._cache(io.k), self._cache(io.v)),
+                         out=io.o.view(s.batch, s.q_heads, s.dv))
+
+    def note(self):
+        return (f"BatchDecodeWithPagedKVCacheWrapper with tensor cores, {self.layout}: one page "
+                f"of {self.spec.kv_len} keys per sequence (the harness's contiguous K and V)")
+
+
+class _FlashInfer(Provider):
+    device = "cuda"
+    family = "fused"
+    fused = True
+    library = "FlashInfer"
+    softcap = True
+    requires = ("flashinfer", "torch")
+
+    def availability(self):
+        reason = super().availability()
+        return f"{reason} (pip install flashinfer-python)" if reason else None
+
+    def library_version(self):
+        from importlib import metadata
+
+        try:
+            return metadata.version("flashinfer-python")
+        except metadata.PackageNotFoundError:
+            return ""
+
+    def fingerprint(self):
+        out = super().fingerprint()
+        version = self.library_version()
+        if version:
+            out["flashinfer-python"] = version
+        return out
+
+    def workspace_estimate(self, spec):
+        return _WORKSPACE_BYTES
+
+
+class FlashInferPrefill(_FlashInfer):
+    def __init__(self, backend):
+        self.backend = backend
+        self.name = f"py.flashinfer.{backend}"
+        self.description = (f"FlashInfer's batch prefill on its {backend} backend "
+                            "(ragged Q, K, V; bshd layout)")
+
+    def supports(self, spec):
+        why = _common_problems(spec)
+        if spec.layout != "bshd":
+            why.append("the ragged wrapper takes (tokens, heads, dim) tensors: --layout bshd")
+        if (spec.head_dim, spec.dv) not in ((64, 64), (128, 128), (256, 256), (192, 128)):
+            why.append("head dims 64, 128 and 256 (V's as Q's), or 192 with 128")
+        return "; ".join(why) or None
+
+    def prepare(self, spec, io):
+        return _Prefill(spec, io, self.backend)
+
+
+class FlashInferDecode(_FlashInfer):
+    name = "py.flashinfer.decode"
+    description = ("FlashInfer's batch decode with tensor cores (one query token; the contiguous "
+                   "K and V as one page per sequence)")
+
+    def supports(self, spec):
+        why = _common_problems(spec)
+        if spec.q_len != 1:
+            why.append("one query token per sequence (py.flashinfer.fa2/fa3 take more)")
+        if spec.head_dim not in (64, 128, 256) or spec.dv != spec.head_dim:
+            why.append("head dims 64, 128 and 256, V's as Q's")
+        return "; ".join(why) or None
+
+    def prepare(self, spec, io):
+        return _Decode(spec, io)
+
+
+PROVIDERS = [FlashInferPrefill("fa2"), FlashInferPrefill("fa3"), FlashInferDecode()]
