@@ -44,7 +44,9 @@ case $cmd in
     trap 'rm -rf "$work"' EXIT
     IFS=, read -ra specs <<<"$spec"
     python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
-      --platform manylinux_2_28_x86_64 -q -d "$work/wheel" "${specs[@]}"
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+      --platform manylinux_2_24_x86_64 --platform manylinux2014_x86_64 \
+      -q -d "$work/wheel" "${specs[@]}"
     mkdir -p "$work/tree"
     for wheel in "$work"/wheel/*.whl; do
       (cd "$work/tree" && python3 -m zipfile -e "$wheel" .)

@@ -164,6 +164,15 @@ TEST(Grid, PresetsLoadAndExpand) {
   EXPECT_FALSE(oss[0].sinks);
   EXPECT_TRUE(oss[1].sinks);
   EXPECT_EQ(oss[1].q_heads, 64);
+  // Multi-token decode: B 1..128, q 1..16, KV 1k..32k, two head shapes, in bshd.
+  const Preset spec = load_preset("spec-decode");
+  ASSERT_EQ(spec.series.size(), 2u);
+  const auto drafts = expand(spec.series[1]);
+  ASSERT_EQ(drafts.size(), 5u * 5 * 6);
+  EXPECT_EQ(drafts.front().layout, Layout::bshd);
+  EXPECT_EQ(drafts.front().q_heads, 64);
+  EXPECT_EQ(drafts.back().q_len, 16);
+  EXPECT_EQ(drafts.back().kv_len, 32768);
   const Preset s0 = load_preset("seed-000");
   ASSERT_EQ(s0.series.size(), 2u);
   EXPECT_EQ(expand(s0.series[1]).front().kv_heads, 3);
