@@ -1,6 +1,7 @@
 // Factory functions of every provider, one per provider file, and the declared traits of the
-// providers a build may leave out. The registry table (src/registry/registry.cpp) is the only
-// caller of the factories.
+// providers a build may leave out. The registry's table (src/registry/registry.cpp, one row per
+// provider) is the only caller of the factories; a factory of a provider this build leaves out
+// is declared here but never referenced (its row holds null).
 #pragma once
 
 #include <memory>

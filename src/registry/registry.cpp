@@ -10,80 +10,99 @@ namespace attnprof {
 
 namespace {
 
-// The one table. Providers a build does not contain stay listed, unavailable, with the reason.
-std::vector<std::unique_ptr<Provider>> build_table() {
-  std::vector<std::unique_ptr<Provider>> t;
-  t.push_back(make_cpu_reference());
-  t.push_back(make_cpu_naive());
-  t.push_back(make_cpu_flash());
+// A factory where this build contains its provider, else null (the row lists it, unavailable).
 #if defined(ATTNPROF_WITH_CUDA)
-  t.push_back(make_cuda_naive());
-  t.push_back(make_cuda_naive_expand());
-  t.push_back(make_cuda_math());
-  t.push_back(make_cuda_decode());
-  t.push_back(make_cuda_flash());
-  t.push_back(make_cuda_flash_sm90());
-  t.push_back(make_cuda_mla_decode());
+#define ATTNPROF_CUDA(factory) factory
 #else
-  const std::string no_cuda =
-      "not built: configured without CUDA (ATTNPROF_WITH_CUDA=OFF or no nvcc)";
-  t.push_back(make_unbuilt(cuda_naive_traits(), no_cuda));
-  t.push_back(make_unbuilt(cuda_naive_expand_traits(), no_cuda));
-  t.push_back(make_unbuilt(cuda_math_traits(), no_cuda));
-  t.push_back(make_unbuilt(cuda_decode_traits(), no_cuda));
-  t.push_back(make_unbuilt(cuda_flash_traits(), no_cuda));
-  t.push_back(make_unbuilt(cuda_flash_sm90_traits(), no_cuda));
-  t.push_back(make_unbuilt(cuda_mla_decode_traits(), no_cuda));
+#define ATTNPROF_CUDA(factory) nullptr
 #endif
 #if defined(ATTNPROF_WITH_CUDNN)
-  t.push_back(make_cudnn_sdpa());
-  t.push_back(make_cudnn_sdpa_infer());
+#define ATTNPROF_CUDNN(factory) factory
 #else
-  const std::string no_cudnn =
-      "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers "
-      "(scripts/install-deps.sh fetches them)";
-  t.push_back(make_unbuilt(cudnn_sdpa_traits(false), no_cudnn));
-  t.push_back(make_unbuilt(cudnn_sdpa_traits(true), no_cudnn));
+#define ATTNPROF_CUDNN(factory) nullptr
 #endif
 #if defined(ATTNPROF_WITH_TORCH)
-  t.push_back(make_torch_sdpa_default());
-  t.push_back(make_torch_sdpa_flash());
-  t.push_back(make_torch_sdpa_efficient());
-  t.push_back(make_torch_sdpa_cudnn());
-  t.push_back(make_torch_sdpa_math());
-  t.push_back(make_torch_naive());
+#define ATTNPROF_TORCH(factory) factory
 #else
-  const std::string no_torch =
-      "not built: LibTorch not found (configure with -DATTNPROF_WITH_TORCH=ON and Torch_DIR)";
-  for (const char* backend : {"default", "flash", "efficient", "cudnn", "math", "naive"}) {
-    t.push_back(make_unbuilt(torch_traits(backend), no_torch));
-  }
+#define ATTNPROF_TORCH(factory) nullptr
 #endif
-  // What was found (2026-11-29): PyPI has flash-attn 2.8.3 only as source (no wheel), and
-  // xFormers 0.0.35's memory-efficient and flash ops call ATen's own kernels.
-  t.push_back(make_unbuilt(
-      fused_cuda_traits("flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)",
-                        "flash-attn"),
-      "not built: flash-attn is not installed (PyPI has only its source, no wheel) "
-      "and no adapter links it; FlashAttention-2 as vendored in ATen runs as torch.sdpa.flash"));
-  // Tried on the H200 (2026-12-03): the newest wheel, built against other versions.
-  t.push_back(make_unbuilt(
-      fused_cuda_traits("xformers.memeff", "the standalone xFormers memory-efficient attention",
-                        "xFormers"),
-      "not built: xformers 0.0.35, the newest wheel, is built for PyTorch 2.10 and Python 3.10; "
-      "on the H200's PyTorch 2.11 / Python 3.12 its CUDA extension does not load and "
-      "memory_efficient_attention finds no operator (no source build)"));
-  // Tried on the H200 (2026-12-01, bench/results/h200/2026-12-01-tune-ort, call 6).
-  t.push_back(make_unbuilt(
-      fused_cuda_traits("fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4"),
-      "not built: flash-attn-4 4.0.0b36 was staged to the H200 with nvidia-cutlass-dsl 4.8.1 and "
-      "did not import (those wheels carry no cutlass.cute package); no adapter kept for a library "
-      "that has not run"));
-  t.push_back(make_unbuilt(
-      fused_cuda_traits("trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT"),
-      "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "
-      "download from a host this workplace cannot reach, and Debian has none); with TensorRT "
-      "installed it would be a Python provider (docs/providers.md)"));
+
+constexpr const char* kNoCuda =
+    "not built: configured without CUDA (ATTNPROF_WITH_CUDA=OFF or no nvcc)";
+constexpr const char* kNoCudnn =
+    "not built: needs CUDA, cuDNN 9 and the cuDNN frontend headers (scripts/install-deps.sh "
+    "fetches them)";
+constexpr const char* kNoTorch =
+    "not built: LibTorch not found (configure with -DATTNPROF_WITH_TORCH=ON and Torch_DIR)";
+
+// One provider: its factory where this build has it, else its declared traits and why not.
+struct Row {
+  std::unique_ptr<Provider> (*make)();
+  ProviderTraits (*declared)();  // null for a provider every build contains
+  const char* not_built;
+};
+
+// The one table, in `attnprof list`'s order.
+const Row kRows[] = {
+    {make_cpu_reference, nullptr, ""},
+    {make_cpu_naive, nullptr, ""},
+    {make_cpu_flash, nullptr, ""},
+    {ATTNPROF_CUDA(make_cuda_naive), cuda_naive_traits, kNoCuda},
+    {ATTNPROF_CUDA(make_cuda_naive_expand), cuda_naive_expand_traits, kNoCuda},
+    {ATTNPROF_CUDA(make_cuda_math), cuda_math_traits, kNoCuda},
+    {ATTNPROF_CUDA(make_cuda_decode), cuda_decode_traits, kNoCuda},
+    {ATTNPROF_CUDA(make_cuda_flash), cuda_flash_traits, kNoCuda},
+    {ATTNPROF_CUDA(make_cuda_flash_sm90), cuda_flash_sm90_traits, kNoCuda},
+    {ATTNPROF_CUDA(make_cuda_mla_decode), cuda_mla_decode_traits, kNoCuda},
+    {ATTNPROF_CUDNN(make_cudnn_sdpa), [] { return cudnn_sdpa_traits(false); }, kNoCudnn},
+    {ATTNPROF_CUDNN(make_cudnn_sdpa_infer), [] { return cudnn_sdpa_traits(true); }, kNoCudnn},
+    {ATTNPROF_TORCH(make_torch_sdpa_default), [] { return torch_traits("default"); }, kNoTorch},
+    {ATTNPROF_TORCH(make_torch_sdpa_flash), [] { return torch_traits("flash"); }, kNoTorch},
+    {ATTNPROF_TORCH(make_torch_sdpa_efficient), [] { return torch_traits("efficient"); }, kNoTorch},
+    {ATTNPROF_TORCH(make_torch_sdpa_cudnn), [] { return torch_traits("cudnn"); }, kNoTorch},
+    {ATTNPROF_TORCH(make_torch_sdpa_math), [] { return torch_traits("math"); }, kNoTorch},
+    {ATTNPROF_TORCH(make_torch_naive), [] { return torch_traits("naive"); }, kNoTorch},
+};
+
+#undef ATTNPROF_CUDA
+#undef ATTNPROF_CUDNN
+#undef ATTNPROF_TORCH
+
+// Libraries people ask about that no adapter links, listed so `attnprof list` says why
+// (docs/providers.md gives the whole story of each).
+struct NoAdapter {
+  const char* name;
+  const char* description;
+  const char* library;
+  const char* reason;
+};
+const NoAdapter kNoAdapters[] = {
+    {"flash_attn.fa2", "the standalone flash-attn library (FlashAttention-2)", "flash-attn",
+     "not built: flash-attn is not installed (PyPI has only its source, no wheel) and no adapter "
+     "links it; FlashAttention-2 as vendored in ATen runs as torch.sdpa.flash and "
+     "py.torch.sdpa.flash"},
+    // Tried on the H200 (2026-12-03): the newest wheel, built against other versions.
+    {"xformers.memeff", "the standalone xFormers memory-efficient attention", "xFormers",
+     "not built: xformers 0.0.35, the newest wheel, is built for PyTorch 2.10 and Python 3.10; on "
+     "the H200's PyTorch 2.11 / Python 3.12 its CUDA extension does not load and "
+     "memory_efficient_attention finds no operator (no source build)"},
+    // Tried on the H200 (2026-12-01, bench/results/h200/2026-12-01-tune-ort, call 6).
+    {"fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4",
+     "not built: flash-attn-4 4.0.0b36 was staged to the H200 with nvidia-cutlass-dsl 4.8.1 and "
+     "did not import (those wheels carry no cutlass.cute package); no adapter kept for a library "
+     "that has not run"},
+    {"trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT",
+     "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "
+     "download from a host this workplace cannot reach, and Debian has none); with TensorRT "
+     "installed it would be a Python provider (docs/providers.md)"},
+};
+
+std::vector<std::unique_ptr<Provider>> build_table() {
+  std::vector<std::unique_ptr<Provider>> t;
+  for (const Row& row : kRows)
+    t.push_back(row.make ? row.make() : make_unbuilt(row.declared(), row.not_built));
+  for (const NoAdapter& n : kNoAdapters)
+    t.push_back(make_unbuilt(fused_cuda_traits(n.name, n.description, n.library), n.reason));
   if (test_providers_enabled()) {
     t.push_back(make_test_abort());
     t.push_back(make_test_segv());
