@@ -125,6 +125,7 @@ int cmd_peaks(const PeaksCommandOptions& options) {
       origin = path.empty() ? fmt::format("measured {} (not cached: no writable cache folder)",
                                           peaks->measured_at)
                             : fmt::format("measured {}, cached in {}", peaks->measured_at, path);
+      if (const std::string busy = busy_note(*peaks); !busy.empty()) origin += "; " + busy;
     }
     if (peaks->kind == DeviceKind::cpu) {
       print_cpu_peaks(*peaks, engine->device());

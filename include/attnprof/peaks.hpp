@@ -35,6 +35,10 @@ struct Peaks {
   // H200's bf16 ceiling read 685, 746 and 792 TFLOP/s on three machines of the kind: the clock
   // under the power cap is most of the difference, so rows give % of peak at their own clock too.
   double bf16_clock_mhz = 0, fp16_clock_mhz = 0, tf32_clock_mhz = 0, fp8_clock_mhz = 0;
+  // CPU: the share of the host's CPU time other processes used while the figures were measured
+  // (host_load.hpp); a busy host measures low ceilings, which would then make rows read above
+  // 100% of peak. 0 on the GPU.
+  double host_busy = 0;
   Fingerprint env;  // the fingerprint at measurement time
 
   // The matrix rate a point of this dtype is held against: bf16 -> bf16, fp16 -> fp16, fp8 ->
@@ -69,6 +73,10 @@ std::optional<Peaks> load_cached_peaks(const std::string& key);
 std::string to_json(const Peaks& peaks);
 // Writes the cache file (creating its folder); returns its path, "" when it could not write.
 std::string save_peaks(const Peaks& peaks);
+// One line when the figures were measured on a busy host (they read low), else "". Such figures
+// are cached all the same (a CI machine running tests two at a time is never idle) and measured
+// again by the first run that finds the host idle (run/ceilings.cpp).
+std::string busy_note(const Peaks& peaks);
 
 // Records the ceilings in the row (peak_tflops, peak_tbps, peaks_source) and, for a timed row
 // (r.tflops, r.gbps, r.flops and r.bytes set), fills r.pct_peak_flops, r.pct_peak_bw and r.bound:

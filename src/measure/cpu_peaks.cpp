@@ -1,4 +1,5 @@
 #include "measure/cpu_peaks.hpp"
+#include "measure/host_load.hpp"
 
 #include <cblas.h>
 #include <fmt/format.h>
@@ -144,6 +145,7 @@ Peaks measure_cpu_peaks(Engine& engine, const std::function<void(const std::stri
   p.kind = DeviceKind::cpu;
   p.env = engine.fingerprint();
   p.env["blas"] = openblas_get_config();
+  const CpuTimes before = read_cpu_times();
   {
     SgemmRun run(threads);
     const TimingResult t = time_run(engine, run);
@@ -164,6 +166,13 @@ Peaks measure_cpu_peaks(Engine& engine, const std::function<void(const std::stri
     p.read_tbps = run.bytes() / (t.median_us * 1e-6) / 1e12;
     progress(fmt::format("read-only stream {} MiB: {:.1f} GB/s ({})", kStreamBytes >> 20,
                          p.read_tbps * 1e3, timing_note(t)));
+  }
+  p.host_busy = others_busy_share(before, read_cpu_times());
+  if (p.host_busy > kBusyHost) {
+    progress(
+        fmt::format("other processes used {:.0f}% of the host's CPU time meanwhile: these "
+                    "figures read low",
+                    100 * p.host_busy));
   }
   p.measured_at = utc_now_iso8601();
   return p;

@@ -12,11 +12,14 @@
 #include "attnprof/inputs.hpp"  // fnv1a
 #include "attnprof/peaks.hpp"
 
+#include "measure/host_load.hpp"
+
 namespace attnprof {
 
 namespace {
 
-constexpr int kPeaksSchema = 4;  // 2: kind and fp32_tflops (CPU); 3: fp8_tflops; 4: the clocks
+constexpr int kPeaksSchema = 5;  // 2: kind and fp32_tflops (CPU); 3: fp8_tflops; 4: the clocks;
+                                 // 5: host_busy (a CPU cache of 4 may have been measured busy)
 
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
@@ -111,6 +114,7 @@ std::optional<Peaks> load_cached_peaks(const std::string& key) {
     p.fp16_clock_mhz = j.at("fp16_clock_mhz").get<double>();
     p.tf32_clock_mhz = j.at("tf32_clock_mhz").get<double>();
     p.fp8_clock_mhz = j.at("fp8_clock_mhz").get<double>();
+    p.host_busy = j.at("host_busy").get<double>();
     if (j.contains("env")) p.env = j.at("env").get<Fingerprint>();
     return p;
   } catch (const std::exception&) {
@@ -135,8 +139,17 @@ std::string to_json(const Peaks& p) {
                             {"fp16_clock_mhz", p.fp16_clock_mhz},
                             {"tf32_clock_mhz", p.tf32_clock_mhz},
                             {"fp8_clock_mhz", p.fp8_clock_mhz},
+                            {"host_busy", p.host_busy},
                             {"env", p.env}};
   return j.dump(2) + "\n";
+}
+
+std::string busy_note(const Peaks& p) {
+  if (p.host_busy <= kBusyHost) return "";
+  return fmt::format(
+      "measured on a busy host ({:.0f}% of its CPU time went to other processes): they read low "
+      "until a run on an idle host measures them again",
+      100 * p.host_busy);
 }
 
 std::string save_peaks(const Peaks& p) {

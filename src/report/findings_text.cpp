@@ -295,6 +295,13 @@ void boundness(const std::vector<Result>& rows, std::vector<Finding>& out) {
           "those, latency and launch overhead do",
           far_below == compute + memory ? std::string("all") : std::to_string(far_below));
     }
+    // Above the ceiling by more than the noise of either figure: the ceiling, not the provider, is
+    // what is wrong (measured on a busy host, or on another clock), and every % of it misleads.
+    if (std::max(best_flops, best_bw) > 110) {
+      text +=
+          "; above 100% the measured ceiling is too low (measured on a busy host or at "
+          "another clock): `attnprof peaks --refresh` on an idle machine";
+    }
     out.push_back({"bound", text + "."});
   }
 }

@@ -2,12 +2,27 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
+
+#include "measure/host_load.hpp"
 
 namespace attnprof {
+
+namespace {
+
+// Whether other processes leave the host idle over a tenth of a second (host_load.hpp).
+bool host_idle_now() {
+  const CpuTimes before = read_cpu_times();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return others_busy_share(before, read_cpu_times()) <= kBusyHost;
+}
+
+}  // namespace
 
 std::optional<Peaks> ceilings(Engine& engine, AutoPeaks policy) {
   if (!engine.availability().available) return std::nullopt;
@@ -20,6 +35,12 @@ std::optional<Peaks> ceilings(Engine& engine, AutoPeaks policy) {
   const bool allowed =
       policy == AutoPeaks::any || (policy == AutoPeaks::gpu && engine.kind() == DeviceKind::cuda);
   if (!peaks && !allowed) return std::nullopt;  // not remembered: a later point may allow it
+  // Figures cached from a busy host are measured again once the host is idle.
+  if (peaks && !busy_note(*peaks).empty() && allowed && host_idle_now()) {
+    fmt::print(stderr, "attnprof: the cached ceilings of {} were {}; measuring them again\n",
+               engine.device().name, busy_note(*peaks));
+    peaks.reset();
+  }
   if (!peaks) {
     fmt::print(stderr,
                "attnprof: measuring the ceilings of {} once, for % of peak in every row (a few "
@@ -28,6 +49,8 @@ std::optional<Peaks> ceilings(Engine& engine, AutoPeaks policy) {
     std::fflush(stderr);
     try {
       peaks = engine.measure_peaks([](const std::string&) {});
+      if (const std::string busy = busy_note(*peaks); !busy.empty())
+        fmt::print(stderr, "attnprof: the ceilings of {} were {}\n", engine.device().name, busy);
       if (save_peaks(*peaks).empty()) {
         fmt::print(stderr, "attnprof: the ceilings could not be cached (no writable {})\n",
                    peaks_cache_path(key).empty() ? "HOME" : peaks_cache_path(key));

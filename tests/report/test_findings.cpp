@@ -272,6 +272,14 @@ TEST(Findings, MathAgainstNaiveAndTheBoundOfEachProvider) {
                           "neither compute nor bandwidth limits those, latency and launch "
                           "overhead do."))
       << all_text(f);
+  // A row far above its ceiling says the ceiling is what is wrong.
+  rows.back().pct_peak_flops = 150.0;
+  EXPECT_TRUE(has_finding(compute_findings(rows, "cuda.naive"),
+                          "`cudnn.sdpa` is compute-bound at 2 and memory-bound at 1 shapes (up "
+                          "to 150% of the TFLOP/s ceiling, 30.0% of the bandwidth ceiling); above "
+                          "100% the measured ceiling is too low (measured on a busy host or at "
+                          "another clock): `attnprof peaks --refresh` on an idle machine."))
+      << all_text(compute_findings(rows, "cuda.naive"));
   // No measured ceilings, no bound finding.
   for (Result& r : rows) r.bound.clear();
   for (const Finding& x : compute_findings(rows, "cuda.naive")) EXPECT_NE(x.topic, "bound");

@@ -38,7 +38,7 @@ TEST_F(Ceilings, TheCpuEngineMeasuresItsOwn) {
   auto engine = make_cpu_engine(1);
   int lines = 0;
   const Peaks p = engine->measure_peaks([&](const std::string&) { ++lines; });
-  EXPECT_EQ(lines, 3);
+  EXPECT_EQ(lines, busy_note(p).empty() ? 3 : 4);  // a fourth when the host was busy meanwhile
   EXPECT_EQ(p.kind, DeviceKind::cpu);
   EXPECT_EQ(p.key, engine->peaks_key());
   EXPECT_NE(p.key.find("threads 1"), std::string::npos) << p.key;
