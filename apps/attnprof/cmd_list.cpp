@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,9 @@ Command add_list_command(CLI::App& app) {
   return {sub, [opts]() {
             const std::string no_python = register_python_providers(opts->python, true, "");
             std::unique_ptr<Engine> cuda = make_cuda_engine(0);
+            // The name column as wide as the longest name, so no name breaks the columns.
+            std::size_t width = 4;
+            for (const auto& p : all_providers()) width = std::max(width, p->name().size());
             for (const auto& p : all_providers()) {
               const Availability a = availability_here(*p, cuda.get());
               const ProviderTraits t = p->traits();
@@ -63,7 +67,7 @@ Command add_list_command(CLI::App& app) {
                                             {"settings", settings}};
                 fmt::print("{}\n", j.dump());
               } else {
-                fmt::print("{:<20} {:<5} {:<12} {}\n", t.name, to_string(t.device),
+                fmt::print("{:<{}} {:<5} {:<12} {}\n", t.name, width, to_string(t.device),
                            a.available ? "available" : "unavailable",
                            a.available ? t.description : a.reason);
                 for (const ProviderSetting* s : settings_of(t.name)) {
@@ -77,7 +81,7 @@ Command add_list_command(CLI::App& app) {
                     {"provider", "py.*"}, {"available", false}, {"reason", no_python}};
                 fmt::print("{}\n", j.dump());
               } else {
-                fmt::print("{:<20} {:<5} {:<12} {}\n", "py.*", "", "unavailable", no_python);
+                fmt::print("{:<{}} {:<5} {:<12} {}\n", "py.*", width, "", "unavailable", no_python);
               }
             }
             return 0;

@@ -267,8 +267,13 @@ Command add_run_command(CLI::App& app) {
                   "Provider names or globs, comma-separated (see `attnprof list`)")
       ->check(non_empty());
   add_python_options(sub, o->python);
+  std::string presets;
+  for (const std::string& name : preset_names()) {
+    if (!presets.empty()) presets += ", ";
+    presets += name;
+  }
   sub->add_option("--preset", o->preset,
-                  "A preset grid from presets/ (seed-000, seed-003, fa-bench, decode, cpu-small)");
+                  "A preset grid from presets/ (docs/usage.md says what each holds): " + presets);
   add_grid_options(sub, o->grid);
   sub->add_option("--out", o->out, "JSONL journal, one row per point, flushed per point");
   sub->add_option("--shard", o->shard,
