@@ -87,10 +87,8 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
   plan.grid_shapes = static_cast<int64_t>(plan.specs.size());
   plan.specs = shard_specs(plan.specs, o.shard_parsed);
   // Defaults are the providers that declare themselves in the default set of the device and can
-  // run here; named providers always get a row.
-  plan.providers = o.providers.empty()
-                       ? default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu)
-                       : select_providers(o.providers);
+  // run here, and those the --py-provider files add; named providers always get a row.
+  plan.providers = chosen_providers(o.providers, on_cuda);
   return plan;
 }
 

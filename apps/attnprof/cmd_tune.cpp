@@ -124,9 +124,7 @@ int tune_command(const TuneCliOptions& o) {
   }
   const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
   Executor& executor = exec.executor(t.run);
-  const std::vector<Provider*> providers =
-      o.providers.empty() ? default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu)
-                          : select_providers(o.providers);
+  const std::vector<Provider*> providers = chosen_providers(o.providers, on_cuda);
 
   begin_work();
   if (lock) lock->keep();

@@ -31,6 +31,17 @@ void add_python_options(CLI::App* sub, PythonCliOptions& o) {
                   "FILE.py or a folder (repeatable)");
 }
 
+namespace {
+std::vector<std::string>& added_names() {
+  static std::vector<std::string> names;
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> added_python_providers() {
+  return added_names();
+}
+
 std::string register_python_providers(const PythonCliOptions& o, bool always,
                                       const std::string& provider_patterns) {
   static bool loaded = false;
@@ -40,8 +51,19 @@ std::string register_python_providers(const PythonCliOptions& o, bool always,
   PythonProviders found = load_python_providers({o.python, o.py_providers});
   loaded = true;
   unavailable = found.unavailable;
+  added_names() = found.added;
   add_providers(std::move(found.providers));
   return unavailable;
+}
+
+std::vector<Provider*> chosen_providers(const std::string& patterns, bool on_cuda) {
+  if (!patterns.empty()) return select_providers(patterns);
+  std::vector<Provider*> out = default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu);
+  for (const std::string& name : added_names()) {
+    Provider* p = find_provider(name);
+    if (p && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace attnprof::cli

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/provider.hpp"
+
 namespace attnprof::cli {
 
 struct PythonCliOptions {
@@ -22,5 +24,11 @@ void add_python_options(CLI::App* sub, PythonCliOptions& o);
 // std::invalid_argument for a --py-provider file that cannot be loaded.
 std::string register_python_providers(const PythonCliOptions& o, bool always,
                                       const std::string& provider_patterns);
+// The providers the --py-provider files added (after register_python_providers): a run without
+// --providers runs them beside the default set.
+std::vector<std::string> added_python_providers();
+// The providers of a run: those `patterns` names, else the default set of the device and the
+// providers the --py-provider files added.
+std::vector<Provider*> chosen_providers(const std::string& patterns, bool on_cuda);
 
 }  // namespace attnprof::cli

@@ -23,8 +23,9 @@ struct PythonSetup {
 
 struct PythonProviders {
   std::vector<std::unique_ptr<Provider>> providers;
-  std::string python;       // the interpreter they run in, with its version
-  std::string unavailable;  // why there are none, in one line ("" when the catalog loaded)
+  std::string python;              // the interpreter they run in, with its version
+  std::string unavailable;         // why there are none, in one line ("" when the catalog loaded)
+  std::vector<std::string> added;  // the names the user's --py-provider files added
 };
 
 // Runs the catalog. A provider file that cannot be loaded throws std::invalid_argument naming it

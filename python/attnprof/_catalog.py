@@ -23,7 +23,9 @@ def main(argv: list) -> int:
         "error": "",
     }
     try:
-        out["providers"] = [_loader.describe(p) for p in _loader.load(args.provider_file)]
+        builtin = {p.name for p in _loader.builtin()}
+        out["providers"] = [dict(_loader.describe(p), added=p.name not in builtin)
+                            for p in _loader.load(args.provider_file)]
     except _loader.LoadError as e:
         out["error"] = str(e)
     print(json.dumps(out))

@@ -182,6 +182,9 @@ PythonProviders load_python_providers(const PythonSetup& setup) {
   for (size_t i = 3; i < argv.size(); ++i) group.command.push_back(argv[i]);
   group.command.push_back("--");
   group.env = {python_path(dir)};
+  for (const nlohmann::json& j : catalog.at("providers")) {
+    if (j.value("added", false)) out.added.push_back(j.at("traits").at("name").get<std::string>());
+  }
   for (python::ProviderInfo& info : python::parse_provider_infos(catalog.at("providers"))) {
     if (info.available && lib.empty()) {
       info.available = false;

@@ -228,6 +228,16 @@ TEST_F(PythonCli, UserFunctionFilesRunByName) {
   EXPECT_EQ(rows["py.user.wrong"].status, Status::incorrect) << rows["py.user.wrong"].reason;
 }
 
+// --py-provider without --providers adds the file's providers to the default set: the user's
+// function runs beside the CPU defaults (not instead of them, and not left out).
+TEST_F(PythonCli, APyProviderFileAddsItsProvidersToTheDefaultSet) {
+  REQUIRE_PYTHON();
+  auto rows = run("--py-provider " + kFiles + "/user_function.py:attention");
+  EXPECT_EQ(rows["py.user.softmax"].status, Status::passed) << rows["py.user.softmax"].reason;
+  EXPECT_EQ(rows["cpu.flash"].status, Status::passed);
+  EXPECT_EQ(rows.count("py.numpy.naive"), 0u);  // a built-in Python provider is not added
+}
+
 // A quantized provider is judged against the bound it declares, said in its row; none above 10%.
 TEST_F(PythonCli, AQuantizedProviderIsJudgedAgainstItsDeclaredBound) {
   REQUIRE_PYTHON();
