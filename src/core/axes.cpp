@@ -59,63 +59,21 @@ int64_t parse_count(std::string_view text, std::string_view whole) {
 
 constexpr std::size_t kMaxListLength = 100000;
 
-// ---- the parsers: a list's values as canonical text ------------------------------------
+// ---- canonical text: one value of an axis as a list holds it -----------------------------
 
-std::vector<std::string> integers(std::string_view list) {
-  std::vector<std::string> out;
-  for (int64_t v : parse_int_list(list)) out.push_back(std::to_string(v));
-  return out;
+std::string canonical(int64_t x) {
+  return std::to_string(x);
 }
-
-std::vector<std::string> numbers(std::string_view list) {
-  std::vector<std::string> out;
-  for (std::string_view item : items(list)) {
-    double v = 0;
-    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
-        !std::isfinite(v)) {
-      throw std::invalid_argument(fmt::format(
-          "'{}' in '{}' is not a finite number (allowed: 50, 0.125, lists with ',')", item, list));
-    }
-    out.push_back(fmt::format("{}", v));
-  }
-  return out;
+std::string canonical(double x) {
+  return fmt::format("{}", x);  // the shortest text that reads back to the same bits
 }
-
-template <class Parse, class Text>
-std::vector<std::string> choices(std::string_view list, Parse parse, Text to_text,
-                                 std::string_view allowed) {
-  std::vector<std::string> out;
-  for (std::string_view item : items(list)) {
-    const auto v = parse(item);
-    if (!v) throw std::invalid_argument(fmt::format("'{}' is not one of {}", item, allowed));
-    out.emplace_back(to_text(*v));
-  }
-  return out;
+std::string canonical(bool x) {
+  return x ? "on" : "off";
 }
-
-std::vector<std::string> on_off(std::string_view list) {
-  return choices(
-      list, parse_on_off, [](bool b) { return b ? "on" : "off"; }, "on, off");
+template <class T>  // the enums and the mask
+std::string canonical(const T& x) {
+  return std::string(to_string(x));
 }
-std::vector<std::string> dtypes(std::string_view list) {
-  return choices(
-      list, parse_dtype, [](DType t) { return to_string(t); }, kDTypeChoices);
-}
-std::vector<std::string> masks(std::string_view list) {
-  return choices(
-      list, parse_mask, [](const Mask& m) { return to_string(m); }, kMaskChoices);
-}
-std::vector<std::string> modes(std::string_view list) {
-  return choices(
-      list, parse_mode, [](Mode m) { return to_string(m); }, kModeChoices);
-}
-std::vector<std::string> layouts(std::string_view list) {
-  return choices(
-      list, parse_layout, [](Layout l) { return to_string(l); }, kLayoutChoices);
-}
-
-// ---- canonical text to a field and back --------------------------------------------------
 
 int64_t as_int(std::string_view v) {
   int64_t x = 0;
@@ -126,30 +84,6 @@ double as_number(std::string_view v) {
   double x = 0;
   std::from_chars(v.data(), v.data() + v.size(), x);
   return x;
-}
-std::string canonical(int64_t x) {
-  return std::to_string(x);
-}
-std::string canonical(double x) {
-  return fmt::format("{}", x);
-}
-std::string canonical(bool x) {
-  return x ? "on" : "off";
-}
-
-// A member's axis: its setter and getter through the canonical text.
-#define ATTNPROF_FIELD(member, from_text, to_text)                     \
-  .set = [](Spec& s, std::string_view v) { s.member = from_text(v); }, \
-  .get = [](const Spec& s) { return to_text(s.member); }
-
-std::string int_text(int64_t x) {
-  return canonical(x);
-}
-std::string number_text(double x) {
-  return canonical(x);
-}
-std::string bool_text(bool x) {
-  return canonical(x);
 }
 bool as_bool(std::string_view v) {
   return v == "on";
@@ -166,10 +100,61 @@ Mode as_mode(std::string_view v) {
 Layout as_layout(std::string_view v) {
   return *parse_layout(v);
 }
-template <class T>
-std::string enum_text(T x) {
-  return std::string(to_string(x));
+
+// ---- the parsers: a list's values as canonical text ------------------------------------
+
+std::vector<std::string> integers(std::string_view list) {
+  std::vector<std::string> out;
+  for (int64_t v : parse_int_list(list)) out.push_back(canonical(v));
+  return out;
 }
+
+std::vector<std::string> numbers(std::string_view list) {
+  std::vector<std::string> out;
+  for (std::string_view item : items(list)) {
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
+        !std::isfinite(v)) {
+      throw std::invalid_argument(fmt::format(
+          "'{}' in '{}' is not a finite number (allowed: 50, 0.125, lists with ',')", item, list));
+    }
+    out.push_back(canonical(v));
+  }
+  return out;
+}
+
+template <class Parse>
+std::vector<std::string> choices(std::string_view list, Parse parse, std::string_view allowed) {
+  std::vector<std::string> out;
+  for (std::string_view item : items(list)) {
+    const auto v = parse(item);
+    if (!v) throw std::invalid_argument(fmt::format("'{}' is not one of {}", item, allowed));
+    out.push_back(canonical(*v));
+  }
+  return out;
+}
+
+std::vector<std::string> on_off(std::string_view list) {
+  return choices(list, parse_on_off, "on, off");
+}
+std::vector<std::string> dtypes(std::string_view list) {
+  return choices(list, parse_dtype, kDTypeChoices);
+}
+std::vector<std::string> masks(std::string_view list) {
+  return choices(list, parse_mask, kMaskChoices);
+}
+std::vector<std::string> modes(std::string_view list) {
+  return choices(list, parse_mode, kModeChoices);
+}
+std::vector<std::string> layouts(std::string_view list) {
+  return choices(list, parse_layout, kLayoutChoices);
+}
+
+// A member's axis: its setter and its getter, through the canonical text.
+#define ATTNPROF_FIELD(member, from_text)                              \
+  .set = [](Spec& s, std::string_view v) { s.member = from_text(v); }, \
+  .get = [](const Spec& s) { return canonical(s.member); }
 
 using enum AxisKind;
 
@@ -178,27 +163,27 @@ const std::array kAxes = {
   Axis{.key = "batch", .flag = "--batch",
        .help = "Batch sizes: 1,8 or 1:64:*2 or 16:128:16 (default 1)", .fallback = "1",
        .json = "batch", .kind = integer, .nest = 8, .parse = integers,
-       ATTNPROF_FIELD(batch, as_int, int_text)},
+       ATTNPROF_FIELD(batch, as_int)},
   Axis{.key = "heads", .flag = "--heads", .help = "Query heads (default 8)", .fallback = "8",
        .json = "q_heads", .kind = integer, .nest = 5, .model = true, .parse = integers,
-       ATTNPROF_FIELD(q_heads, as_int, int_text)},
+       ATTNPROF_FIELD(q_heads, as_int)},
   Axis{.key = "kv_heads", .flag = "--kv-heads",
        .help = "KV heads (must divide query heads; default: the query heads)",
        .json = "kv_heads", .kind = integer, .nest = 6, .model = true, .parse = integers,
-       ATTNPROF_FIELD(kv_heads, as_int, int_text),
+       ATTNPROF_FIELD(kv_heads, as_int),
        .derive = [](Spec& s) { s.kv_heads = s.q_heads; }},
   Axis{.key = "seq", .flag = "--seq",
        .help = "Query lengths (and KV lengths unless --kv-seq; default 1024)", .fallback = "1024",
        .json = "q_len", .kind = integer, .nest = 7, .parse = integers,
-       ATTNPROF_FIELD(q_len, as_int, int_text)},
+       ATTNPROF_FIELD(q_len, as_int)},
   Axis{.key = "kv_seq", .flag = "--kv-seq",
        .help = "KV lengths, crossed with --seq (default: the query length)",
        .json = "kv_len", .kind = integer, .nest = 9, .parse = integers,
-       ATTNPROF_FIELD(kv_len, as_int, int_text),
+       ATTNPROF_FIELD(kv_len, as_int),
        .derive = [](Spec& s) { s.kv_len = s.q_len; }},
   Axis{.key = "head_dim", .flag = "--head-dim", .help = "Head dims of Q and K (default 64)",
        .fallback = "64", .json = "head_dim", .kind = integer, .nest = 3, .model = true,
-       .parse = integers, ATTNPROF_FIELD(head_dim, as_int, int_text)},
+       .parse = integers, ATTNPROF_FIELD(head_dim, as_int)},
   // A value equal to the head dim is stored as 0 ("the same"), so a spec's key does not depend
   // on how one shape was asked for.
   Axis{.key = "v_head_dim", .flag = "--v-head-dim",
@@ -207,48 +192,47 @@ const std::array kAxes = {
        .set = [](Spec& s, std::string_view v) {
          s.v_head_dim = as_int(v) == s.head_dim ? 0 : as_int(v);
        },
-       .get = [](const Spec& s) { return int_text(s.v_head_dim); }},
+       .get = [](const Spec& s) { return canonical(s.v_head_dim); }},
   Axis{.key = "dtype", .flag = "--dtype",
        .help = "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2 (comma list; default fp16)",
        .fallback = "fp16", .json = "dtype", .kind = text, .nest = 1, .parse = dtypes,
-       ATTNPROF_FIELD(dtype, as_dtype, enum_text)},
+       ATTNPROF_FIELD(dtype, as_dtype)},
   Axis{.key = "mask", .flag = "--mask",
        .help = "none, causal, causal-br, window:W (comma list; default none)", .fallback = "none",
        .json = "mask", .kind = text, .nest = 2, .parse = masks,
-       .set = [](Spec& s, std::string_view v) { s.mask = as_mask(v); },
-       .get = [](const Spec& s) { return to_string(s.mask); }},
+       ATTNPROF_FIELD(mask, as_mask)},
   Axis{.key = "mode", .flag = "--mode", .help = "fwd, bwd, fwd_bwd (comma list; default fwd)",
        .fallback = "fwd", .json = "mode", .kind = text, .nest = 0, .parse = modes,
-       ATTNPROF_FIELD(mode, as_mode, enum_text)},
+       ATTNPROF_FIELD(mode, as_mode)},
   Axis{.key = "layout", .flag = "--layout",
        .help = "Memory layout of Q, K, V and O: bhsd (PyTorch's SDPA), bshd (FlashAttention's, "
                "FlashInfer's NHD); 'bhsd,bshd' compares them (default bhsd)",
        .fallback = "bhsd", .json = "layout", .kind = text, .nest = 15, .parse = layouts,
-       ATTNPROF_FIELD(layout, as_layout, enum_text)},
+       ATTNPROF_FIELD(layout, as_layout)},
   Axis{.key = "scale", .flag = "--scale", .help = "Softmax scale (default 0: 1/sqrt(head dim))",
        .fallback = "0", .json = "scale", .kind = number, .nest = 16, .parse = numbers,
-       ATTNPROF_FIELD(scale, as_number, number_text)},
+       ATTNPROF_FIELD(scale, as_number)},
   Axis{.key = "page_size", .flag = "--page-size",
        .help = "Paged KV cache: keys per page, a power of two (0: contiguous; '0,16,64' compares "
                "them)",
        .fallback = "0", .json = "page_size", .json_when_set = true, .kind = integer, .nest = 10,
-       .parse = integers, ATTNPROF_FIELD(page_size, as_int, int_text)},
+       .parse = integers, ATTNPROF_FIELD(page_size, as_int)},
   Axis{.key = "softcap", .flag = "--softcap",
        .help = "Logit softcap C: scores become C*tanh(s/C) (Gemma 2: 50; 0: none; '0,50' compares "
                "them; forward only)",
        .fallback = "0", .json = "softcap", .json_when_set = true, .kind = number, .nest = 11,
-       .model = true, .parse = numbers, ATTNPROF_FIELD(softcap, as_number, number_text)},
+       .model = true, .parse = numbers, ATTNPROF_FIELD(softcap, as_number)},
   Axis{.key = "sinks", .flag = "--sinks",
        .help = "Attention sinks, a learned logit per head (GPT-OSS): on, off ('off,on' compares "
                "them; forward only)",
        .fallback = "off", .json = "sinks", .json_when_set = true, .kind = boolean, .nest = 12,
-       .model = true, .parse = on_off, ATTNPROF_FIELD(sinks, as_bool, bool_text)},
+       .model = true, .parse = on_off, ATTNPROF_FIELD(sinks, as_bool)},
   Axis{.key = "shared_latent", .flag = "--shared-latent",
        .help = "Absorbed MLA: V is K's first Dv columns, one latent cache (DeepSeek-V3 decode; the "
                "deepseek-v3-mla-decode model sets it): on, off (forward only)",
        .fallback = "off", .json = "shared_latent", .json_when_set = true, .kind = boolean,
        .nest = 13, .model = true, .parse = on_off,
-       ATTNPROF_FIELD(shared_latent, as_bool, bool_text)},
+       ATTNPROF_FIELD(shared_latent, as_bool)},
   Axis{.key = "seqlens", .flag = "--seqlens",
        .help = "Ragged batch: each sequence's keys drawn from uniform:A:B, zipf:A:B[:S] or a list "
                "L1/L2/... (at most the KV length; off: uniform lengths; 'off,uniform:512:8192' "

@@ -36,9 +36,10 @@ std::optional<Peaks> ceilings(Engine& engine, AutoPeaks policy) {
       policy == AutoPeaks::any || (policy == AutoPeaks::gpu && engine.kind() == DeviceKind::cuda);
   if (!peaks && !allowed) return std::nullopt;  // not remembered: a later point may allow it
   // Figures cached from a busy host are measured again once the host is idle.
-  if (peaks && !busy_note(*peaks).empty() && allowed && host_idle_now()) {
+  if (const std::string busy = peaks ? busy_note(*peaks) : "";
+      !busy.empty() && allowed && host_idle_now()) {
     fmt::print(stderr, "attnprof: the cached ceilings of {} were {}; measuring them again\n",
-               engine.device().name, busy_note(*peaks));
+               engine.device().name, busy);
     peaks.reset();
   }
   if (!peaks) {

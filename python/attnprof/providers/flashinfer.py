@@ -58,6 +58,20 @@ def _common_problems(spec):
     return why
 
 
+def _plan_options(spec):
+    """What both wrappers' plan() take alike: the mask's window, the softcap, the scale, dtypes."""
+    return {"window_left": _mask(spec)[1],
+            "logits_soft_cap": spec.softcap if spec.softcap > 0 else None,
+            "sm_scale": spec.softmax_scale, "q_data_type": _dtype(spec),
+            "kv_data_type": _dtype(spec)}
+
+
+def _workspace(io):
+    import torch
+
+    return torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device=io.q.device)
+
+
 def _tokens(t):
     """A bshd tensor (logical (B, H, S, D)) as FlashInfer's ragged (B * S, H, D), no copy."""
     return t.transpose(1, 2).view(-1, t.shape[1], t.shape[3])
@@ -80,18 +94,14 @@ class _Prefill(Run):
         self.spec, self.backend = spec, backend
         if backend == "fa3" and torch.cuda.get_device_capability(io.q.device) != (9, 0):
             raise NotSupported("the fa3 backend needs a Hopper GPU (sm_90)")
-        causal, window_left = _mask(spec)
         b = spec.batch
-        self.workspace = torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device=io.q.device)
+        self.workspace = _workspace(io)
         self.wrapper = flashinfer.BatchPrefillWithRaggedKVCacheWrapper(
             self.workspace, kv_layout="NHD", backend=backend)
         qo_indptr = torch.arange(b + 1, dtype=torch.int32) * spec.q_len
         kv_indptr = torch.arange(b + 1, dtype=torch.int32) * spec.kv_len
         _planned(self.wrapper.plan, qo_indptr, kv_indptr, spec.q_heads, spec.kv_heads,
-                 spec.head_dim, spec.dv, causal=causal, window_left=window_left,
-                 logits_soft_cap=spec.softcap if spec.softcap > 0 else None,
-                 sm_scale=spec.softmax_scale, q_data_type=_dtype(spec),
-                 kv_data_type=_dtype(spec))
+                 spec.head_dim, spec.dv, causal=_mask(spec)[0], **_plan_options(spec))
 
     def launch(self, io):
         self.wrapper.run(_tokens(io.q), _tokens(io.k), _tokens(io.v), out=_tokens(io.o))
@@ -107,19 +117,15 @@ class _Decode(Run):
         import flashinfer
 
         self.spec = spec
-        causal, window_left = _mask(spec)
         b = spec.batch
         self.layout = "HND" if spec.layout == "bhsd" else "NHD"
-        self.workspace = torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device=io.q.device)
+        self.workspace = _workspace(io)
         self.wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
             self.workspace, kv_layout=self.layout, use_tensor_cores=True)
         _planned(self.wrapper.plan, torch.arange(b + 1, dtype=torch.int32),
                  torch.arange(b, dtype=torch.int32),
                  torch.full((b,), spec.kv_len, dtype=torch.int32), spec.q_heads, spec.kv_heads,
-                 spec.head_dim, spec.kv_len, window_left=window_left,
-                 logits_soft_cap=spec.softcap if spec.softcap > 0 else None,
-                 sm_scale=spec.softmax_scale, q_data_type=_dtype(spec),
-                 kv_data_type=_dtype(spec))
+                 spec.head_dim, spec.kv_len, **_plan_options(spec))
 
     def _cache(self, t):
         # One page per sequence: (pages, heads, page, dim) is bhsd's memory, (pages, page, heads,
