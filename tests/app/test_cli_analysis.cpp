@@ -144,7 +144,9 @@ TEST_F(AnalysisCli, RunIsRecordedAndReportAndCompareTakeRunIds) {
     return s.str();
   }();
   EXPECT_NE(md.find("- Source: run 1 ("), std::string::npos) << md;
-  EXPECT_NE(md.find("## Key Findings"), std::string::npos);
+  // The answer first, provenance last.
+  EXPECT_EQ(md.find("## The answer: fastest per shape class"), md.find("\n## ") + 1) << md;
+  EXPECT_LT(md.find("## Findings"), md.find("## Provenance"));
 
   // Several sources, a journal and a run id, are one report of all their rows.
   const Outcome both = cli("report " + path("b.jsonl") + " 1 --markdown " + path("both.md"));
