@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
 
 namespace attnprof {
@@ -32,11 +33,21 @@ struct TuneSummary {
 // Reads a `tune --json` file; throws std::runtime_error naming the file and what is wrong.
 TuneSummary read_tune_summary(const std::filesystem::path& path);
 
+// A provider as `attnprof list` shows it on this machine: the seeds' comparison says with it why
+// a system has no rows.
+struct CatalogEntry {
+  std::string name;
+  DeviceKind device = DeviceKind::cpu;
+  Availability availability;
+};
+
 struct ReportOptions {
   std::string title = "attnprof report";
   std::string source;    // what the rows came from: a journal's name or "run 12 (...)"
   std::string baseline;  // provider speedups are measured against; empty: the device's naive
-  std::optional<TuneSummary> tune;  // `report --tune`: a finding per provider and a table
+  std::optional<TuneSummary> tune;    // `report --tune`: a finding per provider and a table
+  std::vector<CatalogEntry> catalog;  // every provider `attnprof list` names here
+  std::string python_unavailable;     // why it names no Python provider; "" when it does
 };
 
 // How the figures appear in Markdown: as SVG files in `plots_dir` (relative to the Markdown

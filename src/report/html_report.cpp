@@ -71,6 +71,7 @@ std::string render_html_report(const ReportModel& m, const std::vector<std::stri
   out += "\n<h2 id=\"findings\">Findings</h2>\n";
   out += m.headline.empty() ? "<p>No findings: the rows compare nothing.</p>\n"
                             : findings_html(m.headline, "findings");
+  if (!m.seeds.table.rows.empty()) out += section_html(m.seeds, "seeds");
   out += "\n<h2 id=\"charts\">Charts</h2>\n";
 
   const std::vector<const Figure*> figures = m.figures();

@@ -34,6 +34,7 @@ std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& pl
   out += m.headline.empty() ? "No findings: the rows compare nothing.\n"
                             : findings_markdown(m.headline);
 
+  if (!m.seeds.table.rows.empty()) out += section_markdown(m.seeds);
   out += "\n## Charts\n\n";
   if (m.groups.empty()) {
     out += "No series with more than one sequence length: nothing to plot.\n";

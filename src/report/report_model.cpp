@@ -11,6 +11,7 @@
 
 #include "report/answer.hpp"
 #include "report/headline.hpp"
+#include "report/seeds.hpp"
 #include "report/series.hpp"
 
 namespace attnprof {
@@ -145,6 +146,7 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
   const std::vector<ClassAnswer> answers = answer_by_class(rows);
   m.answer = answer_table(answers);
   m.headline = headline_findings(rows, answers, m.baseline, options.tune);
+  m.seeds = seeds_table(rows, m.baseline, options);
   std::vector<Finding> detail = compute_findings(rows);
   if (options.tune) {
     for (Finding& f : tune_findings(*options.tune)) detail.push_back(std::move(f));

@@ -42,6 +42,7 @@ struct ReportModel {
   std::string title;
   TableSection answer;            // the fastest per shape class (answer.hpp)
   std::vector<Finding> headline;  // at most kMaxHeadline sentences a user acts on
+  TableSection seeds;             // the seeds' systems at one reference shape (seeds.hpp)
   std::vector<FigureGroup> groups;
   std::vector<ProviderSection> providers;
   std::vector<Finding> across;  // findings about several providers at once

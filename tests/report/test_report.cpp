@@ -118,7 +118,7 @@ TEST(Report, HtmlIsWellFormedAndHoldsEveryPlot) {
   EXPECT_EQ(count(html, "<svg"), figures);
   EXPECT_EQ(count(html, "</svg>"), figures);
   EXPECT_EQ(count(html, "<?xml"), 0u);
-  EXPECT_EQ(count(html, "<table>"), model.tables.size() + 1);  // and the answer's
+  EXPECT_EQ(count(html, "<table>"), model.tables.size() + 2);  // the answer and the seeds
   // The answer first: its table right under the title, then the findings.
   EXPECT_LT(html.find("<h2 id=\"answer\">"), html.find("<h2 id=\"findings\">Findings</h2>"));
   EXPECT_NE(html.find("<li>Deploy <code>cudnn.sdpa</code> for prefill"), std::string::npos);
