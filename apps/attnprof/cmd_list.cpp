@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnprof/provider_settings.hpp"
+#include "attnprof/report.hpp"
 #include "attnprof/result_json.hpp"
 #include "catalog.hpp"
 #include "cli.hpp"
@@ -71,6 +72,15 @@ Command add_list_command(CLI::App& app) {
               } else {
                 fmt::print("{:<{}} {:<5} {:<12} {}\n", "py.*", width, "", "unavailable", no_python);
               }
+            }
+            // Where the HTML report's charting library comes from (report.hpp).
+            if (!opts->json) {
+              const ChartLibrary charts = find_chart_library();
+              fmt::print("\nreport charts: {}\n",
+                         charts.found
+                             ? fmt::format("Chart.js {}, inlined in each HTML report from {}",
+                                           charts.version, charts.path.string())
+                             : charts.reason);
             }
             return 0;
           }};

@@ -39,7 +39,7 @@ std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& pl
   if (m.groups.empty()) {
     out += "No series with more than one sequence length: nothing to plot.\n";
   } else if (!plots.drawn) {
-    out += fmt::format("Plots omitted: {}\n", plots.note);
+    out += fmt::format("Charts: {}.\n", plots.note);
   } else {
     for (const FigureGroup& g : m.groups) {
       out += fmt::format("### {}\n\n", markdown_escape(g.title));

@@ -78,8 +78,7 @@ std::vector<TableSection> report_tables(const std::vector<Result>& rows,
 
 // The writers (markdown_report.cpp, html_report.cpp) on a built model.
 std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& plots);
-std::string render_html_report(const ReportModel& m, const std::vector<std::string>& svgs,
-                               const std::string& note);
+std::string render_html_report(const ReportModel& m, const ChartLibrary& library);
 
 // `code` spans of a finding (`x`) as <code>x</code>, the rest escaped.
 std::string finding_html(const std::string& text);

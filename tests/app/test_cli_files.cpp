@@ -473,15 +473,29 @@ TEST_F(FilesCli, EveryAxisIsAColumnSoTwoPointsNeverPrintAlike) {
   EXPECT_NE(md.find("- Every row: batch 1, q_heads 2"), std::string::npos) << md;
 }
 
-// Plots are the product: a run on a machine without gnuplot says so before its first point, so
-// nobody finds out from the report an hour later.
-TEST_F(FilesCli, ARunWithoutGnuplotSaysSoAtTheStart) {
-  const Outcome o = run_cli("run" + kTiny, "ATTNPROF_GNUPLOT=/nonexistent/gnuplot");
+// Charts are the product: a run on a machine without a charting library says so before its first
+// point, so nobody finds out from the report an hour later; `attnprof list` says where the
+// library comes from, or which package brings it.
+TEST_F(FilesCli, ARunWithoutAChartLibrarySaysSoAtTheStart) {
+  const Outcome o = run_cli("run" + kTiny, "ATTNPROF_CHARTJS=/nonexistent/chart.js");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_NE(o.err.find("attnprof: no plots in `attnprof report` of this run: "
-                       "/nonexistent/gnuplot could not be run"),
+  EXPECT_NE(o.err.find("attnprof: no charts in `attnprof report --html` of this run: "
+                       "ATTNPROF_CHARTJS: /nonexistent/chart.js cannot be read"),
             std::string::npos)
       << o.err;
+  const Outcome none = run_cli("list", "ATTNPROF_CHARTJS=/nonexistent/chart.js");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("\nreport charts: ATTNPROF_CHARTJS: /nonexistent/chart.js cannot be "
+                          "read; point it at Chart.js 3 or 4 (chart.umd.js, or chart.min.js of "
+                          "apt-get install libjs-chart.js) or unset it\n"),
+            std::string::npos)
+      << none.out;
+  std::ofstream(path("chart.umd.js")) << "/*!\n * Chart.js v4.4.1\n */\n";
+  const Outcome found = run_cli("list", "ATTNPROF_CHARTJS=" + path("chart.umd.js"));
+  EXPECT_NE(found.out.find("\nreport charts: Chart.js 4.4.1, inlined in each HTML report from " +
+                           path("chart.umd.js") + "\n"),
+            std::string::npos)
+      << found.out;
 }
 
 // ---- 10. one exit-code rule -------------------------------------------------------------------
