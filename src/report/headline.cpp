@@ -115,22 +115,29 @@ void binds(const std::vector<Result>& rows, const std::vector<ClassAnswer>& answ
       }
     }
     if (compute + memory == 0) continue;
-    std::vector<std::string> reached;
-    if (flops > 0) reached.push_back(format_sig3(flops) + "% of the measured FLOP/s ceiling");
-    if (bw > 0) reached.push_back(format_sig3(bw) + "% of the measured bandwidth");
-    const std::string up_to =
-        reached.empty() ? "" : fmt::format(" (up to {})", fmt::join(reached, ", "));
-    const int64_t n = compute + memory;
-    const std::string what = memory == 0    ? fmt::format("compute-bound at all {} shapes", n)
-                             : compute == 0 ? fmt::format("memory-bound at all {} shapes", n)
-                                            : fmt::format(
-                                                  "compute-bound at {} and memory-bound at {} of "
-                                                  "the {} shapes",
-                                                  compute, memory, n);
-    parts.push_back(fmt::format("{} is {} it leads{}", code(l.provider), what, up_to));
+    // The resource that binds most of those shapes, and how near its ceiling the provider gets:
+    // what is left to gain there. (Counts per provider are in its own section further down.)
+    const bool by_compute = compute >= memory;
+    const double near = by_compute ? flops : bw;
+    std::string text =
+        near > 0
+            ? fmt::format(
+                  "{} reaches up to {}% of the measured {} where it leads, so {} binds "
+                  "it",
+                  code(l.provider), format_sig3(near), by_compute ? "FLOP/s ceiling" : "bandwidth",
+                  by_compute ? "compute" : "memory bandwidth")
+            : fmt::format("{} binds {} where it leads", by_compute ? "compute" : "memory bandwidth",
+                          code(l.provider));
+    const double other = by_compute ? bw : flops;
+    if (compute > 0 && memory > 0) {
+      text +=
+          fmt::format(" at most shapes, {} at the others{}", by_compute ? "bandwidth" : "compute",
+                      other > 0 ? fmt::format(" (up to {}%)", format_sig3(other)) : "");
+    }
+    parts.push_back(text);
   }
   if (parts.empty()) return;
-  out.push_back({"binds", fmt::format("What binds it: {}.", fmt::join(parts, "; ")), ""});
+  out.push_back({"binds", fmt::format("{}.", fmt::join(parts, "; ")), ""});
 }
 
 // "grows as N^2.00 (96.0 MiB to 6.00 GiB over N 1024–8192)", "is constant at 256 B", "is none".
