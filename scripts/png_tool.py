@@ -4,6 +4,7 @@ alone: read an 8-bit, non-interlaced PNG (what headless Chromium writes), tell w
 flat colour, crop rows, write it back.
 
     python3 scripts/png_tool.py crop IN.png OUT.png TOP HEIGHT   # rows TOP..TOP+HEIGHT
+    python3 scripts/png_tool.py trim IN.png OUT.png [MARGIN]     # without the blank rows below
     python3 scripts/png_tool.py colours IN.png                   # distinct colours (up to 1000)
 """
 import struct
@@ -86,6 +87,18 @@ def colours(path, most=1000):
     return len(seen)
 
 
+def trimmed(rows, bpp, margin):
+    """The rows down to the last that is not blank, and `margin` blank ones more: a blank row is
+    one flat colour, the bottom row's (a screenshot taller than its page)."""
+    blank = rows[-1]
+    if blank != blank[:bpp] * (len(blank) // bpp):
+        return rows
+    last = len(rows)
+    while last > 1 and rows[last - 1] == blank:
+        last -= 1
+    return rows[:min(len(rows), last + margin)]
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "crop":
         width, height, bpp, rows = read(argv[2])
@@ -93,6 +106,9 @@ def main(argv):
         if top < 0 or count < 1 or top + count > height:
             sys.exit(f"png_tool: rows {top}..{top + count} are outside the image's {height}")
         write(argv[3], width, bpp, rows[top:top + count])
+    elif len(argv) in (4, 5) and argv[1] == "trim":
+        width, _, bpp, rows = read(argv[2])
+        write(argv[3], width, bpp, trimmed(rows, bpp, int(argv[4]) if len(argv) == 5 else 24))
     elif len(argv) == 3 and argv[1] == "colours":
         print(colours(argv[2]))
     else:

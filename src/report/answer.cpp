@@ -297,7 +297,7 @@ TableSection answer_table(const std::vector<ClassAnswer>& answers) {
     }
     const auto named = [&](const Contender* k, const std::string& what) {
       return k ? fmt::format("{} ({}): {}", k->provider, what, versus(*k, a.fastest_shapes))
-               : std::string("-");
+               : std::string("none ran");
     };
     const Contender* lib = a.other_library();
     const Contender* fam = a.other_family();

@@ -65,7 +65,7 @@ std::string count_of(int64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-// "Deploy `cudnn.sdpa` for prefill (fastest in 4 of 4 classes, 1 of them tied within noise) and
+// "Deploy `cudnn.sdpa` for prefill (fastest in 4 of 4 classes, tied within noise in 1) and
 // `cuda.decode` for decode (fastest in 5 of 6 classes; `cudnn.sdpa` in 1)."
 void deploy(const std::vector<Leader>& leads, std::vector<Finding>& out) {
   std::vector<std::string> parts;
@@ -73,7 +73,7 @@ void deploy(const std::vector<Leader>& leads, std::vector<Finding>& out) {
     std::string part =
         fmt::format("{} for {} (fastest in {} of {}", code(l.provider), to_string(l.kind), l.won,
                     count_of(l.classes, "class", "classes"));
-    if (l.tied > 0) part += fmt::format(", {} of them tied within noise", l.tied);
+    if (l.tied > 0) part += fmt::format(", tied within noise in {}", l.tied);
     for (std::size_t i = 0; i < l.others.size(); ++i) {
       part += fmt::format("{}{} in {}", i == 0 ? "; " : ", ", code(l.others[i].first),
                           l.others[i].second);

@@ -120,7 +120,8 @@ constexpr const char* kDraw = R"js(
         scales: {x: axis(f.log_x, f.x_label, xticks), y: axis(f.log_y, f.y_label, null)},
         plugins: {
           title: {display: true, text: f.title},
-          legend: {position: f.key_right ? 'right' : 'bottom'},
+          legend: {position: f.key_right ? 'right' : 'bottom', maxWidth: 420,
+                   labels: {boxWidth: 14}},
           tooltip: {callbacks: {label: function (c) {
             return c.dataset.label + ': ' + fmt(c.parsed.y) + ' at ' + fmt(c.parsed.x);
           }}}
@@ -128,20 +129,29 @@ constexpr const char* kDraw = R"js(
       }
     };
   }
+  // A canvas laid out at no size (a hidden section) has nothing painted yet: Chart.js draws it
+  // when it is shown.
   function painted(canvas) {
+    if (canvas.width === 0 || canvas.height === 0) return false;
     var d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
     for (var i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
     return false;
   }
   var drawn = 0;
   figures.forEach(function (f) {
-    var canvas = document.getElementById(f.id + '-canvas');
-    var chart = new Chart(canvas, config(f));
-    var points = 0;
-    chart.data.datasets.forEach(function (d, i) { points += chart.getDatasetMeta(i).data.length; });
-    if (points > 0 && painted(canvas)) {
-      drawn += 1;
-      canvas.setAttribute('data-drawn', 'true');
+    try {  // one chart that fails leaves the others drawn, and says so on the page
+      var canvas = document.getElementById(f.id + '-canvas');
+      var chart = new Chart(canvas, config(f));
+      var points = 0;
+      chart.data.datasets.forEach(function (d, i) {
+        points += chart.getDatasetMeta(i).data.length;
+      });
+      if (points > 0 && painted(canvas)) {
+        drawn += 1;
+        canvas.setAttribute('data-drawn', 'true');
+      }
+    } catch (e) {
+      console.error(f.id + ': ' + e);
     }
   });
   document.body.setAttribute('data-charts-drawn', drawn + '/' + figures.length);
