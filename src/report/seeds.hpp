@@ -5,7 +5,9 @@
 // provider, or the row's own).
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnprof/report.hpp"

@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+import png_tool  # noqa: E402  (scripts/png_tool.py: PNGs with the standard library alone)
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 H200_JOURNAL = "bench/results/h200/2026-12-04-audits/call2-fa-bench.jsonl.gz"
 
@@ -140,9 +143,6 @@ def main():
         check_page(chromium, tmp / "cpu.html", tmp, "cpu")
         check_page(chromium, tmp / "h200.html", tmp, "h200-fa-bench")
 
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
-import png_tool  # noqa: E402  (scripts/png_tool.py, found from this file's place)
 
 if __name__ == "__main__":
     main()
