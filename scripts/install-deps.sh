@@ -5,10 +5,13 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# libjs-chart.js: Chart.js, which the build copies beside attnprof and every HTML report inlines to
+# draw its charts (nothing of it is in the repository). chromium: the browser the report's check
+# (tests/browser/check_report.py) opens it in. gnuplot-nox: optional, the Markdown report's SVGs.
 pkgs=(build-essential cmake ninja-build pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
       libsqlite3-dev zlib1g-dev libopenblas-dev libgtest-dev libgmock-dev libomp-dev
-      gnuplot-nox clang-format python3 python3-pip python3-numpy)
+      libjs-chart.js chromium gnuplot-nox clang-format python3 python3-pip python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -6,12 +6,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "attnprof/engine.hpp"
 #include "attnprof/provider_settings.hpp"
-#include "attnprof/registry.hpp"
+#include "attnprof/report.hpp"
 #include "attnprof/result_json.hpp"
+#include "catalog.hpp"
 #include "cli.hpp"
-#include "python_options.hpp"
 
 namespace attnprof::cli {
 
@@ -21,15 +20,6 @@ struct ListOptions {
   bool json = false;
   PythonCliOptions python;
 };
-
-// Availability of a provider here: its own, then its engine's (a built CUDA provider on a
-// machine without a driver is unavailable for the engine's reason).
-Availability availability_here(const Provider& p, const Engine* cuda) {
-  Availability a = p.availability();
-  if (!a.available || p.device_kind() == DeviceKind::cpu) return a;
-  if (cuda == nullptr) return {false, "no CUDA engine in this build"};
-  return cuda->availability();
-}
 
 // A setting's values as --set takes them: "a|b|c", or "W:C".
 std::string values_of(const ProviderSetting& s) {
@@ -44,13 +34,12 @@ Command add_list_command(CLI::App& app) {
   sub->add_flag("--json", opts->json, "One JSON object per provider");
   add_python_options(sub, opts->python);
   return {sub, [opts]() {
-            const std::string no_python = register_python_providers(opts->python, true, "");
-            std::unique_ptr<Engine> cuda = make_cuda_engine(0);
+            const Catalog catalog = provider_catalog(opts->python);
+            const std::string& no_python = catalog.python_unavailable;
             // The name column as wide as the longest name, so no name breaks the columns.
             std::size_t width = 4;
-            for (const auto& p : all_providers()) width = std::max(width, p->name().size());
-            for (const auto& p : all_providers()) {
-              const Availability a = availability_here(*p, cuda.get());
+            for (const auto& [p, a] : catalog.providers) width = std::max(width, p->name().size());
+            for (const auto& [p, a] : catalog.providers) {
               const ProviderTraits t = p->traits();
               if (opts->json) {
                 nlohmann::ordered_json settings = nlohmann::ordered_json::array();
@@ -83,6 +72,15 @@ Command add_list_command(CLI::App& app) {
               } else {
                 fmt::print("{:<{}} {:<5} {:<12} {}\n", "py.*", width, "", "unavailable", no_python);
               }
+            }
+            // Where the HTML report's charting library comes from (report.hpp).
+            if (!opts->json) {
+              const ChartLibrary charts = find_chart_library();
+              fmt::print("\nreport charts: {}\n",
+                         charts.found
+                             ? fmt::format("Chart.js {}, inlined in each HTML report from {}",
+                                           charts.version, charts.path.string())
+                             : charts.reason);
             }
             return 0;
           }};

@@ -11,6 +11,7 @@
 #include "attnprof/history.hpp"
 #include "attnprof/registry.hpp"
 #include "attnprof/report.hpp"
+#include "catalog.hpp"
 #include "cli.hpp"
 #include "output_paths.hpp"
 
@@ -24,8 +25,9 @@ struct ReportCliOptions {
   std::string baseline;
   std::string title = "attnprof report";
   std::string history;
-  std::string tune;    // a `tune --json` file
-  bool force = false;  // replace an existing --html or --markdown
+  std::string tune;         // a `tune --json` file
+  bool force = false;       // replace an existing --html or --markdown
+  PythonCliOptions python;  // whose providers the seeds' comparison lists
 };
 
 int report_command(const ReportCliOptions& o) {
@@ -57,6 +59,11 @@ int report_command(const ReportCliOptions& o) {
   if (!o.tune.empty()) options.tune = read_tune_summary(o.tune);
   check_reportable(loaded.rows, options);
   begin_work();
+  // The seeds' comparison says why a system has no rows as `attnprof list` would here.
+  const Catalog catalog = provider_catalog(o.python);
+  for (const auto& [p, a] : catalog.providers)
+    options.catalog.push_back({p->name(), p->device_kind(), a});
+  options.python_unavailable = catalog.python_unavailable;
   const std::vector<std::string> warnings =
       write_report(loaded.rows, options, ReportFiles{o.html, o.markdown});
   for (const std::string& w : warnings) warning(w);
@@ -91,6 +98,10 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--history", o->history,
                   "History database for run ids (default $ATTNPROF_HISTORY or "
                   "~/.local/share/attnprof/history.sqlite)");
+  sub->add_option("--python", o->python.python,
+                  "Interpreter whose Python providers the seeds' comparison lists as `attnprof "
+                  "list` would (default $ATTNPROF_PYTHON, else the first python3 on PATH that has "
+                  "torch)");
   return {sub, [o]() { return report_command(*o); }};
 }
 

@@ -201,8 +201,8 @@ int run_command(RunCliOptions& o) {
                              : fmt::format(" (shard {}/{} of {} shapes)", o.shard_parsed.index,
                                            o.shard_parsed.count, plan.grid_shapes),
              exec.where());
-  if (const std::string why = plots_unavailable(); !why.empty()) {
-    fmt::print(stderr, "attnprof: no plots in `attnprof report` of this run: {}\n", why);
+  if (const std::string why = charts_unavailable(); !why.empty()) {
+    fmt::print(stderr, "attnprof: no charts in `attnprof report --html` of this run: {}\n", why);
   }
   if (o.resume) {
     const ResumedElsewhere other = resumed_elsewhere(points, executor, journal.rows);

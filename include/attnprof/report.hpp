@@ -1,5 +1,6 @@
-// `attnprof report`: a self-contained HTML page and a Markdown file from a run's rows, with
-// plots against N per provider (drawn by gnuplot), tables and generated "Key Findings".
+// `attnprof report`: a self-contained HTML page and a Markdown file from a run's rows: the answer
+// per shape class first, findings, interactive charts (a charting library inlined in the page),
+// tables; the Markdown file with the charts as SVG files where gnuplot runs.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
 
 namespace attnprof {
@@ -32,20 +34,45 @@ struct TuneSummary {
 // Reads a `tune --json` file; throws std::runtime_error naming the file and what is wrong.
 TuneSummary read_tune_summary(const std::filesystem::path& path);
 
+// A provider as `attnprof list` shows it on this machine: the seeds' comparison says with it why
+// a system has no rows.
+struct CatalogEntry {
+  std::string name;
+  DeviceKind device = DeviceKind::cpu;
+  Availability availability;
+};
+
 struct ReportOptions {
   std::string title = "attnprof report";
   std::string source;    // what the rows came from: a journal's name or "run 12 (...)"
   std::string baseline;  // provider speedups are measured against; empty: the device's naive
-  std::optional<TuneSummary> tune;  // `report --tune`: a finding per provider and a table
+  std::optional<TuneSummary> tune;    // `report --tune`: a finding per provider and a table
+  std::vector<CatalogEntry> catalog;  // every provider `attnprof list` names here
+  std::string python_unavailable;     // why it names no Python provider; "" when it does
 };
 
 // How the figures appear in Markdown: as SVG files in `plots_dir` (relative to the Markdown
-// file), or, when `drawn` is false, omitted with `note` saying why.
+// file), or, when `drawn` is false, left out with `note` saying why and where they are instead.
 struct MarkdownPlots {
   bool drawn = false;
   std::string plots_dir;
   std::string note;
 };
+
+// The charting library the HTML report inlines, so the page draws its charts with nothing but a
+// browser and no network: Chart.js 3 or 4 (its UMD build). Looked for at run time in this order:
+// $ATTNPROF_CHARTJS when set (that file alone); the copy installed beside attnprof
+// (<prefix>/share/attnprof/chart.min.js); the copy the build made of the one it found
+// (CMakeLists.txt); Debian's libjs-chart.js (/usr/share/javascript/chart.js/). Never part of the
+// repository: a registry provides it.
+struct ChartLibrary {
+  bool found = false;
+  std::filesystem::path path;
+  std::string version;  // "3.9.1"
+  std::string script;   // the library's text, as the page inlines it
+  std::string reason;   // when not found: what was looked at and which package to install
+};
+ChartLibrary find_chart_library();
 
 // Throws what markdown_report() would for these rows, before anything is drawn or written: a
 // command checks its input before its work starts.
@@ -55,23 +82,25 @@ void check_reportable(const std::vector<Result>& rows, const ReportOptions& opti
 // without passed rows, and std::runtime_error when no row passed (nothing to report on).
 std::string markdown_report(const std::vector<Result>& rows, const ReportOptions& options,
                             const MarkdownPlots& plots);
-// `svgs[i]` is figure i as inline SVG; fewer entries than figures (none, when gnuplot is
-// missing) leave the rest out with `note` saying why.
+// The page draws its charts with `library` (its text inlined); without it the page says why and
+// keeps the rest.
 std::string html_report(const std::vector<Result>& rows, const ReportOptions& options,
-                        const std::vector<std::string>& svgs, const std::string& note);
+                        const ChartLibrary& library);
 
 struct ReportFiles {
   std::filesystem::path html;      // empty: no HTML
   std::filesystem::path markdown;  // empty: no Markdown; its plots go to <stem>-plots/
 };
 
-// Why the plots cannot be drawn here (gnuplot missing or not running), or "" when they can:
-// commands that end in a report say so before their work starts.
-std::string plots_unavailable();
+// Why the HTML report of a run could not draw its charts here (no charting library), or "" when
+// it can: commands that end in a report say so before their work starts.
+std::string charts_unavailable();
 
-// Draws the plots with gnuplot and writes the requested files. Returns warnings in words (gnuplot
-// missing or failing: the report is still written, with its tables, and says so). Throws as
-// markdown_report does, and std::runtime_error when a file cannot be written.
+// Writes the requested files: the HTML page with its charts inlined, the Markdown file with SVG
+// plots drawn by gnuplot where it runs. Returns warnings in words (no charting library for the
+// HTML, gnuplot missing or failing for the Markdown: the report is still written, with its tables,
+// and says so). Throws as markdown_report does, and std::runtime_error when a file cannot be
+// written.
 std::vector<std::string> write_report(const std::vector<Result>& rows, const ReportOptions& options,
                                       const ReportFiles& files);
 

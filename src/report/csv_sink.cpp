@@ -1,4 +1,5 @@
-// CSV export: one flat row per Result, columns listed in docs/results.md.
+// CSV export: one flat row per Result, columns listed in docs/results.md; the spec's columns come
+// from the axis table (spec_columns.hpp).
 // Quoting follows RFC 4180 (fields holding a comma, quote, CR or LF are quoted, quotes doubled);
 // lines end in LF. Doubles use the shortest text that reads back to the same value; a value
 // that was not measured (see measured.hpp) is an empty cell.
@@ -11,6 +12,7 @@
 
 #include "attnprof/sink.hpp"
 #include "report/measured.hpp"
+#include "report/spec_columns.hpp"
 
 namespace attnprof {
 namespace {
@@ -82,11 +84,10 @@ class CsvSink final : public Sink {
 }  // namespace
 
 std::string csv_header() {
-  return "provider,status,reason,batch,q_heads,kv_heads,q_len,kv_len,head_dim,v_head_dim,dtype,"
-         "mask,mode,page_size,softcap,sinks,seqlens,timing_mode,median_us,p5_us,p95_us,cv,samples,"
-         "noisy,"
-         "tflops,gbps,"
-         "tokens_per_s,"
+  std::string spec;
+  for (const Axis* a : spec_axes()) spec += std::string(a->json) + ",";
+  return "provider,status,reason," + spec +
+         "timing_mode,median_us,p5_us,p95_us,cv,samples,noisy,tflops,gbps,tokens_per_s,"
          "pct_peak_flops,pct_peak_bw,bound,peak_bytes,extra_bytes,analytic_bytes,rel_l2_err,"
          "max_abs_err,tolerance,kernels,device,seed,fault,clock_policy,clock_mhz,power_w,"
          "rows_checked,rows_total,verify_s";
@@ -104,13 +105,7 @@ std::string to_csv_row(const Result& r) {
   }
   Row row;
   row.text(r.provider).text(to_string(r.status)).text(r.reason);
-  row.integer(s.batch).integer(s.q_heads).integer(s.kv_heads).integer(s.q_len).integer(s.kv_len);
-  row.integer(s.head_dim).integer(s.dv());  // the effective V head dim, never the 0 default
-  row.text(to_string(s.dtype)).text(to_string(s.mask)).text(to_string(s.mode));
-  row.integer(s.page_size);  // 0: contiguous K and V
-  row.number(s.softcap);     // 0: none
-  row.integer(s.sinks ? 1 : 0);
-  row.text(s.seqlens);  // empty: uniform lengths
+  for (const Axis* a : spec_axes()) row.text(spec_cell(*a, s));
   row.text(r.timing.mode);
   row.number_if(timed, r.timing.median_us)
       .number_if(timed, r.timing.p5_us)

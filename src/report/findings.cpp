@@ -2,6 +2,8 @@
 // provider per shape, and how providers are classified.
 #include "report/findings.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -162,11 +164,35 @@ std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups) 
   return out;
 }
 
+double noise_tolerance(const Result& a, const Result& b) {
+  return std::max(0.01, a.timing.cv + b.timing.cv);
+}
+
 bool within_noise(const Result& a, const Result& b) {
   const double lo = std::min(a.timing.median_us, b.timing.median_us);
   const double hi = std::max(a.timing.median_us, b.timing.median_us);
-  const double tolerance = std::max(0.01, a.timing.cv + b.timing.cv);
-  return lo > 0 && hi <= lo * (1 + tolerance);
+  return lo > 0 && hi <= lo * (1 + noise_tolerance(a, b));
+}
+
+Spread spread(const std::vector<double>& ratios) {
+  Spread s;
+  if (ratios.empty()) return s;
+  double sum = 0;
+  for (double r : ratios) sum += std::log(r);
+  s.n = ratios.size();
+  s.geomean = std::exp(sum / static_cast<double>(s.n));
+  s.lo = *std::min_element(ratios.begin(), ratios.end());
+  s.hi = *std::max_element(ratios.begin(), ratios.end());
+  return s;
+}
+
+bool spans(const Spread& s) {
+  return format_sig3(s.lo) != format_sig3(s.hi);
+}
+
+std::string range_of(const Spread& s) {
+  return spans(s) ? fmt::format("{}–{}", format_sig3(s.lo), format_times(s.hi))
+                  : format_times(s.geomean);
 }
 
 std::vector<Fastest> fastest_per_shape(const std::vector<Result>& results,

@@ -1,4 +1,5 @@
-// "Key Findings": sentences computed from a run's rows, as the seeds' reports wrote them by hand.
+// Findings: sentences computed from a run's rows, as the seeds' reports wrote them by hand. The
+// report shows them per provider, under the answer table and its headline (headline.hpp).
 #pragma once
 
 #include <cstdint>
@@ -48,10 +49,23 @@ struct MemoryGrowth {
 // At least 3 distinct N per fit: two points always fit exactly.
 std::vector<MemoryGrowth> memory_growth(const std::vector<SeriesGroup>& groups);
 
-// Whether two rows' medians are too close to rank: within the larger of 1% and the rows' two
-// sample spreads (cv) added. Rows of one kernel timed one after the other differ by that much
-// (on the H200, up to 3% on power-capped compute-bound points, where the SM clock moves).
+// The relative difference two rows' medians must exceed to be ranked: the larger of 1% and the
+// rows' two sample spreads (cv) added. Rows of one kernel timed one after the other differ by that
+// much (on the H200, up to 3% on power-capped compute-bound points, where the SM clock moves).
+double noise_tolerance(const Result& a, const Result& b);
+// Whether two rows' medians are too close to rank (noise_tolerance).
 bool within_noise(const Result& a, const Result& b);
+
+// Geometric mean, minimum and maximum of positive ratios.
+struct Spread {
+  double geomean = 0, lo = 0, hi = 0;
+  std::size_t n = 0;
+};
+Spread spread(const std::vector<double>& ratios);
+// Whether the ratios print as more than one value.
+bool spans(const Spread& s);
+// "1.50–3.20×", or the one value when the ratios print the same.
+std::string range_of(const Spread& s);
 
 // The fastest provider at one shape (spec and timing mode) with passed rows.
 struct Fastest {
@@ -64,16 +78,18 @@ std::vector<Fastest> fastest_per_shape(const std::vector<Result>& results,
                                        const std::string& baseline);
 
 struct Finding {
-  std::string topic;  // "fastest", "fused", "gqa", "memory", "kernel", "unsupported", ...
-  std::string text;   // one paragraph of plain text (Markdown code spans allowed: `x`)
+  std::string topic;     // "fused", "gqa", "memory", "kernel", "bound", "deploy", ...
+  std::string text;      // one paragraph of plain text (Markdown code spans allowed: `x`)
+  std::string provider;  // the provider it is about; "" for one about several or none
 };
 
-// Every finding the rows support, in a fixed order of topics. `baseline` may be empty.
-std::vector<Finding> compute_findings(const std::vector<Result>& results,
-                                      const std::string& baseline);
+// Every finding the rows support, in a fixed order of topics. The
+// fastest provider per shape class is the answer table's (answer.hpp), points not supported the
+// "Not supported" table's.
+std::vector<Finding> compute_findings(const std::vector<Result>& results);
 
 // Parts of compute_findings (findings_status.cpp): which kernels a dispatching provider
-// (torch.sdpa.default) really ran; points not supported, broken, out of memory; noisy rows.
+// (torch.sdpa.default) really ran; points out of memory.
 void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding>& out);
 void add_status_findings(const std::vector<Result>& results, std::vector<Finding>& out);
 

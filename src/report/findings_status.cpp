@@ -1,5 +1,6 @@
-// Findings about what ran rather than how fast: the kernels a dispatcher chose, and the points
-// that were not supported, broke, ran out of memory or stayed noisy.
+// Findings about what ran rather than how fast: the kernels a dispatcher chose, a recipe a
+// compiler replaced, and the points that ran out of memory. (Points not supported are the "Not
+// supported" table's; broken and noisy ones the headline's and the "Did not pass" table's.)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,7 +79,7 @@ void add_replaced_recipe_findings(const std::vector<Result>& results, std::vecto
     text += s.fused < s.rows ? fmt::format(", against up to {:.3g} where it ran unfused kernels).",
                                            s.other_tflops)
                              : ").";
-    out.push_back({"kernel", text});
+    out.push_back({"kernel", text, p});
   }
 }
 
@@ -114,9 +115,10 @@ void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding
   }
   if (rows == 0) return;
   if (backends.order.empty()) {
-    out.push_back({"kernel", fmt::format("Which kernel {} ran is unknown: no kernels were recorded "
-                                         "({}).",
-                                         code(kDispatcher), note.empty() ? "no note" : note)});
+    out.push_back({"kernel",
+                   fmt::format("Which kernel {} ran is unknown: no kernels were recorded ({}).",
+                               code(kDispatcher), note.empty() ? "no note" : note),
+                   dispatcher});
     return;
   }
   std::string text = fmt::format("{} dispatched to ", code(kDispatcher));
@@ -125,55 +127,10 @@ void add_kernel_findings(const std::vector<Result>& results, std::vector<Finding
     text += fmt::format("{}the {} backend at {} of {} shapes ({})", i == 0 ? "" : "; ", b,
                         backends.count[b], rows, code(cut(example[b], 90)));
   }
-  out.push_back({"kernel", text + "."});
+  out.push_back({"kernel", text + ".", dispatcher});
 }
 
 namespace {
-
-// A reason with its numbers blanked: the same refusal at other sizes ("Query.sizes(): [1, 12,
-// 64, 64]") is one reason.
-std::string without_numbers(const std::string& reason) {
-  std::string out;
-  for (char c : reason) {
-    const bool digit = c >= '0' && c <= '9';
-    if (!digit) {
-      out += c;
-    } else if (out.empty() || out.back() != '#') {
-      out += '#';
-    }
-  }
-  return out;
-}
-
-// Not supported: reasons grouped per provider (numbers aside), each shown by its first example.
-void unsupported(const std::vector<Result>& results, std::vector<Finding>& out) {
-  std::vector<std::string> providers;
-  std::map<std::string, Tally> reasons;
-  std::map<std::string, std::string> example;  // grouping key -> first reason text
-  for (const Result& r : results) {
-    if (r.status != Status::not_supported) continue;
-    if (!reasons.contains(r.provider)) providers.push_back(r.provider);
-    const std::string text = one_line(r.reason);
-    const std::string key = r.provider + "\n" + without_numbers(text);
-    example.try_emplace(key, text);
-    reasons[r.provider].add(key);
-  }
-  for (const std::string& p : providers) {
-    const Tally& t = reasons[p];
-    int64_t total = 0;
-    for (const auto& [reason, n] : t.count) total += n;
-    std::string text = fmt::format("{} was not supported at {}: ", code(p), plural(total, "point"));
-    constexpr std::size_t kShown = 3;
-    for (std::size_t i = 0; i < t.order.size() && i < kShown; ++i) {
-      text += fmt::format("{}{} ({})", i ? "; " : "", cut(example.at(t.order[i]), 140),
-                          t.count.at(t.order[i]));
-    }
-    if (t.order.size() > kShown) {
-      text += fmt::format("; and {} other reasons", t.order.size() - kShown);
-    }
-    out.push_back({"unsupported", text + "."});
-  }
-}
 
 // Out of memory, and the larger points skipped after it.
 void out_of_memory(const std::vector<Result>& results, std::vector<Finding>& out) {
@@ -189,78 +146,21 @@ void out_of_memory(const std::vector<Result>& results, std::vector<Finding>& out
     }
   }
   for (const std::string& p : oom.order) {
-    out.push_back({"oom", fmt::format("{} ran out of memory at {} (the smallest: {}){}.", code(p),
-                                      plural(oom.count[p], "point"), smallest_oom[p]->spec.label(),
-                                      skipped.count.contains(p)
-                                          ? fmt::format("; {} skipped after it",
-                                                        plural(skipped.count[p], "larger point"))
-                                          : "")});
-  }
-}
-
-// Broken rows: incorrect, failed, timed out.
-void broken_rows(const std::vector<Result>& results, std::vector<Finding>& out) {
-  std::vector<const Result*> broken;
-  Tally statuses;
-  for (const Result& r : results) {
-    if (r.status == Status::incorrect || r.status == Status::failed ||
-        r.status == Status::timeout) {
-      broken.push_back(&r);
-      statuses.add(std::string(to_string(r.status)));
-    }
-  }
-  if (!broken.empty()) {
-    std::string counts;
-    for (const std::string& s : statuses.order) {
-      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", statuses.count[s], s);
-    }
-    std::string text =
-        fmt::format("{} did not pass ({}): ", plural(int64_t(broken.size()), "point"), counts);
-    constexpr std::size_t kShown = 5;
-    for (std::size_t i = 0; i < broken.size() && i < kShown; ++i) {
-      const Result& r = *broken[i];
-      text += fmt::format("{}{} {} {}: {}", i ? "; " : "", code(r.provider), r.spec.label(),
-                          to_string(r.status), cut(r.reason, 120));
-    }
-    if (broken.size() > kShown) text += fmt::format("; and {} more", broken.size() - kShown);
-    out.push_back({"failures", text + "."});
-  }
-}
-
-void noisy_rows(const std::vector<Result>& results, std::vector<Finding>& out) {
-  int64_t timed = 0, noisy = 0, few = 0;
-  for (const Result& r : results) {
-    if (r.status != Status::passed || r.timing.samples == 0) continue;
-    ++timed;
-    noisy += r.timing.noisy ? 1 : 0;
-    few += r.timing.noisy && r.timing.stop_reason.find("--min-samples") != std::string::npos;
-  }
-  if (noisy > 0) {
-    // Which of the two it was: a point cut off before --min-samples, or one whose noise stayed up.
-    std::string why;
-    if (few > 0 && few < noisy) {
-      why = fmt::format(
-          "{} with fewer samples than --min-samples asks for, {} with the median's "
-          "noise above the bound",
-          few, noisy - few);
-    } else if (few > 0) {
-      why = "with fewer samples than --min-samples asks for";
-    } else {
-      why = "with the median's noise above the bound";
-    }
-    out.push_back({"noise", fmt::format("{} of {} timed rows are noisy: sampling stopped at its "
-                                        "limit {}.",
-                                        noisy, timed, why)});
+    out.push_back({"oom",
+                   fmt::format("{} ran out of memory at {} (the smallest: {}){}.", code(p),
+                               plural(oom.count[p], "point"), smallest_oom[p]->spec.label(),
+                               skipped.count.contains(p)
+                                   ? fmt::format("; {} skipped after it",
+                                                 plural(skipped.count[p], "larger point"))
+                                   : ""),
+                   p});
   }
 }
 
 }  // namespace
 
 void add_status_findings(const std::vector<Result>& results, std::vector<Finding>& out) {
-  unsupported(results, out);
   out_of_memory(results, out);
-  broken_rows(results, out);
-  noisy_rows(results, out);
 }
 
 }  // namespace attnprof

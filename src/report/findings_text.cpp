@@ -14,34 +14,6 @@ namespace attnprof {
 
 namespace {
 
-// Geometric mean, minimum and maximum of positive ratios.
-struct Spread {
-  double geomean = 0, lo = 0, hi = 0;
-  std::size_t n = 0;
-};
-Spread spread(const std::vector<double>& ratios) {
-  Spread s;
-  if (ratios.empty()) return s;
-  double sum = 0;
-  for (double r : ratios) sum += std::log(r);
-  s.n = ratios.size();
-  s.geomean = std::exp(sum / static_cast<double>(s.n));
-  s.lo = *std::min_element(ratios.begin(), ratios.end());
-  s.hi = *std::max_element(ratios.begin(), ratios.end());
-  return s;
-}
-
-// Whether the ratios print as more than one value.
-bool spans(const Spread& s) {
-  return format_sig3(s.lo) != format_sig3(s.hi);
-}
-
-// "1.50–3.20×", or the one value when the ratios print the same.
-std::string range_of(const Spread& s) {
-  return spans(s) ? fmt::format("{}–{}", format_sig3(s.lo), format_times(s.hi))
-                  : format_times(s.geomean);
-}
-
 // Passed rows of one provider by shape key ("<mode>|<spec key>").
 std::map<std::string, const Result*> by_shape(const std::vector<Result>& rows,
                                               const std::string& provider) {
@@ -70,87 +42,6 @@ SharedShapes shared_shapes(const std::map<std::string, const Result*>& mine,
     if (!out.largest.first || tr->flops > out.largest.second->flops) out.largest = {it->second, tr};
   }
   return out;
-}
-
-// "`a`, `b` and `c`"
-std::string code_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
-    out += code(names[i]);
-  }
-  return out;
-}
-
-// Shapes whose fastest providers are within noise of each other: no winner is named there,
-// the tied sets are (most frequent first).
-void tied_shapes(const std::vector<const Fastest*>& ties, size_t shapes,
-                 std::vector<Finding>& out) {
-  if (ties.empty()) return;
-  std::vector<std::vector<std::string>> order;
-  std::map<std::vector<std::string>, int> count;
-  for (const Fastest* f : ties) {
-    std::vector<std::string> set = {f->best->provider};
-    for (const Result* r : f->tied) set.push_back(r->provider);
-    std::sort(set.begin(), set.end());
-    if (count[set]++ == 0) order.push_back(set);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const auto& a, const auto& b) { return count[a] > count[b]; });
-  std::string text = fmt::format(
-      "At {} of {} shapes the fastest providers are within measurement noise of each other "
-      "(1% or their two cv added), so none is named fastest there: ",
-      ties.size(), shapes);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i > 0) text += "; ";
-    text += fmt::format("{} at {}", code_list(order[i]), count[order[i]]);
-  }
-  out.push_back({"fastest", text + "."});
-}
-
-void fastest(const std::vector<Result>& rows, const std::string& baseline,
-             std::vector<Finding>& out) {
-  // Shapes where at least two providers passed: a provider alone is not "the fastest".
-  std::vector<Fastest> shapes = fastest_per_shape(rows, baseline);
-  std::erase_if(shapes, [](const Fastest& f) { return f.runner_up == nullptr; });
-  if (shapes.empty()) return;
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const Fastest*>> wins;
-  std::vector<const Fastest*> ties;
-  for (const Fastest& f : shapes) {
-    if (!f.tied.empty()) {
-      ties.push_back(&f);
-      continue;
-    }
-    if (!wins.contains(f.best->provider)) order.push_back(f.best->provider);
-    wins[f.best->provider].push_back(&f);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-    return wins[a].size() > wins[b].size();
-  });
-  for (const std::string& p : order) {
-    std::string text =
-        fmt::format("{} is the fastest{} at {} of {} shapes", code(p),
-                    ties.empty() ? "" : ", beyond noise,", wins[p].size(), shapes.size());
-    std::vector<double> speedups;
-    for (const Fastest* f : wins[p]) {
-      if (f->baseline && f->baseline != f->best) {
-        speedups.push_back(f->baseline->timing.median_us / f->best->timing.median_us);
-      }
-    }
-    if (p == baseline) {
-      text += " (it is the baseline)";
-    } else if (!speedups.empty()) {
-      const Spread s = spread(speedups);
-      text += fmt::format("; there it is {} faster than {} (geomean {}{})", range_of(s),
-                          code(baseline), format_times(s.geomean),
-                          speedups.size() < wins[p].size()
-                              ? fmt::format(", at the {} shapes where both ran", speedups.size())
-                              : "");
-    }
-    out.push_back({"fastest", text + "."});
-  }
-  tied_shapes(ties, shapes.size(), out);
 }
 
 void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out) {
@@ -199,7 +90,7 @@ void fused_vs_unfused(const std::vector<Result>& rows, std::vector<Finding>& out
                           format_bytes(double(fr->memory.extra_bytes)),
                           format_bytes(double(ur->memory.extra_bytes)));
     }
-    out.push_back({"fused", text + "."});
+    out.push_back({"fused", text + ".", u});
   }
 }
 
@@ -242,7 +133,7 @@ void math_vs_naive(const std::vector<Result>& rows, std::vector<Finding>& out) {
                           format_bytes(double(mr->memory.extra_bytes)),
                           format_bytes(double(nr->memory.extra_bytes)));
     }
-    out.push_back({"math", text + "."});
+    out.push_back({"math", text + ".", m});
   }
 }
 
@@ -302,7 +193,7 @@ void boundness(const std::vector<Result>& rows, std::vector<Finding>& out) {
           "; above 100% the measured ceiling is too low (measured on a busy host or at "
           "another clock): `attnprof peaks --refresh` on an idle machine";
     }
-    out.push_back({"bound", text + "."});
+    out.push_back({"bound", text + ".", p});
   }
 }
 
@@ -321,9 +212,11 @@ void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
       if (!largest.first || er->flops > largest.first->flops) largest = {er, it->second};
     }
     if (ratios.empty()) {
-      out.push_back({"gqa", fmt::format("GQA expansion: {} and {} share no GQA shape (kv_heads < "
-                                        "q_heads) in these rows, so its cost is not measured.",
-                                        code(expand), code(plain))});
+      out.push_back({"gqa",
+                     fmt::format("GQA expansion: {} and {} share no GQA shape (kv_heads < "
+                                 "q_heads) in these rows, so its cost is not measured.",
+                                 code(expand), code(plain)),
+                     expand});
       continue;
     }
     const Spread s = spread(ratios);
@@ -342,7 +235,7 @@ void gqa_expansion(const std::vector<Result>& rows, std::vector<Finding>& out) {
       text += fmt::format(" and the peak memory by {}{} at {}", extra >= 0 ? "+" : "-",
                           format_bytes(std::fabs(extra)), er->spec.label());
     }
-    out.push_back({"gqa", text + "."});
+    out.push_back({"gqa", text + ".", expand});
   }
 }
 
@@ -372,7 +265,7 @@ void variants(const std::vector<Result>& rows, std::vector<Finding>& out) {
     } else if (!vk.empty() && vk == bk) {
       text += fmt::format(", both mostly in {}", code(truncate_to_width(one_line(vk), 70)));
     }
-    out.push_back({"variant", text + "."});
+    out.push_back({"variant", text + ".", v});
   }
 }
 
@@ -408,7 +301,7 @@ void paged(const std::vector<Result>& rows, std::vector<Finding>& out) {
           cr->spec.label());
       first = false;
     }
-    out.push_back({"paged", text + "."});
+    out.push_back({"paged", text + ".", p});
   }
 }
 
@@ -442,7 +335,8 @@ void score_modifiers(const std::vector<Result>& rows, std::vector<Finding>& out)
                        sp.n, sp.n == 1 ? "" : "s",
                        spans(sp) ? fmt::format(", {}", range_of(sp)) : "",
                        format_duration_us(mr->timing.median_us),
-                       format_duration_us(pr->timing.median_us), mr->spec.label())});
+                       format_duration_us(pr->timing.median_us), mr->spec.label()),
+           p});
     }
   }
 }
@@ -474,7 +368,8 @@ void ragged(const std::vector<Result>& rows, std::vector<Finding>& out) {
                      code(p), 100 * sp.geomean, sp.n, sp.n == 1 ? "" : "s",
                      spans(sp) ? fmt::format(", {:.0f}%–{:.0f}%", 100 * sp.lo, 100 * sp.hi) : "",
                      format_duration_us(rr->timing.median_us),
-                     fmt::format("{:.0f}%", 100 * rr->flops / ur->flops), rr->spec.label())});
+                     fmt::format("{:.0f}%", 100 * rr->flops / ur->flops), rr->spec.label()),
+         p});
   }
 }
 
@@ -517,7 +412,7 @@ void bandwidth_leaders(const std::vector<Result>& rows, std::vector<Finding>& ou
         w.first == static_cast<int64_t>(best.size()) ? "all of them" : std::to_string(w.first),
         format_sig3(*w.second->pct_peak_bw), w.second->spec.label());
   }
-  out.push_back({"bandwidth", text + "."});
+  out.push_back({"bandwidth", text + ".", ""});
 }
 
 // One finding per provider and distinct behavior of its extra memory (none, constant, a power
@@ -608,17 +503,17 @@ void memory(const std::vector<Result>& rows, std::vector<Finding>& out) {
             "workspace moves it)";
         break;
     }
-    out.push_back({"memory", fmt::format("{}{} {} ({}).", code(b.provider),
-                                         b.kind == Kind::none ? "" : ":", what, where)});
+    out.push_back({"memory",
+                   fmt::format("{}{} {} ({}).", code(b.provider), b.kind == Kind::none ? "" : ":",
+                               what, where),
+                   b.provider});
   }
 }
 
 }  // namespace
 
-std::vector<Finding> compute_findings(const std::vector<Result>& results,
-                                      const std::string& baseline) {
+std::vector<Finding> compute_findings(const std::vector<Result>& results) {
   std::vector<Finding> out;
-  fastest(results, baseline, out);
   fused_vs_unfused(results, out);
   math_vs_naive(results, out);
   gqa_expansion(results, out);

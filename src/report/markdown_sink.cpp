@@ -1,5 +1,7 @@
 // A Markdown table of the results with a short legend, for READMEs, issues and bench/ notes.
-// Cells are padded so the raw text lines up too; text is escaped (table.hpp markdown_escape).
+// Cells are padded so the raw text lines up too; text is escaped (table.hpp markdown_escape). The
+// spec's columns are the axes whose values differ between the rows (spec_columns.hpp); the legend
+// gives the others.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -11,17 +13,17 @@
 #include "attnprof/model.hpp"
 #include "attnprof/sink.hpp"
 #include "report/measured.hpp"
+#include "report/spec_columns.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
 namespace attnprof {
 namespace {
 
-// Text columns left-aligned, numbers right-aligned.
-const std::vector<std::string> kHeader = {"provider", "shape", "status",       "median",   "p95",
-                                          "TFLOP/s",  "GB/s",  "extra memory", "rel. err", "note"};
-const std::vector<bool> kRightAligned = {false, false, false, true, true,
-                                         true,  true,  true,  true, false};
+// The columns after the spec's; text left-aligned, numbers right-aligned.
+const std::vector<std::string> kHeader = {"status", "median",       "p95",      "TFLOP/s",
+                                          "GB/s",   "extra memory", "rel. err", "note"};
+const std::vector<bool> kRightAligned = {false, true, true, true, true, true, true, false};
 
 // Why a row is not a plain pass: the reason of a non-passed row, the noise of a noisy one.
 std::string note(const Result& r) {
@@ -33,27 +35,32 @@ std::string note(const Result& r) {
   return "";
 }
 
-std::vector<std::string> cells(const Result& r) {
+std::vector<std::string> cells(const Result& r, const std::vector<const Axis*>& spec) {
   const bool timed = has_timing(r);
   const std::string noisy = timed && r.timing.noisy ? "~" : "";
-  return {r.provider,
-          r.spec.label(),
-          std::string(to_string(r.status)),
-          timed ? noisy + format_duration_us(r.timing.median_us) : "-",
-          timed ? format_duration_us(r.timing.p95_us) : "-",
-          timed ? format_sig3(r.tflops) : "-",
-          timed ? format_sig3(r.gbps) : "-",
-          has_memory(r) ? format_bytes(static_cast<double>(r.memory.extra_bytes)) : "-",
-          has_verify(r) ? format_error(r.verify.rel_l2_err) : "-",
-          note(r)};
+  std::vector<std::string> c = {r.provider};
+  for (const Axis* a : spec) c.push_back(spec_cell(*a, r.spec));
+  c.insert(c.end(), {std::string(to_string(r.status)),
+                     timed ? noisy + format_duration_us(r.timing.median_us) : "-",
+                     timed ? format_duration_us(r.timing.p95_us) : "-",
+                     timed ? format_sig3(r.tflops) : "-", timed ? format_sig3(r.gbps) : "-",
+                     has_memory(r) ? format_bytes(static_cast<double>(r.memory.extra_bytes)) : "-",
+                     has_verify(r) ? format_error(r.verify.rel_l2_err) : "-", note(r)});
+  return c;
 }
 
 // The table, its cells escaped (table.hpp render_markdown).
-std::string table(const std::vector<Result>& results) {
+std::string table(const std::vector<Result>& results, const std::vector<const Axis*>& spec) {
   Table t;
-  t.header = kHeader;
-  t.right = kRightAligned;
-  for (const Result& r : results) t.add(cells(r));
+  t.header = {"provider"};
+  t.right = {false};
+  for (const Axis* a : spec) {
+    t.header.emplace_back(a->json);
+    t.right.push_back(a->kind == AxisKind::integer || a->kind == AxisKind::number);
+  }
+  t.header.insert(t.header.end(), kHeader.begin(), kHeader.end());
+  t.right.insert(t.right.end(), kRightAligned.begin(), kRightAligned.end());
+  for (const Result& r : results) t.add(cells(r, spec));
   return render_markdown(t);
 }
 
@@ -70,7 +77,7 @@ std::vector<std::string> distinct(const std::vector<Result>& results, Field fiel
   return seen;
 }
 
-std::string legend(const std::vector<Result>& results) {
+std::string legend(const std::vector<Result>& results, const std::vector<const Axis*>& fixed) {
   std::vector<std::string> conventions =
       distinct(results, [](const Result& r) -> const std::string& { return r.flop_convention; });
   if (conventions.empty()) conventions.emplace_back(kFlopConvention);
@@ -79,6 +86,13 @@ std::string legend(const std::vector<Result>& results) {
   const std::vector<std::string> modes =
       distinct(results, [](const Result& r) -> const std::string& { return r.timing.mode; });
   std::string out;
+  if (!results.empty() && !fixed.empty()) {
+    std::vector<std::string> same;
+    for (const Axis* a : fixed)
+      same.push_back(fmt::format("{} {}", a->json, spec_cell(*a, results.front().spec)));
+    out +=
+        fmt::format("- Every row: {}\n", markdown_escape(fmt::format("{}", fmt::join(same, ", "))));
+  }
   if (!devices.empty()) out += fmt::format("- Device: {}\n", fmt::join(devices, ", "));
   if (!modes.empty()) {
     out += fmt::format("- Timing: {} (median and p95 per launch)\n", fmt::join(modes, ", "));
@@ -123,7 +137,8 @@ class MarkdownSink final : public Sink {
 }  // namespace
 
 std::string to_markdown(const std::vector<Result>& results) {
-  return table(results) + '\n' + legend(results);
+  const SpecAxesSplit spec = split_spec_axes(results);
+  return table(results, spec.varying) + '\n' + legend(results, spec.fixed);
 }
 
 std::unique_ptr<Sink> make_markdown_sink(const std::filesystem::path& path) {

@@ -16,8 +16,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "report/table.hpp"
-
 extern char** environ;
 
 namespace attnprof {
@@ -99,13 +97,6 @@ std::string first_line(const std::string& text) {
     if (line.find_first_not_of(" \t^") != std::string::npos) return line;
   }
   return "no output";
-}
-
-// Replaces every occurrence of `from` in `s` by `to`.
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
-    s.replace(at, from.size(), to);
-  }
 }
 
 }  // namespace
@@ -212,20 +203,6 @@ std::string render_svg(const Plotter& plotter, const PlotSpec& plot) {
     throw std::runtime_error(fmt::format("{} wrote no SVG for '{}'", plotter.program, plot.title));
   }
   return text;
-}
-
-std::string inline_svg(const std::string& svg, const std::string& prefix,
-                       const std::string& title) {
-  std::string s = svg.substr(std::min(svg.find("<svg"), svg.size()));
-  // gnuplot's ids: point symbols, filters, the canvas and one group per plotted line.
-  for (const char* id :
-       {"gpDot", "gpPt", "textbox", "greybox", "gnuplot_canvas", "gnuplot_plot_"}) {
-    for (const char* lead : {"'", "\"", "#"}) {
-      replace_all(s, std::string(lead) + id, std::string(lead) + prefix + id);
-    }
-  }
-  replace_all(s, "<title>Gnuplot</title>", "<title>" + html_escape(title) + "</title>");
-  return s;
 }
 
 }  // namespace attnprof

@@ -1,5 +1,6 @@
-// Plots for the reports, drawn by gnuplot (its svg terminal) run as a subprocess: the report
-// describes each figure, gnuplot draws it. Nothing here draws a chart itself.
+// The figures of the reports as data (PlotSpec): the HTML page draws them in the browser
+// (html_charts.hpp); for the Markdown file gnuplot (its svg terminal), run as a subprocess where
+// it is installed, draws them as SVG files. Nothing here draws a chart itself.
 #pragma once
 
 #include <optional>
@@ -47,10 +48,6 @@ std::string gnuplot_script(const PlotSpec& plot, const std::string& svg_path);
 // Runs the plotter on the script in a private temporary directory and returns the SVG document.
 // Throws std::runtime_error with gnuplot's first error line when it fails.
 std::string render_svg(const Plotter& plotter, const PlotSpec& plot);
-
-// The SVG made fit to sit inline in HTML beside others: the XML prolog dropped, every id made
-// unique with `prefix`, and the title set to `title`.
-std::string inline_svg(const std::string& svg, const std::string& prefix, const std::string& title);
 
 // The palette (hex "#rrggbb"), colour-blind safe; index modulo its size.
 std::string palette_color(int index);

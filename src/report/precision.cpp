@@ -147,7 +147,8 @@ void add_precision_findings(const std::vector<Result>& rows, std::vector<Finding
                      to_string(ref->spec.dtype), format_sig3(r->tflops), format_sig3(ref->tflops),
                      format_error(r->verify.rel_l2_err), format_error(ref->verify.rel_l2_err),
                      to_string(ref->spec.dtype), format_error(r->verify.tolerance),
-                     format_error(ref->verify.tolerance))});
+                     format_error(ref->verify.tolerance)),
+         p});
   }
 }
 

@@ -9,6 +9,9 @@
 #include <map>
 #include <stdexcept>
 
+#include "report/answer.hpp"
+#include "report/headline.hpp"
+#include "report/seeds.hpp"
 #include "report/series.hpp"
 
 namespace attnprof {
@@ -39,8 +42,8 @@ std::vector<std::string> distinct(const std::vector<Result>& rows, Field field) 
   return out;
 }
 
-std::vector<std::string> summary_lines(const std::vector<Result>& rows, const ReportOptions& o,
-                                       const std::string& baseline) {
+std::vector<std::string> provenance_lines(const std::vector<Result>& rows, const ReportOptions& o,
+                                          const std::string& baseline) {
   std::vector<std::string> s;
   if (!o.source.empty()) s.push_back(fmt::format("Source: {}", o.source));
   const auto devices = distinct(rows, [](const Result& r) { return r.device; });
@@ -109,6 +112,15 @@ std::vector<const Figure*> ReportModel::figures() const {
   return out;
 }
 
+std::vector<const Finding*> ReportModel::findings() const {
+  std::vector<const Finding*> out;
+  for (const Finding& f : headline) out.push_back(&f);
+  for (const ProviderSection& p : providers)
+    for (const Finding& f : p.findings) out.push_back(&f);
+  for (const Finding& f : across) out.push_back(&f);
+  return out;
+}
+
 void check_reportable(const std::vector<Result>& rows, const ReportOptions& options) {
   const std::vector<std::string> providers = passed_providers(rows);
   if (providers.empty()) {
@@ -131,11 +143,31 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
   ReportModel m;
   m.title = options.title;
   m.baseline = choose_baseline(rows, options.baseline);
-  m.summary = summary_lines(rows, options, m.baseline);
-  m.findings = compute_findings(rows, m.baseline);
+  const std::vector<ClassAnswer> answers = answer_by_class(rows);
+  m.answer = answer_table(answers);
+  m.headline = headline_findings(rows, answers, m.baseline, options.tune);
+  m.seeds = seeds_table(rows, m.baseline, options);
+  std::vector<Finding> detail = compute_findings(rows);
   if (options.tune) {
-    for (Finding& f : tune_findings(*options.tune)) m.findings.push_back(std::move(f));
+    for (Finding& f : tune_findings(*options.tune)) detail.push_back(std::move(f));
   }
+  // Per provider, in the order their rows first passed; then those about several at once.
+  for (const std::string& p : providers) m.providers.push_back({p, {}});
+  for (Finding& f : detail) {
+    const auto it =
+        std::find_if(m.providers.begin(), m.providers.end(),
+                     [&](const ProviderSection& s) { return s.provider == f.provider; });
+    if (it == m.providers.end()) {
+      if (f.provider.empty()) {
+        m.across.push_back(std::move(f));
+      } else {
+        m.providers.push_back({f.provider, {std::move(f)}});
+      }
+    } else {
+      it->findings.push_back(std::move(f));
+    }
+  }
+  std::erase_if(m.providers, [](const ProviderSection& s) { return s.findings.empty(); });
   int next_id = 1;
   for (const SeriesGroup& g : group_series(rows)) {
     if (g.distinct_n() < 2) continue;  // a single N is a point, not a curve: the tables have it
@@ -150,6 +182,7 @@ ReportModel build_report_model(const std::vector<Result>& rows, const ReportOpti
     m.groups.push_back(std::move(prec));
   m.tables = report_tables(rows, m.baseline);
   if (options.tune) m.tables.insert(m.tables.begin(), tune_table(*options.tune));
+  m.provenance = provenance_lines(rows, options, m.baseline);
   return m;
 }
 

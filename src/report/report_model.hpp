@@ -30,15 +30,28 @@ struct TableSection {
   std::vector<std::string> notes;  // bullets below the table
 };
 
+// A provider's findings, further down the report: what binds it, what its memory grows as,
+// what it costs against another form of the problem.
+struct ProviderSection {
+  std::string provider;
+  std::vector<Finding> findings;
+};
+
+// In the order a report shows it: the answer first, provenance last.
 struct ReportModel {
   std::string title;
-  std::vector<std::string> summary;  // "Source: ...", "Devices: ...", ...
-  std::string baseline;              // empty: none
-  std::vector<Finding> findings;
+  TableSection answer;            // the fastest per shape class (answer.hpp)
+  std::vector<Finding> headline;  // at most kMaxHeadline sentences a user acts on
+  TableSection seeds;             // the seeds' systems at one reference shape (seeds.hpp)
   std::vector<FigureGroup> groups;
+  std::vector<ProviderSection> providers;
+  std::vector<Finding> across;  // findings about several providers at once
   std::vector<TableSection> tables;
+  std::vector<std::string> provenance;  // "Source: ...", "Devices: ...", ...
+  std::string baseline;                 // empty: none
 
-  std::vector<const Figure*> figures() const;  // every figure, in order
+  std::vector<const Figure*> figures() const;    // every figure, in order
+  std::vector<const Finding*> findings() const;  // every finding, in order
 };
 
 // Throws as markdown_report() does (no passed row; an unknown baseline).
@@ -55,6 +68,8 @@ FigureGroup roofline_figures(const std::vector<Result>& rows,
 
 // `report --tune` (tune_answers.cpp): a finding per provider and the table of the answers.
 std::vector<Finding> tune_findings(const TuneSummary& tune);
+// The tune's limits in words: "14.0 GiB of peak memory and a p95 of 100 ms".
+std::string tune_limits(const TuneSummary& tune);
 TableSection tune_table(const TuneSummary& tune);
 
 // The report's tables (fastest per shape, memory growth, not supported, did not pass, all rows).
@@ -63,8 +78,7 @@ std::vector<TableSection> report_tables(const std::vector<Result>& rows,
 
 // The writers (markdown_report.cpp, html_report.cpp) on a built model.
 std::string render_markdown_report(const ReportModel& m, const MarkdownPlots& plots);
-std::string render_html_report(const ReportModel& m, const std::vector<std::string>& svgs,
-                               const std::string& note);
+std::string render_html_report(const ReportModel& m, const ChartLibrary& library);
 
 // `code` spans of a finding (`x`) as <code>x</code>, the rest escaped.
 std::string finding_html(const std::string& text);

@@ -67,19 +67,41 @@ TableSection memory_table(const std::vector<Result>& rows) {
   return s;
 }
 
+// A reason with its numbers blanked: the same refusal at other sizes ("Query.sizes(): [1, 12,
+// 64, 64]") is one reason.
+std::string without_numbers(const std::string& reason) {
+  std::string out;
+  for (char c : reason) {
+    const bool digit = c >= '0' && c <= '9';
+    if (!digit) {
+      out += c;
+    } else if (out.empty() || out.back() != '#') {
+      out += '#';
+    }
+  }
+  return out;
+}
+
+// Not supported: per provider and reason (numbers aside), shown by its first example, with the
+// points; the only place the report counts them.
 TableSection unsupported_table(const std::vector<Result>& rows) {
   TableSection s;
   s.heading = "Not supported";
-  s.table.header = {"provider", "reason", "points"};
+  s.table.header = {"provider", "reason (the first of its kind)", "points"};
   s.table.right = {false, false, true};
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, int64_t> count;
+  std::map<std::pair<std::string, std::string>, std::string> example;
   for (const Result& r : rows) {
     if (r.status != Status::not_supported) continue;
-    const auto key = std::make_pair(r.provider, one_line(r.reason));
-    if (count[key]++ == 0) order.push_back(key);
+    const std::string reason = one_line(r.reason);
+    const auto key = std::make_pair(r.provider, without_numbers(reason));
+    if (count[key]++ == 0) {
+      order.push_back(key);
+      example[key] = reason;
+    }
   }
-  for (const auto& key : order) s.table.add({key.first, key.second, std::to_string(count[key])});
+  for (const auto& key : order) s.table.add({key.first, example[key], std::to_string(count[key])});
   return s;
 }
 

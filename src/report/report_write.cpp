@@ -1,5 +1,6 @@
-// Writing the report files: the model built once, its figures drawn by gnuplot, then the HTML
-// page (plots inline) and the Markdown file (plots as SVG files in <stem>-plots/ beside it).
+// Writing the report files: the model built once, then the HTML page (its charts drawn in the
+// browser by the charting library it inlines) and the Markdown file (the same figures as SVG files
+// in <stem>-plots/ beside it, drawn by gnuplot where it runs; else a line pointing to the HTML).
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 
 #include "attnprof/report.hpp"
+#include "report/plots.hpp"
 #include "report/report_model.hpp"
 
 namespace attnprof {
@@ -45,32 +47,41 @@ std::vector<std::string> draw(const std::vector<const Figure*>& figures, std::st
 
 }  // namespace
 
-std::string plots_unavailable() {
-  const Plotter plotter = find_plotter();
-  return plotter.available ? "" : plotter.reason;
+std::string charts_unavailable() {
+  const ChartLibrary library = find_chart_library();
+  return library.found ? "" : library.reason;
 }
 
 std::vector<std::string> write_report(const std::vector<Result>& rows, const ReportOptions& options,
                                       const ReportFiles& files) {
   const ReportModel model = build_report_model(rows, options);
   const std::vector<const Figure*> figures = model.figures();
-  std::string note;
-  const std::vector<std::string> svgs = draw(figures, note);
   std::vector<std::string> warnings;
-  if (!note.empty()) warnings.push_back("plots omitted, tables written: " + note);
-
+  bool html_charts = false;
   if (!files.html.empty()) {
-    std::vector<std::string> inline_svgs;
-    for (std::size_t i = 0; i < svgs.size(); ++i) {
-      inline_svgs.push_back(inline_svg(svgs[i], figures[i]->id + "-", figures[i]->alt));
-    }
-    write_file(files.html, render_html_report(model, inline_svgs, note));
+    const ChartLibrary library = find_chart_library();
+    html_charts = library.found;
+    if (!library.found && !figures.empty()) warnings.push_back("charts omitted: " + library.reason);
+    write_file(files.html, render_html_report(model, library));
   }
   if (!files.markdown.empty()) {
+    std::string note;
+    const std::vector<std::string> svgs = draw(figures, note);
     MarkdownPlots plots;
     plots.drawn = !svgs.empty();
-    plots.note = note;
     plots.plots_dir = files.markdown.stem().string() + "-plots";
+    if (!plots.drawn && !figures.empty()) {
+      // One line that says where the charts are instead.
+      plots.note = html_charts ? fmt::format(
+                                     "the charts are in the HTML report, {} (SVG files "
+                                     "here need gnuplot: {})",
+                                     files.html.filename().string(), note)
+                               : fmt::format(
+                                     "{}; the HTML report (--html) draws them in a "
+                                     "browser",
+                                     note);
+      if (!html_charts) warnings.push_back("Markdown plots omitted: " + note);
+    }
     if (plots.drawn) {
       const std::filesystem::path dir = files.markdown.parent_path() / plots.plots_dir;
       std::error_code ec;

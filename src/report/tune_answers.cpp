@@ -19,8 +19,9 @@ std::optional<int64_t> optional_int(const nlohmann::json& j, const char* key) {
   return j.at(key).get<int64_t>();
 }
 
-// "under 14.0 GiB of peak memory and a p95 of 100 ms"
-std::string limits_text(const TuneSummary& t) {
+}  // namespace
+
+std::string tune_limits(const TuneSummary& t) {
   std::vector<std::string> parts;
   if (t.max_memory_bytes) {
     parts.push_back(format_bytes(double(*t.max_memory_bytes)) + " of peak memory");
@@ -29,8 +30,6 @@ std::string limits_text(const TuneSummary& t) {
   return parts.empty() ? "no limit but running out of memory"
                        : fmt::format("{}", fmt::join(parts, " and "));
 }
-
-}  // namespace
 
 TuneSummary read_tune_summary(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -74,22 +73,22 @@ std::vector<Finding> tune_findings(const TuneSummary& t) {
     std::string text;
     if (!a.largest) {
       text = fmt::format("Deploy: `{}` fits no {} under {} at {} ({}).", a.provider, a.axis,
-                         limits_text(t), a.shape, a.boundary);
+                         tune_limits(t), a.shape, a.boundary);
     } else if (batch) {
       text = fmt::format(
           "Deploy: `{}` fits up to batch {} under {} at {}; the most tokens/s, {}, at batch {} "
           "(p95 {} from {} samples, peak memory {}; {} batches measured; above: {}).",
-          a.provider, *a.largest, limits_text(t), a.shape, format_rate(a.tokens_per_s),
+          a.provider, *a.largest, tune_limits(t), a.shape, format_rate(a.tokens_per_s),
           a.optimal ? *a.optimal : *a.largest, format_duration_us(a.p95_us), a.samples,
           format_bytes(double(a.peak_bytes)), a.points, a.boundary);
     } else {
       text = fmt::format(
           "Longest sequence: `{}` runs up to {} under {} at {} (p95 {} from {} samples, peak "
           "memory {}; above: {}).",
-          a.provider, *a.largest, limits_text(t), a.shape, format_duration_us(a.p95_us), a.samples,
+          a.provider, *a.largest, tune_limits(t), a.shape, format_duration_us(a.p95_us), a.samples,
           format_bytes(double(a.peak_bytes)), a.boundary);
     }
-    out.push_back({"tune", text});
+    out.push_back({"tune", text, a.provider});
   }
   return out;
 }
@@ -100,7 +99,7 @@ TableSection tune_table(const TuneSummary& t) {
   s.intro = fmt::format(
       "The largest batch and the one with the most tokens/s under {}, every value a measured and "
       "verified point.",
-      limits_text(t));
+      tune_limits(t));
   s.table.header = {"provider",      "shape",       "max",    "optimal",   "tokens/s",
                     "p95 (samples)", "peak memory", "points", "limited by"};
   s.table.right = {false, false, true, true, true, true, true, true, false};

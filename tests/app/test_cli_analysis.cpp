@@ -16,6 +16,7 @@
 #include "attnprof/journal.hpp"
 #include "attnprof/sink.hpp"
 #include "cli_runner.hpp"
+#include "report/table.hpp"
 
 namespace attnprof {
 namespace {
@@ -144,7 +145,20 @@ TEST_F(AnalysisCli, RunIsRecordedAndReportAndCompareTakeRunIds) {
     return s.str();
   }();
   EXPECT_NE(md.find("- Source: run 1 ("), std::string::npos) << md;
-  EXPECT_NE(md.find("## Key Findings"), std::string::npos);
+  // The answer first, provenance last.
+  EXPECT_EQ(md.find("## The answer: fastest per shape class"), md.find("\n## ") + 1) << md;
+  EXPECT_LT(md.find("## Findings"), md.find("## Provenance"));
+  // The seeds' comparison says why a system has no rows in the words of `attnprof list` here.
+  const Outcome list = cli("list --json");
+  ASSERT_EQ(list.code, 0) << list.err;
+  std::string trt_reason;
+  for (std::istringstream lines(list.out); std::getline(lines, trt_reason);) {
+    if (trt_reason.find("\"provider\":\"trt.fp16\"") != std::string::npos) break;
+  }
+  const std::string reason = nlohmann::json::parse(trt_reason).at("reason").get<std::string>();
+  ASSERT_FALSE(reason.empty());
+  EXPECT_NE(md.find("| TensorRT FP16 "), std::string::npos) << md;
+  EXPECT_NE(md.find("unavailable: " + markdown_escape(reason)), std::string::npos) << md;
 
   // Several sources, a journal and a run id, are one report of all their rows.
   const Outcome both = cli("report " + path("b.jsonl") + " 1 --markdown " + path("both.md"));

@@ -44,6 +44,14 @@ class FilesCli : public ::testing::Test {
     return o.err.rfind("attnprof: error: ", 0) == 0 && o.err.find('\n') == o.err.size() - 1;
   }
 
+  // The cells of a CSV line without quoted fields.
+  static std::vector<std::string> cells(const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+    return out;
+  }
+
   static std::string slurp(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
@@ -420,12 +428,6 @@ TEST_F(FilesCli, RowsCarryTheirSeed) {
   std::string row;
   std::getline(csv, header);
   std::getline(csv, row);
-  const auto cells = [](const std::string& line) {
-    std::vector<std::string> out;
-    std::istringstream in(line);
-    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
-    return out;
-  };
   const std::vector<std::string> names = cells(header);
   const std::vector<std::string> values = cells(row);
   const auto at = std::find(names.begin(), names.end(), "seed");
@@ -435,15 +437,65 @@ TEST_F(FilesCli, RowsCarryTheirSeed) {
   EXPECT_EQ(values[column], max) << row;
 }
 
-// Plots are the product: a run on a machine without gnuplot says so before its first point, so
-// nobody finds out from the report an hour later.
-TEST_F(FilesCli, ARunWithoutGnuplotSaysSoAtTheStart) {
-  const Outcome o = run_cli("run" + kTiny, "ATTNPROF_GNUPLOT=/nonexistent/gnuplot");
+// Every axis is a column: a sweep over the layout alone writes a CSV with a layout column and two
+// rows that differ there, and a Markdown table whose one spec column is the layout (before, both
+// files printed two identical rows).
+TEST_F(FilesCli, EveryAxisIsAColumnSoTwoPointsNeverPrintAlike) {
+  const Outcome o = run_cli(
+      "run --device cpu --in-process --no-history --no-trace --providers cpu.naive --seq 16 "
+      "--heads 2 --head-dim 8 --dtype fp32 --layout bhsd,bshd --min-time 1ms --point-timeout 20ms "
+      "--min-samples 3 --csv " +
+      path("r.csv") + " --markdown " + path("r.md"));
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_NE(o.err.find("attnprof: no plots in `attnprof report` of this run: "
-                       "/nonexistent/gnuplot could not be run"),
+  std::istringstream csv(slurp(path("r.csv")));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(csv, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << slurp(path("r.csv"));
+  const std::vector<std::string> names = cells(lines[0]);
+  for (const char* axis : {"layout", "scale", "shared_latent"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), axis), names.end()) << axis << ": " << lines[0];
+  }
+  const auto layout =
+      static_cast<size_t>(std::find(names.begin(), names.end(), "layout") - names.begin());
+  ASSERT_LT(layout, names.size());
+  EXPECT_EQ(cells(lines[1]).at(layout), "bhsd") << lines[1];
+  EXPECT_EQ(cells(lines[2]).at(layout), "bshd") << lines[2];
+  // The two rows differ in their spec cells (the timing columns aside).
+  const auto spec_end =
+      static_cast<size_t>(std::find(names.begin(), names.end(), "timing_mode") - names.begin());
+  const std::vector<std::string> a = cells(lines[1]), b = cells(lines[2]);
+  EXPECT_NE(std::vector<std::string>(a.begin(), a.begin() + spec_end),
+            std::vector<std::string>(b.begin(), b.begin() + spec_end));
+  const std::string md = slurp(path("r.md"));
+  EXPECT_NE(md.find("| provider  | layout | status "), std::string::npos) << md;
+  EXPECT_NE(md.find("| cpu.naive | bhsd   | passed "), std::string::npos) << md;
+  EXPECT_NE(md.find("| cpu.naive | bshd   | passed "), std::string::npos) << md;
+  EXPECT_NE(md.find("- Every row: batch 1, q_heads 2"), std::string::npos) << md;
+}
+
+// Charts are the product: a run on a machine without a charting library says so before its first
+// point, so nobody finds out from the report an hour later; `attnprof list` says where the
+// library comes from, or which package brings it.
+TEST_F(FilesCli, ARunWithoutAChartLibrarySaysSoAtTheStart) {
+  const Outcome o = run_cli("run" + kTiny, "ATTNPROF_CHARTJS=/nonexistent/chart.js");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("attnprof: no charts in `attnprof report --html` of this run: "
+                       "ATTNPROF_CHARTJS: /nonexistent/chart.js cannot be read"),
             std::string::npos)
       << o.err;
+  const Outcome none = run_cli("list", "ATTNPROF_CHARTJS=/nonexistent/chart.js");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("\nreport charts: ATTNPROF_CHARTJS: /nonexistent/chart.js cannot be "
+                          "read; point it at Chart.js 3 or 4 (chart.umd.js, or chart.min.js of "
+                          "apt-get install libjs-chart.js) or unset it\n"),
+            std::string::npos)
+      << none.out;
+  std::ofstream(path("chart.umd.js")) << "/*!\n * Chart.js v4.4.1\n */\n";
+  const Outcome found = run_cli("list", "ATTNPROF_CHARTJS=" + path("chart.umd.js"));
+  EXPECT_NE(found.out.find("\nreport charts: Chart.js 4.4.1, inlined in each HTML report from " +
+                           path("chart.umd.js") + "\n"),
+            std::string::npos)
+      << found.out;
 }
 
 // ---- 10. one exit-code rule -------------------------------------------------------------------

@@ -208,4 +208,40 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
   }
 }
 
+// A passed, timed H200 row of `provider` at B, Hq/Hkv, N (causal, D64, fp16) with its median and
+// extra memory, declaring the traits its name stands for in these tests.
+inline Result row(const std::string& provider, int64_t batch, int64_t hq, int64_t hkv, int64_t n,
+                  double median_us, int64_t extra_bytes) {
+  Result r;
+  r.provider = provider;
+  r.status = Status::passed;
+  r.spec =
+      test::make_spec(batch, hq, hkv, n, n, 64, DType::fp16, {MaskKind::causal_tl, 0}, Mode::fwd);
+  r.device = "NVIDIA H200";
+  r.timing = test::make_timing("cold", median_us, median_us * 1.02, 50, false);
+  r.memory.analytic_bytes = 1 << 20;
+  r.memory.extra_bytes = extra_bytes;
+  r.memory.peak_bytes = r.memory.analytic_bytes + extra_bytes;
+  r.tflops = 1;
+  r.flops = static_cast<double>(batch * hq * n * n);  // orders shapes by size
+  // What the providers declare (traits.hpp); cuda.flash stands for a fused kernel of ours.
+  r.traits.name = provider;
+  r.traits.description = "test row";
+  r.traits.device = DeviceKind::cuda;
+  if (provider == "cuda.naive") {
+    r.traits.family = Family::naive;
+    r.traits.role = Role::baseline;
+  } else if (provider == "cuda.naive.expand") {
+    r.traits.family = Family::naive;
+    r.traits.role = Role::gqa_expansion;
+    r.traits.variant_of = "cuda.naive";
+  } else if (provider == "torch.sdpa.default") {
+    r.traits.family = Family::dispatcher;
+  } else {
+    r.traits.family = Family::fused;
+    r.traits.fused = true;
+  }
+  return r;
+}
+
 }  // namespace attnprof::test
