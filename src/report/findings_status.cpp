@@ -1,6 +1,7 @@
 // Findings about what ran rather than how fast: the kernels a dispatcher chose, and the points
 // that were not supported, broke, ran out of memory or stayed noisy.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -228,30 +229,42 @@ void broken_rows(const std::vector<Result>& results, std::vector<Finding>& out) 
 }
 
 void noisy_rows(const std::vector<Result>& results, std::vector<Finding>& out) {
-  int64_t timed = 0, noisy = 0, few = 0;
+  // Why each noisy row is noisy, as its stop reason says: a busy host (the samples converged,
+  // on a machine others were using), too few samples, or the median's noise above the bound.
+  int64_t timed = 0, noisy = 0, busy = 0, few = 0;
+  double busiest = 0;
   for (const Result& r : results) {
     if (r.status != Status::passed || r.timing.samples == 0) continue;
     ++timed;
-    noisy += r.timing.noisy ? 1 : 0;
-    few += r.timing.noisy && r.timing.stop_reason.find("--min-samples") != std::string::npos;
-  }
-  if (noisy > 0) {
-    // Which of the two it was: a point cut off before --min-samples, or one whose noise stayed up.
-    std::string why;
-    if (few > 0 && few < noisy) {
-      why = fmt::format(
-          "{} with fewer samples than --min-samples asks for, {} with the median's "
-          "noise above the bound",
-          few, noisy - few);
-    } else if (few > 0) {
-      why = "with fewer samples than --min-samples asks for";
-    } else {
-      why = "with the median's noise above the bound";
+    if (!r.timing.noisy) continue;
+    ++noisy;
+    if (r.timing.stop_reason.find("host busy") != std::string::npos) {
+      ++busy;
+      busiest = std::max(busiest, r.timing.host_busy);
+    } else if (r.timing.stop_reason.find("--min-samples") != std::string::npos) {
+      ++few;
     }
-    out.push_back({"noise", fmt::format("{} of {} timed rows are noisy: sampling stopped at its "
-                                        "limit {}.",
-                                        noisy, timed, why)});
   }
+  if (noisy == 0) return;
+  std::vector<std::string> why;
+  if (busy > 0) {
+    why.push_back(
+        fmt::format("{} sampled while other processes used up to {:.0f}% of the "
+                    "host's CPU time (their medians converged, on a busy machine)",
+                    busy, 100 * busiest));
+  }
+  if (few > 0) {
+    why.push_back(
+        fmt::format("{} stopped at the time limit with fewer samples than "
+                    "--min-samples asks for",
+                    few));
+  }
+  if (const int64_t rest = noisy - busy - few; rest > 0) {
+    why.push_back(
+        fmt::format("{} stopped at the limit with the median's noise above the bound", rest));
+  }
+  out.push_back({"noise", fmt::format("{} of {} timed rows are noisy: {}.", noisy, timed,
+                                      fmt::join(why, "; "))});
 }
 
 }  // namespace
