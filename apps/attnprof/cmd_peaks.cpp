@@ -84,20 +84,17 @@ void print_cpu_peaks(const Peaks& p, const Device& d) {
   }
 }
 
-// The engine the command measures: a GPU (refused with the reason where there is none), or the
-// CPU with --cpu.
+// The engine the command measures, as `run` chooses its device: --device cuda a GPU (refused with
+// the reason where there is none), cpu the CPU, auto the GPU where one answers, else the CPU.
 std::unique_ptr<Engine> peaks_engine(const PeaksCommandOptions& options, std::string& refusal) {
-  if (options.cpu) return make_cpu_engine(0);
-  std::unique_ptr<Engine> engine = make_cuda_engine(options.device);
-  if (!engine) {
-    refusal = "this build has no CUDA engine (built without CUDA); --cpu measures the CPU";
-    return nullptr;
-  }
-  if (Availability a = engine->availability(); !a.available) {
-    refusal = a.reason + "; --cpu measures the CPU";
-    return nullptr;
-  }
-  return engine;
+  if (options.device == "cpu") return make_cpu_engine(0);
+  std::unique_ptr<Engine> engine = make_cuda_engine(options.gpu);
+  std::string why = engine ? engine->availability().reason
+                           : std::string("this build has no CUDA engine (built without CUDA)");
+  if (engine && engine->availability().available) return engine;
+  if (options.device == "auto") return make_cpu_engine(0);
+  refusal = "--device cuda: " + why + "; --device cpu measures the CPU";
+  return nullptr;
 }
 
 }  // namespace
@@ -157,11 +154,13 @@ Command add_peaks_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "peaks",
       "Measured ceilings of this device: cuBLAS bf16/fp16/tf32 GEMM, device copy and a "
-      "read-only stream, beside the datasheet (--cpu: sgemm and host streams); cached per "
+      "read-only stream, beside the datasheet (on the CPU: sgemm and host streams); cached per "
       "device, driver and libraries. run, tune and trace measure a GPU's when none are cached");
-  add_whole_number_option(sub, "--device", options->device, "CUDA device index (0)", 0);
-  sub->add_flag("--cpu", options->cpu,
-                "The CPU's ceilings (what CPU rows are held against once measured)");
+  sub->add_option("--device", options->device,
+                  "auto (the GPU where one answers, else the CPU), cpu (what CPU rows are held "
+                  "against once measured) or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  add_whole_number_option(sub, "--gpu", options->gpu, "CUDA device index (0)", 0);
   sub->add_flag("--refresh", options->refresh, "Measure again even when cached figures exist");
   sub->add_option("--json", options->json_out, "Also write the figures to this JSON file");
   sub->add_flag("--force", options->force, "Replace an existing --json file");

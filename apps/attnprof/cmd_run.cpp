@@ -24,10 +24,12 @@
 #include "cli.hpp"
 #include "gpus.hpp"
 #include "grid_options.hpp"
+#include "history_options.hpp"
 #include "invalid_points.hpp"
 #include "journal_output.hpp"
 #include "measure_options.hpp"
 #include "output_paths.hpp"
+#include "provider_choice.hpp"
 #include "python_options.hpp"
 #include "run_execution.hpp"
 #include "time_split.hpp"
@@ -48,8 +50,7 @@ struct RunCliOptions {
   bool resume = false;
   bool force = false;
   bool in_process = false;
-  std::string history;  // run history database (empty: the default)
-  bool no_history = false;
+  RunHistoryOptions history;
   std::string hang_timeout;   // empty: default_hang_timeout_s(point timeout)
   double hang_timeout_s = 0;  // parsed
   std::string shard;          // "K/N", empty: the whole grid
@@ -68,7 +69,7 @@ struct Plan {
 // explicit options replacing their axes; and the providers. Impossible points stay in the grid
 // (the point lifecycle refuses each with its reason, fault `invalid`) unless there is nothing
 // else.
-Plan make_plan(const RunCliOptions& o, bool on_cuda) {
+Plan make_plan(const RunCliOptions& o, bool on_cuda, const RunDevices& devices) {
   Plan plan;
   std::vector<GridAxes> series;
   plan.preset = o.preset;
@@ -88,7 +89,9 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda) {
   plan.specs = shard_specs(plan.specs, o.shard_parsed);
   // Defaults are the providers that declare themselves in the default set of the device and can
   // run here, and those the --py-provider files add; named providers always get a row.
-  plan.providers = chosen_providers(o.providers, on_cuda);
+  plan.providers = chosen_providers(o.providers, devices, python_providers_unavailable());
+  check_settings_are_used(o.measure.settings, plan.providers);
+  warn_cuda_only_options(o.measure, plan.providers);
   return plan;
 }
 
@@ -146,7 +149,7 @@ int run_on_every_gpu(const RunCliOptions& o) {
   if (o.device == "cpu" && std::getenv("ATTNPROF_TEST_GPU_COUNT") == nullptr)
     throw std::invalid_argument("--gpus runs on CUDA devices: drop --device cpu");
   return run_on_gpus(
-      {o.gpus, o.out, o.csv, o.markdown, o.history, o.no_history, o.resume, o.force});
+      {o.gpus, o.out, o.csv, o.markdown, o.history.path, o.history.off, o.resume, o.force});
 }
 
 int run_command(RunCliOptions& o) {
@@ -168,20 +171,19 @@ int run_command(RunCliOptions& o) {
     throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
   }
   const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
-  const Plan plan = make_plan(o, on_cuda);
+  const Plan plan = make_plan(o, on_cuda, exec.devices(on_cuda));
   if (o.device == "cpu") exec.open();
   Executor& executor = exec.executor(ro);
 
-  std::unique_ptr<Sink> history;
-  if (!o.no_history) {
-    history =
-        open_run_history(o.history, {process_command_line(), o.out, exec.device_name(on_cuda)});
-  }
+  std::unique_ptr<Sink> history = open_history(o.history, o.out, exec.device_name(on_cuda));
   // Every check has passed: from here on files are written.
   begin_work();
   if (lock) lock->keep();
   std::vector<std::unique_ptr<Sink>> owned;
-  owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0));
+  std::size_t provider_width = 0;
+  for (const Provider* p : plan.providers)
+    provider_width = std::max(provider_width, p->name().size());
+  owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0, provider_width));
   std::vector<Sink*> replay;
   if (!o.out.empty()) owned.push_back(make_jsonl_sink(o.out, o.resume));
   if (!o.csv.empty()) replay.push_back(owned.emplace_back(make_csv_sink(o.csv)).get());
@@ -194,8 +196,12 @@ int run_command(RunCliOptions& o) {
   sinks.push_back(&split);
 
   const auto points = plan_points(plan.specs, plan.providers);
-  fmt::print("attnprof run: {} shapes x {} providers = {} points on {}{}{}, {}\n",
-             plan.specs.size(), plan.providers.size(), points.size(), exec.device_name(on_cuda),
+  const auto count = [](std::size_t n, const char* what) {
+    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+  };
+  fmt::print("attnprof run: {} x {} = {} on {}{}{}, {}\n", count(plan.specs.size(), "shape"),
+             count(plan.providers.size(), "provider"), count(points.size(), "point"),
+             exec.device_name(on_cuda),
              plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset),
              o.shard.empty() ? ""
                              : fmt::format(" (shard {}/{} of {} shapes)", o.shard_parsed.index,
@@ -238,8 +244,7 @@ int run_command(RunCliOptions& o) {
   if (sum.stop_signal != 0) {
     std::cout.flush();
     fmt::print(stderr, "attnprof: stopped by {} with {} of {} points left to run.\n",
-               sum.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", sum.total - sum.resumed - ran,
-               sum.total);
+               signal_text(sum.stop_signal), sum.total - sum.resumed - ran, sum.total);
     if (o.out.empty()) {
       fmt::print(stderr, "attnprof: no journal was written (no --out); nothing to resume\n");
     } else {
@@ -250,7 +255,14 @@ int run_command(RunCliOptions& o) {
   }
   const int64_t bad =
       sum.count(Status::incorrect) + sum.count(Status::failed) + sum.count(Status::timeout);
-  return (o.fail_on_error && bad > 0) ? kFailedExit : 0;
+  // A run that measured nothing has not answered its question, whatever the reasons.
+  const bool none_passed = ran > 0 && sum.count(Status::passed) == 0;
+  if (none_passed) {
+    std::cout.flush();
+    fmt::print(stderr, "attnprof: no point passed: this run measured nothing{}\n",
+               o.fail_on_error ? "" : " (--fail-on-error makes that exit 1)");
+  }
+  return (o.fail_on_error && (bad > 0 || none_passed)) ? kFailedExit : 0;
 }
 
 }  // namespace
@@ -286,17 +298,14 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--markdown", o->markdown, "Markdown summary file");
   add_measure_options(sub, o->measure);
   sub->add_flag("--fail-on-error", o->fail_on_error,
-                "Exit 1 when any point is incorrect, failed or timed out");
+                "Exit 1 when any point is incorrect, failed or timed out, or when no point passed");
   sub->add_flag("--resume", o->resume,
                 "Append to the --out journal, running only the points it has no row for "
                 "(same provider, shape, build and device)");
   sub->add_flag("--force", o->force,
                 "Replace an existing --out journal (without --resume or --force, a non-empty "
                 "journal is refused)");
-  sub->add_option("--history", o->history,
-                  "Record the run in this history database (default $ATTNPROF_HISTORY or "
-                  "~/.local/share/attnprof/history.sqlite)");
-  sub->add_flag("--no-history", o->no_history, "Do not record the run in the history database");
+  add_history_options(sub, o->history);
   sub->add_flag("--in-process", o->in_process,
                 "Run points in this process, not in a supervised worker (a crash or hang ends "
                 "the sweep)");

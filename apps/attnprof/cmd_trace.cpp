@@ -17,9 +17,11 @@
 #include "attnprof/trace.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "history_options.hpp"
 #include "measure_options.hpp"
 #include "number_options.hpp"
 #include "output_paths.hpp"
+#include "provider_choice.hpp"
 #include "python_options.hpp"
 #include "run_execution.hpp"
 
@@ -33,6 +35,7 @@ namespace {
 
 struct TraceCliOptions {
   GridCliOptions grid;
+  std::string device = "auto";
   std::string providers;
   PythonCliOptions python;
   std::string chrome;     // trace file
@@ -47,6 +50,7 @@ struct TraceCliOptions {
   int launches = 3;
   bool in_process = false;
   double hang_timeout_s = 300;
+  RunHistoryOptions history;
 };
 
 // The ceilings a traced row is held against: the ones the point recorded (measured by `attnprof
@@ -123,14 +127,10 @@ int trace_command(const TraceCliOptions& o) {
   }
   const Spec& spec = specs.front();
   if (o.providers.empty()) throw std::invalid_argument("--providers: name at least one provider");
-  const std::vector<Provider*> providers = select_providers(o.providers);
-  if (o.ncu_target && providers.size() != 1) {
-    throw std::invalid_argument("--ncu-target takes exactly one provider");
-  }
   check_output_paths({{"--chrome", o.chrome}, {"--breakdown", o.breakdown}}, {}, o.force);
   bool wants_cuda = false;
-  for (const Provider* p : providers)
-    wants_cuda = wants_cuda || p->device_kind() == DeviceKind::cuda;
+  for (const Provider* p : select_providers(o.providers))
+    wants_cuda = wants_cuda || (o.device != "cpu" && p->device_kind() == DeviceKind::cuda);
 
   // The points run through the one lifecycle with trace hooks, where `attnprof run` runs them (a
   // supervised worker per worker group); ncu's target is the process ncu watches: in-process.
@@ -140,9 +140,15 @@ int trace_command(const TraceCliOptions& o) {
   const bool in_process = o.in_process || o.ncu_target;
   Execution exec({in_process, wants_cuda ? "auto" : "cpu", o.threads, o.hang_timeout_s}, stop);
   exec.open();
-  if (wants_cuda && !exec.cuda_ok()) {
-    fmt::print(stderr, "attnprof trace: {}\n", exec.cuda_unavailable());
-    return kUsageExit;  // refused: nothing traced
+  if (o.device == "cuda" && !exec.cuda_ok()) {
+    throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
+  }
+  // Named providers that cannot run here are refused (one line, exit 2), as run and tune do.
+  const std::vector<Provider*> providers = chosen_providers(
+      o.providers, exec.devices(wants_cuda && exec.cuda_ok()), python_providers_unavailable());
+  check_settings_are_used(o.settings, providers);
+  if (o.ncu_target && providers.size() != 1) {
+    throw std::invalid_argument("--ncu-target takes exactly one provider");
   }
   begin_work();
   RunOptions ro;
@@ -170,6 +176,9 @@ int trace_command(const TraceCliOptions& o) {
     if (ncu.empty()) fmt::print(stderr, "--ncu: ncu not found on PATH\n");
   }
 
+  std::unique_ptr<Sink> history =
+      open_history(o.history, "", exec.device_name(wants_cuda && exec.cuda_ok()));
+  if (history) history->begin(static_cast<int64_t>(providers.size()));
   std::vector<Result> traces;
   std::string markdown = fmt::format("# attnprof trace: {}\n", spec.label());
   bool all_passed = true;
@@ -178,9 +187,16 @@ int trace_command(const TraceCliOptions& o) {
                exec.device_name(p->device_kind() == DeviceKind::cuda));
     std::cout.flush();
     std::optional<Result> ran = executor.run({spec, p});
-    if (!ran) return 128 + stop.signal.load();
+    if (!ran) {
+      if (history) {
+        history->stopped(stop.signal.load());
+        history->end();
+      }
+      return 128 + stop.signal.load();
+    }
     Result& t = *ran;
     t.env = executor.fingerprint(*p);
+    if (history) history->write(t);
     all_passed = all_passed && t.status == Status::passed;
     const std::string status = t.reason.empty()
                                    ? std::string(to_string(t.status))
@@ -204,6 +220,7 @@ int trace_command(const TraceCliOptions& o) {
     fmt::print("\n");
     traces.push_back(std::move(t));
   }
+  if (history) history->end();
   if (!o.chrome.empty()) {
     write_file(o.chrome, chrome_trace_json(traces), "--chrome");
     fmt::print("chrome trace: {} ({} provider(s); open in ui.perfetto.dev or chrome://tracing)\n",
@@ -225,6 +242,9 @@ Command add_trace_command(CLI::App& app) {
       "Trace one point per provider: Chrome/Perfetto trace, kernel breakdown by category, "
       "roofline placement, optional Nsight Compute metrics (docs/tracing.md)");
   add_grid_options(sub, o->grid);
+  sub->add_option("--device", o->device,
+                  "auto (CUDA where present for CUDA providers, else CPU), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   add_python_options(sub, o->python);
   sub->add_option("--providers", o->providers, "Provider names or globs, comma-separated")
       ->required()
@@ -245,6 +265,7 @@ Command add_trace_command(CLI::App& app) {
   add_whole_number_option(sub, "--warmup", o->warmup, "Untimed launches before the timed range (1)",
                           0);
   add_whole_number_option(sub, "--launches", o->launches, "Launches in the timed range (3)", 1);
+  add_history_options(sub, o->history);
   sub->add_flag("--ncu-target", o->ncu_target, "(internal) the launch ncu profiles")->group("");
   return {sub, [o] {
             register_python_providers(o->python, false, o->providers);

@@ -9,11 +9,11 @@
 namespace attnprof {
 
 struct PeaksCommandOptions {
-  int device = 0;
-  bool cpu = false;      // the CPU engine's ceilings, not a GPU's
-  bool refresh = false;  // measure even when this device's figures are cached
-  std::string json_out;  // also write the figures here
-  bool force = false;    // replace an existing --json file
+  std::string device = "auto";  // auto (the GPU where one answers, else the CPU), cpu or cuda
+  int gpu = 0;                  // CUDA device index
+  bool refresh = false;         // measure even when this device's figures are cached
+  std::string json_out;         // also write the figures here
+  bool force = false;           // replace an existing --json file
 };
 
 // `attnprof peaks`: prints the measured ceilings (from the cache, or measured and cached).

@@ -1,7 +1,9 @@
 #include "measure_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "attnprof/parse_units.hpp"
@@ -82,6 +84,21 @@ RunOptions measure_run_options(const MeasureCliOptions& o) {
   ro.verify.repeats = o.verify_repeats;
   ro.auto_peaks = o.no_auto_peaks ? AutoPeaks::off : AutoPeaks::any;
   return ro;
+}
+
+void warn_cuda_only_options(const MeasureCliOptions& o, const std::vector<Provider*>& providers) {
+  const MeasureCliOptions defaults;
+  std::vector<std::string> given;
+  if (o.timing != defaults.timing) given.push_back("--timing " + o.timing);
+  if (o.clock != defaults.clock) given.push_back("--clock " + o.clock);
+  const bool any_cuda = std::any_of(providers.begin(), providers.end(), [](const Provider* p) {
+    return p->device_kind() == DeviceKind::cuda;
+  });
+  if (given.empty() || any_cuda) return;
+  fmt::print(stderr,
+             "attnprof: warning: {} time{} CUDA points only; this run has none (CPU points are "
+             "timed by the host clock around each launch): ignored\n",
+             fmt::join(given, " and "), given.size() == 1 ? "s" : "");
 }
 
 namespace {

@@ -37,6 +37,10 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o);
 // the provider settings; throws std::invalid_argument naming the option and what is allowed.
 RunOptions measure_run_options(const MeasureCliOptions& o);
 
+// --timing and --clock time CUDA points only: given to a run with no CUDA provider, they would
+// change nothing, and one line says so (the CPU is timed by the host clock, `cpu-wall`).
+void warn_cuda_only_options(const MeasureCliOptions& o, const std::vector<Provider*>& providers);
+
 // A duration with units that must be > 0 ("250us", "2s"); throws naming `option`.
 double positive_seconds_option(const std::string& text, const char* option);
 

@@ -42,10 +42,21 @@ std::vector<std::string> added_python_providers() {
   return added_names();
 }
 
+namespace {
+std::string& unavailable_reason() {
+  static std::string reason;
+  return reason;
+}
+}  // namespace
+
+std::string python_providers_unavailable() {
+  return unavailable_reason();
+}
+
 std::string register_python_providers(const PythonCliOptions& o, bool always,
                                       const std::string& provider_patterns) {
   static bool loaded = false;
-  static std::string unavailable;
+  std::string& unavailable = unavailable_reason();
   const bool asked = always || !o.py_providers.empty() || names_unknown(provider_patterns);
   if (!asked || loaded) return loaded ? unavailable : "";
   PythonProviders found = load_python_providers({o.python, o.py_providers});
@@ -54,16 +65,6 @@ std::string register_python_providers(const PythonCliOptions& o, bool always,
   added_names() = found.added;
   add_providers(std::move(found.providers));
   return unavailable;
-}
-
-std::vector<Provider*> chosen_providers(const std::string& patterns, bool on_cuda) {
-  if (!patterns.empty()) return select_providers(patterns);
-  std::vector<Provider*> out = default_providers(on_cuda ? DeviceKind::cuda : DeviceKind::cpu);
-  for (const std::string& name : added_names()) {
-    Provider* p = find_provider(name);
-    if (p && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-  }
-  return out;
 }
 
 }  // namespace attnprof::cli

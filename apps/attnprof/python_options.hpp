@@ -27,8 +27,6 @@ std::string register_python_providers(const PythonCliOptions& o, bool always,
 // The providers the --py-provider files added (after register_python_providers): a run without
 // --providers runs them beside the default set.
 std::vector<std::string> added_python_providers();
-// The providers of a run: those `patterns` names, else the default set of the device and the
-// providers the --py-provider files added.
-std::vector<Provider*> chosen_providers(const std::string& patterns, bool on_cuda);
-
+// Why the Python providers could not load, when register_python_providers tried ("" otherwise).
+std::string python_providers_unavailable();
 }  // namespace attnprof::cli

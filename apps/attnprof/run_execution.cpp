@@ -9,11 +9,13 @@ void Execution::open_in_process() {
   if (options_.device != "cpu") cuda_ = make_cuda_engine(0);
   cpu_name_ = cpu_->device().name;
   cpu_threads_ = cpu_->device().threads;
+  cpu_memory_ = cpu_->device().memory_bytes;
   cuda_built_ = cuda_ != nullptr;
   if (cuda_) {
     cuda_ok_ = cuda_->availability().available;
     cuda_reason_ = cuda_->availability().reason;
     cuda_name_ = cuda_->device().name;
+    cuda_memory_ = cuda_->device().memory_bytes;
   }
 }
 
@@ -33,13 +35,21 @@ void Execution::open() {
     if (e.kind == DeviceKind::cpu) {
       cpu_name_ = e.device;
       cpu_threads_ = e.threads;
+      cpu_memory_ = e.memory_bytes;
     } else {
       cuda_built_ = true;
       cuda_ok_ = e.available;
       cuda_reason_ = e.reason;
       cuda_name_ = e.device;
+      cuda_memory_ = e.memory_bytes;
     }
   }
+}
+
+RunDevices Execution::devices(bool on_cuda) const {
+  if (on_cuda) return {true, ""};
+  if (options_.device == "cpu") return {false, "this run is on the CPU (--device cpu)"};
+  return {false, cuda_unavailable()};
 }
 
 Executor& Execution::executor(RunOptions& ro) {

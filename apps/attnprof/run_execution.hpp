@@ -11,6 +11,7 @@
 #include "attnprof/runner.hpp"
 #include "attnprof/supervisor.hpp"
 #include "attnprof/sweep.hpp"
+#include "provider_choice.hpp"
 
 namespace attnprof::cli {
 
@@ -35,7 +36,14 @@ class Execution {
   std::string cuda_unavailable() const {
     return cuda_built_ ? cuda_reason_ : "CUDA is not built into this binary";
   }
+  // What a run on CUDA (`on_cuda`) or on the CPU can use, for the providers' choice
+  // (provider_choice.hpp).
+  RunDevices devices(bool on_cuda) const;
   const std::string& device_name(bool on_cuda) const { return on_cuda ? cuda_name_ : cpu_name_; }
+  // Total memory of the device of `kind` a point may use (0 when unknown).
+  int64_t memory_bytes(DeviceKind kind) const {
+    return kind == DeviceKind::cuda ? cuda_memory_ : cpu_memory_;
+  }
   std::string where() const { return supervisor_ ? "in a worker process" : "in-process"; }
 
  private:
@@ -48,6 +56,7 @@ class Execution {
   std::unique_ptr<Executor> in_process_;
   std::string cpu_name_, cuda_name_, cuda_reason_;
   int cpu_threads_ = 1;
+  int64_t cpu_memory_ = 0, cuda_memory_ = 0;
   bool cuda_built_ = false, cuda_ok_ = false;
 };
 

@@ -61,10 +61,13 @@ struct StatusChange {
 struct Comparison {
   std::vector<ComparedRow> rows;  // in base order
   std::vector<StatusChange> changes;
-  std::vector<std::string> only_base, only_head;  // "provider shape" of unmatched points
+  // "provider shape" of unmatched points; a point that passed in A and is absent from B is in
+  // `missing` instead, so no point is listed twice.
+  std::vector<std::string> only_base, only_head;
   // Points that passed in A and have no passed row in B (absent, or not_supported, skipped...),
   // as "provider shape: absent" or "provider shape: <B's status>"; those that broke (changes[]
-  // with `regression`) are not repeated here.
+  // with `regression`) are not repeated here, and the formatter does not repeat these among the
+  // status changes.
   std::vector<std::string> missing;
   std::vector<std::string> mode_mismatches;  // passed on both sides but timed differently
   // Fingerprint entries that differ between the runs, e.g. "git_commit: abc -> def".

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <string_view>
 
 namespace attnprof {
 
@@ -28,5 +29,8 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 };
+
+// "SIGINT", "SIGTERM" (the signals StopSignals routes), "a signal" for any other.
+std::string_view signal_text(int signal);
 
 }  // namespace attnprof

@@ -25,8 +25,11 @@ struct TuneAnswer {
   // At the optimum (the largest value for "seq"), when one fits.
   double tokens_per_s = 0, p95_us = 0;
   int64_t samples = 0, peak_bytes = 0;
+  bool noisy = false;     // the figures at the optimum are from a noisy point
+  bool complete = true;   // false: a signal stopped this search before it ended
 };
 struct TuneSummary {
+  std::string stopped_by;  // "SIGINT", "SIGTERM" when a signal stopped the tune; "" otherwise
   std::optional<int64_t> max_memory_bytes;
   std::optional<double> max_p95_us;
   std::vector<TuneAnswer> answers;

@@ -40,14 +40,15 @@ std::string csv_header();
 std::string to_csv_row(const Result& r);
 // A Markdown table of the results plus a short legend.
 std::string to_markdown(const std::vector<Result>& results);
-// Console table: one line per point, fixed columns.
-std::string console_header();
-std::string console_row(const Result& r);
+// Console table: one line per point, fixed columns; the provider column `provider_width` wide
+// (at least 16: the run's longest provider name, so no name shifts its row).
+std::string console_header(std::size_t provider_width = 0);
+std::string console_row(const Result& r, std::size_t provider_width = 0);
 
 std::unique_ptr<Sink> make_jsonl_sink(const std::filesystem::path& path, bool append);
 std::unique_ptr<Sink> make_csv_sink(const std::filesystem::path& path);
 std::unique_ptr<Sink> make_markdown_sink(const std::filesystem::path& path);
 // Progress and rows on a stream; a progress bar with ETA when `tty`, plain lines otherwise.
-std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty);
+std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty, std::size_t provider_width = 0);
 
 }  // namespace attnprof

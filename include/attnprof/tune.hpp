@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attnprof/engine.hpp"
+#include "attnprof/interrupt.hpp"
 #include "attnprof/provider.hpp"
 #include "attnprof/result.hpp"
 #include "attnprof/runner.hpp"
@@ -55,6 +56,9 @@ struct TuneOptions {
   int refine_optimum = 4;
   double optimum_tolerance = 0.02;
   RunOptions run;  // how each point is measured (the executor's options)
+  // A stop request (Ctrl-C): checked before each point, so the search ends after the point in
+  // flight with what it found so far (TuneResult::stopped). Null: never stopped.
+  const StopRequest* stop = nullptr;
   // Called after each measured point, in the order tried (progress, JSONL journal).
   std::function<void(const TunePoint&)> on_point;
 };
@@ -69,13 +73,16 @@ struct TuneResult {
   // Why the search stopped above `largest` ("batch 18: peak 21.0 MiB > limit 20.0 MiB"), or
   // why nothing fits ("batch 1: oom: ..."), or "reached the search cap 65536".
   std::string boundary;
+  // The search was stopped (a signal) before it ended: largest and optimal are what was found
+  // so far, not the answer.
+  bool stopped = false;
 
   const TunePoint* at(int64_t value) const;
 };
 
 // Runs the search for one provider on `executor` (whose run options are options.run). `spec`
-// gives every dimension but the tuned one. Stops early, with what it found, when the executor
-// abandons a point (a stop was requested).
+// gives every dimension but the tuned one. Stops early, with what it found, when a stop was
+// requested (options.stop) or the executor abandons a point.
 TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
                 const TuneOptions& options);
 
@@ -90,7 +97,10 @@ std::string format_tune_summary(const std::vector<TuneResult>& results, TuneAxis
 std::string format_tune_point(const TunePoint& point, TuneAxis axis);
 // Every point tried for one result: value, status, median, p95, peak memory, tokens/s, fits.
 std::string format_tune_curve(const TuneResult& result);
-// The summary as one JSON document (limits, per provider: largest, optimal, boundary, curve).
-std::string tune_summary_json(const std::vector<TuneResult>& results, const TuneLimits& limits);
+// The summary as one JSON document (limits, per provider: largest, optimal, boundary, complete,
+// curve; each point's noisy flag). `stopped_by` names the signal that stopped the search
+// ("SIGINT"), "" when it ended.
+std::string tune_summary_json(const std::vector<TuneResult>& results, const TuneLimits& limits,
+                              const std::string& stopped_by = "");
 
 }  // namespace attnprof

@@ -16,7 +16,7 @@ site=$(bash "$root/scripts/device/stage.sh" path flashinfer)
 [[ -n $site ]] && export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 # FlashInfer JIT-compiles a kernel module on its first use (tens of seconds, in prepare): the
 # worker's hang limit must outlast it.
-common=(--no-history --hang-timeout 400)
+common=(--no-history --hang-timeout 400s)
 fi="py.flashinfer.fa2,py.flashinfer.fa3,py.flashinfer.decode"
 step() {
   local name=$1

@@ -31,7 +31,9 @@ int64_t parse_bytes(std::string_view text) {
   constexpr std::string_view allowed = "a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
   auto [v, unit] = split_number(text, allowed);
   double mult = 0;
-  if (unit.empty() || unit == "B")
+  if (unit.empty())
+    throw std::invalid_argument(fmt::format("'{}' has no unit (allowed: {})", text, allowed));
+  if (unit == "B")
     mult = 1;
   else if (unit == "KB" || unit == "kB")
     mult = 1e3;
@@ -60,7 +62,9 @@ int64_t parse_bytes(std::string_view text) {
 double parse_seconds(std::string_view text) {
   constexpr std::string_view allowed = "a number with ns, us, ms, s, min";
   auto [v, unit] = split_number(text, allowed);
-  if (unit.empty() || unit == "s") return v;
+  if (unit.empty())
+    throw std::invalid_argument(fmt::format("'{}' has no unit (allowed: {})", text, allowed));
+  if (unit == "s") return v;
   if (unit == "ms") return v * 1e-3;
   if (unit == "us") return v * 1e-6;
   if (unit == "ns") return v * 1e-9;

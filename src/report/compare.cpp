@@ -163,8 +163,12 @@ Comparison compare_runs(const std::vector<Result>& base, const std::vector<Resul
     const Side* sb = ib == b.end() ? nullptr : &ib->second;
     const Result& any_a = sa.passed.empty() ? *sa.other : *sa.passed.begin()->second;
     if (!sb) {
-      out.only_base.push_back(point_label(any_a));
-      if (!sa.passed.empty()) out.missing.push_back(point_label(any_a) + ": absent");
+      // A point that passed in A is listed once, as missing from B; only_base holds the rest.
+      if (sa.passed.empty()) {
+        out.only_base.push_back(point_label(any_a));
+      } else {
+        out.missing.push_back(point_label(any_a) + ": absent");
+      }
       continue;
     }
     bool compared = false;

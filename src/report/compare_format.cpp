@@ -1,6 +1,7 @@
 // The comparison as text: compared rows, a summary, what changed status and what did not match.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "attnprof/compare.hpp"
@@ -16,17 +17,24 @@ std::string percent_change(double ratio) {
   return fmt::format("{}{}%", pct >= 0 ? "+" : "", format_sig3(pct));
 }
 
+bool noisy(const ComparedRow& r) {
+  return r.base.timing.noisy || r.head.timing.noisy;
+}
+
 Table compared_table(const Comparison& c) {
   Table t;
   t.header = {"provider", "shape",  "timing", "A median", "B median",
               "B/A",      "change", "noise",  "verdict"};
   t.right = {false, false, false, true, true, true, true, true, false};
   for (const ComparedRow& r : c.rows) {
-    t.add({r.base.provider, r.base.spec.label(), r.base.timing.mode,
-           format_duration_us(r.base.timing.median_us), format_duration_us(r.head.timing.median_us),
+    // A noisy side's median carries "~", as in the run's own table, and so does the verdict.
+    const auto median = [](const Result& x) {
+      return fmt::format("{}{}", x.timing.noisy ? "~" : "", format_duration_us(x.timing.median_us));
+    };
+    t.add({r.base.provider, r.base.spec.label(), r.base.timing.mode, median(r.base), median(r.head),
            format_sig3(r.ratio), percent_change(r.ratio),
            std::isfinite(r.band) ? "±" + format_sig3(std::expm1(r.band) * 100) + "%" : "unknown",
-           std::string(to_string(r.verdict))});
+           std::string(to_string(r.verdict)) + (noisy(r) ? " ~" : "")});
   }
   return t;
 }
@@ -57,6 +65,14 @@ std::string format_comparison(const Comparison& c, const std::string& base_label
   out += fmt::format(
       " (threshold {}%; a change counts when it exceeds {} standard errors of both medians)\n",
       format_sig3(options.threshold * 100), format_sig3(options.z));
+  const auto noisy_rows = std::count_if(c.rows.begin(), c.rows.end(), noisy);
+  if (noisy_rows > 0) {
+    out += fmt::format(
+        "~ {} of these points have a noisy side (sampling stopped at its limit with too few "
+        "samples or the noise above the bound; the journal's stop_reason says which): their "
+        "verdicts are only as sure as that noise\n",
+        noisy_rows);
+  }
 
   std::vector<std::string> clock_shifts;
   for (const ComparedRow& r : c.rows) {
@@ -75,14 +91,16 @@ std::string format_comparison(const Comparison& c, const std::string& base_label
     out += listing(clock_shifts);
   }
 
-  if (!c.changes.empty()) {
-    std::vector<std::string> lines;
-    for (const StatusChange& s : c.changes) {
-      lines.push_back(fmt::format("{}{} {}: {} -> {}{}", s.regression ? "REGRESSION " : "",
-                                  s.provider, s.spec.label(), s.base_status, s.head_status,
-                                  s.reason.empty() ? "" : " (" + one_line(s.reason) + ")"));
-    }
-    out += fmt::format("{} points changed status:\n", c.changes.size()) + listing(lines, 32);
+  std::vector<std::string> lines;
+  for (const StatusChange& s : c.changes) {
+    // A passed point that is no longer passed (and did not break) is listed under `missing`.
+    if (s.base_status == "passed" && !s.regression) continue;
+    lines.push_back(fmt::format("{}{} {}: {} -> {}{}", s.regression ? "REGRESSION " : "",
+                                s.provider, s.spec.label(), s.base_status, s.head_status,
+                                s.reason.empty() ? "" : " (" + one_line(s.reason) + ")"));
+  }
+  if (!lines.empty()) {
+    out += fmt::format("{} points changed status:\n", lines.size()) + listing(lines, 32);
   }
   if (!c.missing.empty()) {
     out += fmt::format("{} points passed in A and have no passed row in B:\n", c.missing.size()) +

@@ -14,7 +14,8 @@ namespace attnprof {
 // Monotonic seconds; any origin.
 using SecondsClock = std::function<double()>;
 
-std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty, SecondsClock clock);
+std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty, SecondsClock clock,
+                                        std::size_t provider_width = 0);
 
 // Seconds as "mm:ss", or "h:mm:ss" from one hour; "--:--" when unknown (negative or NaN).
 std::string format_clock(double seconds);

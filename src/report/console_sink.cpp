@@ -3,6 +3,7 @@
 //            redrawn in place with '\r' (padded with spaces, no escape codes).
 //   not tty: every row prefixed "[k/N] ", nothing redrawn (logs, CI).
 // Both end with a summary line counting the statuses.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -16,8 +17,9 @@
 namespace attnprof {
 namespace {
 
-// Column widths. A provider or shape longer than its column pushes the rest of its row right
-// rather than being cut: those two name the point.
+// Column widths. The provider column is as wide as the run's longest provider name (at least
+// kProvider); a shape longer than its column pushes the rest of its row right rather than being
+// cut: provider and shape name the point.
 // Widths fit "torch.sdpa.flash", "B2 H32/8 Nq512 Nk4096 D128 bf16 causal-br fwd", "~48.2 ms",
 // "-1.50 GiB" and "3.1e-07"; the whole line is 135 columns.
 constexpr std::size_t kProvider = 16, kShape = 45, kStatus = 13;
@@ -37,10 +39,32 @@ std::string metrics(const std::string& median, const std::string& p95, const std
                      tflops, kTflops, gbps, kGbps, extra, kMemory, err, kError);
 }
 
-std::string line(std::string_view provider, std::string_view shape, std::string_view status,
-                 std::string_view rest) {
-  return rstrip(fmt::format("{:<{}}  {:<{}}  {:<{}}  {}", provider, kProvider, shape, kShape,
-                            status, kStatus, rest));
+std::string line(std::string_view provider, std::size_t provider_width, std::string_view shape,
+                 std::string_view status, std::string_view rest) {
+  return rstrip(fmt::format("{:<{}}  {:<{}}  {:<{}}  {}", provider,
+                            std::max(provider_width, kProvider), shape, kShape, status, kStatus,
+                            rest));
+}
+
+// A long absolute path inside a reason ("torch not importable in /home/u/.venvs/x/bin/python3:
+// ...") keeps its last part, so what the reason says is not cut off behind it on the console.
+std::string shorten_paths(const std::string& text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const bool starts = text[i] == '/' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '(');
+    if (!starts) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = text.find_first_of(" :,;)", i);
+    if (end == std::string::npos) end = text.size();
+    const std::string path = text.substr(i, end - i);
+    const std::size_t last = path.find_last_of('/');
+    out += path.size() > 24 && last > 0 ? "…" + path.substr(last) : path;
+    i = end;
+  }
+  return out;
 }
 
 std::string status_summary(const std::map<Status, int64_t>& counts) {
@@ -53,15 +77,19 @@ std::string status_summary(const std::map<Status, int64_t>& counts) {
 
 class ConsoleSink final : public Sink {
  public:
-  ConsoleSink(std::ostream& os, bool tty, SecondsClock clock)
-      : os_(os), tty_(tty), clock_(std::move(clock)), start_(clock_()) {}
+  ConsoleSink(std::ostream& os, bool tty, SecondsClock clock, std::size_t provider_width)
+      : os_(os),
+        tty_(tty),
+        clock_(std::move(clock)),
+        start_(clock_()),
+        provider_width_(provider_width) {}
 
   void begin(int64_t total_points) override {
     total_ = total_points;
     start_ = clock_();
     // Non-tty rows carry a "[k/N] " prefix; indent the header by as much so columns line up.
     const std::string indent(tty_ ? 0 : prefix(total_).size(), ' ');
-    os_ << indent << console_header() << '\n';
+    os_ << indent << console_header(provider_width_) << '\n';
     os_.flush();
   }
 
@@ -75,10 +103,10 @@ class ConsoleSink final : public Sink {
     ++counts_[r.status];
     noisy_ = noisy_ || (has_timing(r) && r.timing.noisy);
     if (tty_) {
-      print_over_progress(console_row(r));
+      print_over_progress(console_row(r, provider_width_));
       if (total_ > finished_) draw_progress(finished_, "");
     } else {
-      os_ << prefix(finished_) << console_row(r) << '\n';
+      os_ << prefix(finished_) << console_row(r, provider_width_) << '\n';
     }
     os_.flush();
   }
@@ -141,6 +169,7 @@ class ConsoleSink final : public Sink {
   std::map<Status, int64_t> counts_;
   bool noisy_ = false;
   std::size_t progress_width_ = 0;  // columns of the progress line on screen, 0 if none
+  std::size_t provider_width_;
 };
 
 }  // namespace
@@ -153,21 +182,22 @@ std::string format_clock(double seconds) {
   return fmt::format("{:02}:{:02}", m, s);
 }
 
-std::string console_header() {
-  return line("provider", "shape", "status",
+std::string console_header(std::size_t provider_width) {
+  return line("provider", provider_width, "shape", "status",
               metrics("median", "p95", "TFLOP/s", "GB/s", "extra mem", "rel err"));
 }
 
-std::string console_row(const Result& r) {
+std::string console_row(const Result& r, std::size_t provider_width) {
   const std::string provider = one_line(r.provider);
   const std::string shape = r.spec.label();
   const std::string_view status = to_string(r.status);
   if (r.status != Status::passed) {
-    return line(provider, shape, status, truncate_to_width(one_line(r.reason), kMetrics));
+    return line(provider, provider_width, shape, status,
+                truncate_to_width(shorten_paths(one_line(r.reason)), kMetrics));
   }
   const bool timed = has_timing(r);
   const std::string noisy = timed && r.timing.noisy ? "~" : "";
-  return line(provider, shape, status,
+  return line(provider, provider_width, shape, status,
               metrics(timed ? noisy + format_duration_us(r.timing.median_us) : "-",
                       timed ? format_duration_us(r.timing.p95_us) : "-",
                       timed ? format_sig3(r.tflops) : "-", timed ? format_sig3(r.gbps) : "-",
@@ -175,15 +205,19 @@ std::string console_row(const Result& r) {
                       has_verify(r) ? format_error(r.verify.rel_l2_err) : "-"));
 }
 
-std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty, SecondsClock clock) {
-  return std::make_unique<ConsoleSink>(os, tty, std::move(clock));
+std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty, SecondsClock clock,
+                                        std::size_t provider_width) {
+  return std::make_unique<ConsoleSink>(os, tty, std::move(clock), provider_width);
 }
 
-std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty) {
-  return make_console_sink(os, tty, [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  });
+std::unique_ptr<Sink> make_console_sink(std::ostream& os, bool tty, std::size_t provider_width) {
+  return make_console_sink(
+      os, tty,
+      [] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      },
+      provider_width);
 }
 
 }  // namespace attnprof

@@ -3,9 +3,12 @@
 #include "report/headline.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "report/report_model.hpp"
 #include "report/series.hpp"
@@ -238,32 +241,45 @@ void broken(const std::vector<Result>& rows, std::vector<Finding>& out) {
        ""});
 }
 
-// Rows whose sampling stopped at its limit with the median's noise still above the bound.
+// Noisy rows, and why each is noisy as its stop reason says: a busy host (the samples converged,
+// on a machine others were using), too few samples, or the median's noise above the bound.
 void noisy(const std::vector<Result>& rows, std::vector<Finding>& out) {
-  int64_t timed = 0, noisy = 0, few = 0;
+  int64_t timed = 0, noisy = 0, busy = 0, few = 0;
+  double busiest = 0;
   for (const Result& r : rows) {
     if (r.status != Status::passed || r.timing.samples == 0) continue;
     ++timed;
-    noisy += r.timing.noisy ? 1 : 0;
-    few += r.timing.noisy && r.timing.stop_reason.find("--min-samples") != std::string::npos;
+    if (!r.timing.noisy) continue;
+    ++noisy;
+    if (r.timing.stop_reason.find("host busy") != std::string::npos) {
+      ++busy;
+      busiest = std::max(busiest, r.timing.host_busy);
+    } else if (r.timing.stop_reason.find("--min-samples") != std::string::npos) {
+      ++few;
+    }
   }
   if (noisy == 0) return;
-  // Which of the two it was: a point cut off before --min-samples, or one whose noise stayed up.
-  std::string why;
-  if (few > 0 && few < noisy) {
-    why = fmt::format(
-        "{} with fewer samples than --min-samples asks for, {} with the median's noise above the "
-        "bound",
-        few, noisy - few);
-  } else if (few > 0) {
-    why = "with fewer samples than --min-samples asks for";
-  } else {
-    why = "with the median's noise above the bound";
+  std::vector<std::string> why;
+  if (busy > 0) {
+    why.push_back(fmt::format(
+        "{} sampled while other processes used up to {:.0f}% of the host's CPU time (their "
+        "medians converged, on a busy machine: run again on a quiet one)",
+        busy, 100 * busiest));
   }
+  if (few > 0) {
+    why.push_back(fmt::format(
+        "{} stopped at the time limit with fewer samples than --min-samples asks for", few));
+  }
+  if (const int64_t rest = noisy - busy - few; rest > 0) {
+    why.push_back(
+        fmt::format("{} stopped at the limit with the median's noise above the bound", rest));
+  }
+  const bool timing_limited = few + (noisy - busy - few) > 0;
   out.push_back({"noise",
-                 fmt::format("{} of {} timed rows are noisy: sampling stopped at its limit {} "
-                             "(a longer --point-timeout gives them more samples).",
-                             noisy, timed, why),
+                 fmt::format("{} of {} timed rows are noisy: {}{}.", noisy, timed,
+                             fmt::join(why, "; "),
+                             timing_limited ? " (a longer --point-timeout gives them more samples)"
+                                            : ""),
                  ""});
 }
 

@@ -56,7 +56,7 @@ FigureGroup roofline_figures(const std::vector<Result>& rows,
     }
     std::string ceilings =
         points.front()->traits.device == DeviceKind::cpu
-            ? "no measured ceilings (attnprof peaks --cpu measures them)"
+            ? "no measured ceilings (attnprof peaks --device cpu measures them)"
             : "no measured ceilings (a GPU run measures them when none are cached, as attnprof "
               "peaks does)";
     if (peak_tflops > 0 && peak_tbps > 0) {

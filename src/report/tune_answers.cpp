@@ -37,6 +37,8 @@ TuneSummary read_tune_summary(const std::filesystem::path& path) {
   try {
     const nlohmann::json doc = nlohmann::json::parse(in);
     TuneSummary t;
+    if (doc.contains("stopped_by") && doc.at("stopped_by").is_string())
+      t.stopped_by = doc.at("stopped_by").get<std::string>();
     const nlohmann::json& limits = doc.at("limits");
     t.max_memory_bytes = optional_int(limits, "max_memory_bytes");
     if (!limits.at("max_p95_us").is_null()) t.max_p95_us = limits.at("max_p95_us").get<double>();
@@ -48,6 +50,7 @@ TuneSummary read_tune_summary(const std::filesystem::path& path) {
       a.boundary = r.at("boundary").get<std::string>();
       a.largest = optional_int(r, "largest");
       a.optimal = optional_int(r, "optimal");
+      a.complete = r.value("complete", true);
       a.points = static_cast<int64_t>(r.at("curve").size());
       const std::optional<int64_t> at = a.axis == "batch" ? a.optimal : a.largest;
       for (const nlohmann::json& p : r.at("curve")) {
@@ -56,6 +59,7 @@ TuneSummary read_tune_summary(const std::filesystem::path& path) {
         a.p95_us = p.at("p95_us").get<double>();
         a.samples = p.value("samples", int64_t{0});
         a.peak_bytes = p.at("peak_bytes").get<int64_t>();
+        a.noisy = p.value("noisy", false);
       }
       t.answers.push_back(std::move(a));
     }
@@ -87,6 +91,11 @@ std::vector<Finding> tune_findings(const TuneSummary& t) {
           "memory {}; above: {}).",
           a.provider, *a.largest, tune_limits(t), a.shape, format_duration_us(a.p95_us), a.samples,
           format_bytes(double(a.peak_bytes)), a.boundary);
+    }
+    if (a.noisy) text += " Its figures are from a noisy point (sampling stopped at its limit).";
+    if (!a.complete) {
+      text += fmt::format(" Not final: {} stopped the search before it ended.",
+                          t.stopped_by.empty() ? std::string("a signal") : t.stopped_by);
     }
     out.push_back({"tune", text, a.provider});
   }

@@ -61,4 +61,10 @@ StopSignals::~StopSignals() {
   g_request = nullptr;
 }
 
+std::string_view signal_text(int signal) {
+  if (signal == SIGINT) return "SIGINT";
+  if (signal == SIGTERM) return "SIGTERM";
+  return "a signal";
+}
+
 }  // namespace attnprof

@@ -201,6 +201,14 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
       r.timing = engine.measure(*run, *tensors, measure);
       audits.add(&AuditSeconds::outputs, r.timing.audit_s);
       if (over_memory) r.timing.stop_reason = "over_memory_limit";
+      // No sample kept (every one dropped as throttled, say) is no figure: the row must not read
+      // as a measured pass, however well its outputs verified.
+      if (r.timing.samples == 0) {
+        throw FaultError(Fault::timeout,
+                         fmt::format("no timed sample: {} (its outputs verified; docs/method.md, "
+                                     "\"Timing\")",
+                                     r.timing.stop_reason));
+      }
     }
   });
   r.measure_s = seconds_since(measure_t0);

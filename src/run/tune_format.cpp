@@ -1,6 +1,7 @@
 // The tuner's output: the summary table, each provider's measured curve and the JSON summary.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -30,6 +31,11 @@ std::string value_or_dash(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : "-";
 }
 
+// A duration as the run's console shows it: "~" before a noisy row's figure.
+std::string timed(const Result& r, double us) {
+  return fmt::format("{}{}", r.timing.noisy ? "~" : "", format_duration_us(us));
+}
+
 OrderedJson point_json(const TunePoint& p) {
   const Result& r = p.result;
   return {{"value", p.value},
@@ -39,6 +45,7 @@ OrderedJson point_json(const TunePoint& p) {
           {"median_us", r.timing.median_us},
           {"p95_us", r.timing.p95_us},
           {"samples", r.timing.samples},
+          {"noisy", r.timing.noisy},
           {"peak_bytes", r.memory.peak_bytes},
           {"tokens_per_s", r.tokens_per_s}};
 }
@@ -82,24 +89,36 @@ std::string format_tune_summary(const std::vector<TuneResult>& results, TuneAxis
     if (batch) {
       t.add({r.provider, shape, std::to_string(*r.largest), value_or_dash(r.optimal),
              format_rate(m.tokens_per_s),
-             fmt::format("{} ({})", format_duration_us(m.timing.p95_us), m.timing.samples), memory,
-             points, r.boundary});
+             fmt::format("{} ({})", timed(m, m.timing.p95_us), m.timing.samples), memory, points,
+             r.boundary});
     } else {
-      t.add({r.provider, shape, std::to_string(*r.largest), format_duration_us(m.timing.median_us),
-             format_duration_us(m.timing.p95_us), memory, points, r.boundary});
+      t.add({r.provider, shape, std::to_string(*r.largest), timed(m, m.timing.median_us),
+             timed(m, m.timing.p95_us), memory, points, r.boundary});
     }
   }
-  return render_plain(t);
+  std::string out = render_plain(t);
+  const auto noisy = [](const TuneResult& r) {
+    for (const TunePoint& p : r.curve)
+      if (has_timing(p.result) && p.result.timing.noisy) return true;
+    return false;
+  };
+  if (std::any_of(results.begin(), results.end(), noisy)) {
+    out +=
+        "~ marks a noisy figure: sampling stopped at its limit with too few samples or the "
+        "noise above the bound (each point's stop reason is in --out's rows); a boundary "
+        "between noisy points is only as sure as they are\n";
+  }
+  return out;
 }
 
 std::string format_tune_point(const TunePoint& p, TuneAxis axis) {
   const Result& r = p.result;
   return fmt::format("{} {} {}: {}{}{}", r.provider, axis == TuneAxis::batch ? "batch" : "seq",
                      p.value, to_string(r.status),
-                     has_timing(r) ? fmt::format(", median {}, p95 {}",
-                                                 format_duration_us(r.timing.median_us),
-                                                 format_duration_us(r.timing.p95_us))
-                                   : "",
+                     has_timing(r)
+                         ? fmt::format(", median {}, p95 {}{}", timed(r, r.timing.median_us),
+                                       timed(r, r.timing.p95_us), r.timing.noisy ? " (noisy)" : "")
+                         : "",
                      has_memory(r) ? ", peak " + format_bytes(double(r.memory.peak_bytes)) : "") +
          (p.fits ? " - fits" : " - does not fit: " + p.why_not);
 }
@@ -117,21 +136,23 @@ std::string format_tune_curve(const TuneResult& result) {
   t.right = {true, false, true, true, true, true, false, false};
   for (const TunePoint& p : result.curve) {
     const Result& r = p.result;
-    const bool timed = has_timing(r);
+    const bool has_time = has_timing(r);
     std::string mark = p.fits ? "yes" : "no";
     if (result.optimal && p.value == *result.optimal) mark += " (optimal)";
     t.add({std::to_string(p.value), std::string(to_string(r.status)),
-           timed ? format_duration_us(r.timing.median_us) : "-",
-           timed ? format_duration_us(r.timing.p95_us) : "-",
+           has_time ? timed(r, r.timing.median_us) : "-",
+           has_time ? timed(r, r.timing.p95_us) : "-",
            has_memory(r) ? format_bytes(double(r.memory.peak_bytes)) : "-",
-           timed ? format_rate(r.tokens_per_s) : "-", mark, p.why_not});
+           has_time ? format_rate(r.tokens_per_s) : "-", mark, p.why_not});
   }
   return fmt::format("{} {}:\n", result.provider, shape_label(result.spec, result.axis)) +
          render_plain(t);
 }
 
-std::string tune_summary_json(const std::vector<TuneResult>& results, const TuneLimits& limits) {
+std::string tune_summary_json(const std::vector<TuneResult>& results, const TuneLimits& limits,
+                              const std::string& stopped_by) {
   OrderedJson doc;
+  doc["stopped_by"] = stopped_by.empty() ? OrderedJson(nullptr) : OrderedJson(stopped_by);
   doc["limits"] = {
       {"max_memory_bytes",
        limits.max_memory_bytes ? OrderedJson(*limits.max_memory_bytes) : OrderedJson(nullptr)},
@@ -146,6 +167,7 @@ std::string tune_summary_json(const std::vector<TuneResult>& results, const Tune
     j["largest"] = r.largest ? OrderedJson(*r.largest) : OrderedJson(nullptr);
     j["optimal"] = r.optimal ? OrderedJson(*r.optimal) : OrderedJson(nullptr);
     j["fits"] = r.largest.has_value();
+    j["complete"] = !r.stopped;
     j["boundary"] = r.boundary;
     j["curve"] = OrderedJson::array();
     for (const TunePoint& p : r.curve) j["curve"].push_back(point_json(p));

@@ -50,6 +50,7 @@ class Search {
   // Runs the point at `value`; returns whether it fits. Throws Stopped when the executor
   // abandoned the point.
   bool fits(int64_t value) {
+    if (options_.stop && options_.stop->stop_after_point()) throw Stopped{};
     TunePoint p;
     p.value = value;
     std::optional<Result> row =
@@ -288,6 +289,7 @@ TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
     search_boundaries(search, options, out);
     refine_optimum(search, options, out);
   } catch (const Stopped&) {
+    out.stopped = true;
     out.boundary = "stopped before the search ended: what was found so far";
   }
   summarize_curve(out);

@@ -113,8 +113,10 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
       {"run --device cpu --dtype ''", "--dtype: an empty list"},
       {"run --device cpu --providers ''", "--providers: an empty list"},
       {"run --device cpu --point-timeout 2000000000s", "--point-timeout: at most 86400 s"},
-      {"run --device cpu --hang-timeout 1000000000000000000000000000000000000000",
+      {"run --device cpu --hang-timeout 1000000000000000000000000000000000000000s",
        "--hang-timeout: at most 86400 s"},
+      {"run --device cpu --hang-timeout 40", "--hang-timeout: '40' has no unit"},
+      {"run --device cpu --providers cudnn.sdpa", "--providers: cudnn.sdpa cannot run here: "},
       {"run --device cpu --seqlens 7/0/3", "a sequence of 0 keys"},
       {"run --device cpu --mode sideways", "--mode"},
       {"run --device cpu --mask causal-br --seq 64 --kv-seq 32", "needs q_len <= kv_len"},
@@ -405,6 +407,33 @@ TEST(CliFaults, SigintAndSigtermStopCleanlyWithAParseableJournal) {
               std::string::npos)
         << line;
   }
+}
+
+// Ctrl-C on tune: exit 130, and the --json it writes says the search was stopped (a batch found
+// before the stop must not read as the answer).
+TEST(CliFaults, SigintStopsTuneWithAJsonThatSaysSo) {
+  const fs::path journal = temp_file("tune-stop.jsonl");
+  const fs::path json = temp_file("tune-stop.json");
+  fs::remove(journal);
+  fs::remove(json);
+  const Background b = spawn_cli(
+      {"tune", "--providers", "cpu.naive", "--device", "cpu", "--seq", "256", "--heads", "2",
+       "--head-dim", "32", "--dtype", "fp32", "--max-memory", "1GiB", "--min-time", "100ms",
+       "--threads", "1", "--no-history", "--out", journal.string(), "--json", json.string()},
+      "tune-stop");
+  ASSERT_TRUE(wait_for_rows(journal, 1, 20)) << slurp(b.err);
+  ::kill(b.pid, SIGINT);
+  EXPECT_EQ(wait_exit(b.pid), 128 + SIGINT) << slurp(b.err);
+  EXPECT_NE(slurp(b.err).find("tune stopped by SIGINT before its search ended"),
+            std::string::npos)
+      << slurp(b.err);
+  const std::string text = slurp(json);
+  EXPECT_NE(text.find("\"stopped_by\": \"SIGINT\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"complete\": false"), std::string::npos) << text;
+  fs::remove(journal);
+  fs::remove(json);
+  fs::remove(b.out);
+  fs::remove(b.err);
 }
 
 // Two runs on one journal: the second is refused at once, naming the first by pid and command

@@ -384,7 +384,7 @@ TEST_F(FilesCli, NumericOptionsSayWhatIsAllowedInAFewWords) {
       {"trace --providers cpu.naive --launches 0", "--launches: must be >= 1 (got 0)"},
       {"trace --providers cpu.naive --seed 1.5", "--seed: must be a whole number (got '1.5')"},
       {"history --limit -1", "--limit: must be >= 0 (got -1)"},
-      {"peaks --device x", "--device: must be a whole number (got 'x')"},
+      {"peaks --gpu x", "--gpu: must be a whole number (got 'x')"},
   };
   for (const auto& [args, expect] : cases) {
     const Outcome o = run_cli(args);

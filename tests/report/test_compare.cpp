@@ -143,7 +143,9 @@ TEST(Compare, StatusChangesUnmatchedPointsAndEnvironments) {
   EXPECT_EQ(c.changes[0].head_status, "failed");
   EXPECT_TRUE(c.changes[0].regression);
   EXPECT_TRUE(c.has_regression());
-  EXPECT_EQ(c.only_base, std::vector<std::string>{"p.gone B1 H8 N512 D64 fp16 none fwd"});
+  // p.gone passed in A: listed once, as missing from B, not again as "only in A".
+  EXPECT_TRUE(c.only_base.empty());
+  EXPECT_EQ(c.missing, std::vector<std::string>{"p.gone B1 H8 N512 D64 fp16 none fwd: absent"});
   EXPECT_EQ(c.only_head, std::vector<std::string>{"p.new B1 H8 N512 D64 fp16 none fwd"});
   ASSERT_EQ(c.mode_mismatches.size(), 1u);
   EXPECT_NE(c.mode_mismatches[0].find("timed cold vs hot"), std::string::npos);
@@ -164,7 +166,8 @@ TEST(Compare, APointUnderAnotherProviderSettingIsNotJoined) {
   set.env["setting.pipeline"] = "p64x3";
   const Comparison c = compare_runs({plain}, {set}, CompareOptions{});
   EXPECT_TRUE(c.rows.empty());
-  EXPECT_EQ(c.only_base, std::vector<std::string>{"cuda.decode B1 H8 N512 D64 fp16 none fwd"});
+  EXPECT_EQ(c.missing,
+            std::vector<std::string>{"cuda.decode B1 H8 N512 D64 fp16 none fwd: absent"});
   EXPECT_EQ(c.only_head, std::vector<std::string>{
                              "cuda.decode B1 H8 N512 D64 fp16 none fwd (setting.pipeline=p64x3;)"});
   EXPECT_EQ(compare_runs({set}, {set}, CompareOptions{}).rows.size(), 1u);
@@ -200,6 +203,12 @@ TEST(Compare, PointsMissingFromTheNewRunAreARegressionUnlessAllowed) {
                       "  p.gone B1 H8 N512 D64 fp16 none fwd: absent\n"),
             std::string::npos)
       << text;
+  // Each point is listed once: p.gone not again under "only in A", p.dropped not again among
+  // the status changes.
+  for (const char* point : {"p.gone B1", "p.dropped B1"}) {
+    const std::size_t first = text.find(point);
+    EXPECT_EQ(text.find(point, first + 1), std::string::npos) << point << " twice in:\n" << text;
+  }
 
   // A point that broke stays a regression with missing points allowed, and is not "missing".
   Result broke = kept;

@@ -5,6 +5,7 @@
 // GPU with the device check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "attnprof/engine.hpp"
@@ -32,14 +33,14 @@ std::vector<test::MutationCase> cases() {
   return {
       {make_spec(2, 4, 2, 3000, 3000, 32, bf16),
        {Mutation::dropped_tail_tile, Mutation::wrong_row, Mutation::wrong_pair,
-        Mutation::swapped_kv_heads, Mutation::wrong_lse, Mutation::race}},
+        Mutation::swapped_kv_heads, Mutation::wrong_lse, Mutation::race, Mutation::row_off_5pct}},
       {make_spec(1, 4, 2, 5000, 5000, 32, fp16, kCausal),
        {Mutation::dropped_tail_tile, Mutation::wrong_row, Mutation::wrong_pair,
         Mutation::swapped_kv_heads, Mutation::diagonal_off_by_one, Mutation::wrong_lse,
-        Mutation::race}},
+        Mutation::race, Mutation::row_off_5pct}},
       {make_spec(1, 2, 1, 12289, 12289, 16, fp32, window(1000)),
        {Mutation::dropped_tail_tile, Mutation::wrong_row, Mutation::wrong_pair,
-        Mutation::window_too_wide, Mutation::wrong_lse, Mutation::race}},
+        Mutation::window_too_wide, Mutation::wrong_lse, Mutation::race, Mutation::row_off_5pct}},
       {make_spec(1, 2, 1, 1537, 1537, 16, fp32, kCausal, Mode::bwd),
        {Mutation::wrong_dk_head, Mutation::race}},
   };
@@ -48,6 +49,16 @@ std::vector<test::MutationCase> cases() {
 Result run(Provider& p, const Spec& s, const RunOptions& o) {
   static std::unique_ptr<Engine> engine = make_cpu_engine(2);
   return run_point(s, p, *engine, o);
+}
+
+// A mutation added to the list and to no case would prove nothing: every one is run here.
+TEST(Mutants, EveryMutationIsInTheCpuCases) {
+  for (Mutation m : test::kMutations) {
+    bool listed = false;
+    for (const test::MutationCase& c : cases())
+      listed = listed || std::find(c.mutations.begin(), c.mutations.end(), m) != c.mutations.end();
+    EXPECT_TRUE(listed) << test::to_string(m) << " is in no case of cases()";
+  }
 }
 
 TEST(Mutants, EveryMutationIsCaughtAndItsBasePasses) {

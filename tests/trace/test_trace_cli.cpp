@@ -66,7 +66,9 @@ TEST(TraceCli, ACudaProviderWithoutAGpuIsOneLineAndExit2) {
   EXPECT_EQ(o.code, 2) << o.out << o.err;
   EXPECT_EQ(o.out, "");
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-  EXPECT_EQ(o.err.rfind("attnprof trace: ", 0), 0u) << o.err;
+  // The rule of every subcommand: a named provider that cannot run here, with the reason.
+  EXPECT_EQ(o.err.rfind("attnprof: error: --providers: cuda.naive cannot run here: ", 0), 0u)
+      << o.err;
 }
 
 TEST(TraceCli, NcuWithoutNcuSaysSoAndTracesAnyway) {

@@ -39,6 +39,8 @@ std::string_view to_string(Mutation m) {
       return "wrong_dk_head";
     case Mutation::race:
       return "race";
+    case Mutation::row_off_5pct:
+      return "row_off_5pct";
   }
   return "?";
 }
@@ -167,6 +169,9 @@ class MutantRun final : public Run {
     switch (m_) {
       case Mutation::wrong_row:
         scale_rows(stream, io.o, mid_b, mid_h, row, 1, factor(tol.output));
+        break;
+      case Mutation::row_off_5pct:
+        scale_rows(stream, io.o, mid_b, mid_h, row, 1, 1.05);
         break;
       case Mutation::wrong_pair: {
         const std::vector<double> other =

@@ -27,11 +27,16 @@ enum class Mutation {
   wrong_lse,            // one row's LSE off by 3x the LSE bound
   wrong_dk_head,        // dK of the last (batch, KV head) off by 3x the gradient bound
   race,                 // every tenth launch damages a random O (or dQ) row by 3x the bound
+  // One interior O row off by 5%, whatever the dtype's bound: the mutations above scale with the
+  // bounds, so a bound loosened by mistake would still catch them; this one would slip through
+  // a bf16 bound above 5% (today's is 4%), and through any bound of fp16 or fp32 loosened 10x.
+  row_off_5pct,
 };
 inline constexpr Mutation kMutations[] = {
     Mutation::dropped_tail_tile, Mutation::wrong_row,           Mutation::wrong_pair,
     Mutation::swapped_kv_heads,  Mutation::diagonal_off_by_one, Mutation::window_too_wide,
-    Mutation::wrong_lse,         Mutation::wrong_dk_head,       Mutation::race};
+    Mutation::wrong_lse,         Mutation::wrong_dk_head,       Mutation::race,
+    Mutation::row_off_5pct};
 std::string_view to_string(Mutation m);
 std::optional<Mutation> parse_mutation(std::string_view s);
 

@@ -1,0 +1,118 @@
+#include "provider_choice.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string_view>
+
+#include "attnprof/registry.hpp"
+#include "python_options.hpp"
+
+namespace attnprof::cli {
+
+namespace {
+
+std::vector<std::string_view> split_patterns(std::string_view patterns) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start <= patterns.size()) {
+    const std::size_t comma = patterns.find(',', start);
+    const std::string_view p =
+        patterns.substr(start, comma == patterns.npos ? patterns.npos : comma - start);
+    if (!p.empty()) out.push_back(p);
+    if (comma == patterns.npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool is_glob(std::string_view pattern) {
+  return pattern.find_first_of("*?") != std::string_view::npos;
+}
+
+// The providers one pattern matches; the registry's refusal when none, with why the Python
+// providers are missing where that may be the cause.
+std::vector<Provider*> matches(std::string_view pattern, const std::string& python_unavailable) {
+  try {
+    return select_providers(pattern);
+  } catch (const std::invalid_argument& e) {
+    if (python_unavailable.empty()) throw;
+    throw std::invalid_argument(
+        fmt::format("--providers: '{}' matches no provider; the Python providers (py.*, ort.*) "
+                    "are unavailable: {}",
+                    pattern, python_unavailable));
+  }
+}
+
+}  // namespace
+
+std::string cannot_run_here(const Provider& p, const RunDevices& devices) {
+  if (const Availability a = p.availability(); !a.available) return a.reason;
+  if (p.device_kind() == DeviceKind::cuda && !devices.cuda) {
+    return devices.cuda_reason.empty() ? std::string("this run has no CUDA device")
+                                       : devices.cuda_reason;
+  }
+  return {};
+}
+
+std::vector<Provider*> chosen_providers(const std::string& patterns, const RunDevices& devices,
+                                        const std::string& python_unavailable) {
+  if (patterns.empty()) {
+    std::vector<Provider*> out =
+        default_providers(devices.cuda ? DeviceKind::cuda : DeviceKind::cpu);
+    for (const std::string& name : added_python_providers()) {
+      Provider* p = find_provider(name);
+      if (p && std::find(out.begin(), out.end(), p) == out.end() &&
+          cannot_run_here(*p, devices).empty()) {
+        out.push_back(p);
+      }
+    }
+    return out;
+  }
+  std::vector<Provider*> out;
+  std::vector<std::string> left_out;
+  for (const std::string_view pattern : split_patterns(patterns)) {
+    for (Provider* p : matches(pattern, python_unavailable)) {
+      const std::string why = cannot_run_here(*p, devices);
+      if (!why.empty() && !is_glob(pattern)) {
+        throw std::invalid_argument(
+            fmt::format("--providers: {} cannot run here: {}", p->name(), why));
+      }
+      if (!why.empty()) {
+        left_out.push_back(fmt::format("{} ({})", p->name(), why));
+        continue;
+      }
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    }
+  }
+  if (out.empty()) {
+    throw std::invalid_argument(fmt::format("--providers: nothing '{}' matches can run here: {}",
+                                            patterns, fmt::join(left_out, "; ")));
+  }
+  if (!left_out.empty()) {
+    fmt::print(stderr, "attnprof: --providers '{}' leaves out {} that cannot run here: {}\n",
+               patterns,
+               left_out.size() == 1 ? "one provider" : fmt::format("{} providers", left_out.size()),
+               fmt::join(left_out, "; "));
+  }
+  return out;
+}
+
+void check_settings_are_used(const std::vector<std::string>& settings,
+                             const std::vector<Provider*>& providers) {
+  for (const std::string& s : settings) {
+    const std::string target = s.substr(0, s.find('='));
+    const std::string provider = target.substr(0, target.rfind('.'));
+    const bool used = std::any_of(providers.begin(), providers.end(),
+                                  [&](const Provider* p) { return p->name() == provider; });
+    if (!used) {
+      throw std::invalid_argument(fmt::format(
+          "--set {}: {} is not among this run's providers, so the setting would change nothing", s,
+          provider));
+    }
+  }
+}
+
+}  // namespace attnprof::cli
