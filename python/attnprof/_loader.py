@@ -1,4 +1,4 @@
-"""Finds the providers: the built-in ones (attnprof/providers/*.py, each module's PROVIDERS list)
+"""Finds the providers: the built-in ones (attnprof/builtin/*.py, each module's PROVIDERS list)
 and the user's (--py-provider FILE.py:NAME, FILE.py, or a folder of .py files)."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class LoadError(Exception):
 
 
 def builtin() -> list:
-    from . import providers as package
+    from . import builtin as package
 
     out = []
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
