@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 pkgs=(build-essential cmake ninja-build pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
       libsqlite3-dev zlib1g-dev libopenblas-dev libgtest-dev libgmock-dev libomp-dev
-      libjs-chart.js chromium gnuplot-nox clang-format python3 python3-pip python3-numpy)
+      libjs-chart.js chromium gnuplot-nox clang-format python3 python3-pip python3-venv python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -52,6 +52,12 @@ fi
 if ! python3 -c "import onnxruntime, onnx" >/dev/null 2>&1; then
   if ! python3 -m pip install -q --break-system-packages "onnxruntime==1.32.0" "onnx==1.23.2" >/dev/null 2>&1; then
     echo "install-deps: onnxruntime/onnx could not be installed from PyPI; ort.cpu.* will be unavailable" >&2
+  fi
+fi
+# pytest, for the Python package's tests (the ctest test Python.Package), into the same python3.
+if ! python3 -c "import pytest" >/dev/null 2>&1; then
+  if ! python3 -m pip install -q --break-system-packages "pytest>=7" >/dev/null 2>&1; then
+    echo "install-deps: pytest could not be installed from PyPI; the test Python.Package will fail" >&2
   fi
 fi
 echo "install-deps: done"

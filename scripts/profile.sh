@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: install dependencies, build, and run the default profile on
-# the best device present (CUDA where a device answers, else the CPU), tune the batch of the
-# seed's shape, and write the report. Everything goes under results/. Extra arguments go to
-# `attnprof run`.
+# The main job on a fresh machine: install dependencies, build what this machine can run, and run
+# the default profile on the best device present (CUDA where a device answers, else the CPU), tune
+# the batch of the seed's shape, and write the report. Everything goes under results/. Extra
+# arguments go to `attnprof run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/install-deps.sh >/dev/null
-# The LibTorch providers (torch.sdpa.*, torch.naive) come with no flag where python3 has a CUDA
-# PyTorch and nvcc is here; otherwise one line says why they were skipped.
+# A GPU answers where the NVIDIA driver lists one: `nvidia-smi -L` (the driver's own tool), or
+# its /proc/driver/nvidia/gpus/ where a container has the driver without the tool. Without one,
+# only the CPU preset is built: the CUDA code is most of a 2-core machine's build and nothing of
+# it could run here.
+gpu_answers() {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>/dev/null | grep -q '^GPU '
+  else
+    [ -n "$(ls -A /proc/driver/nvidia/gpus 2>/dev/null)" ]
+  fi
+}
+if gpu_answers; then
+  preset=default build=build
+else
+  preset=cpu build=build-cpu
+  echo "profile: no GPU answers (nvidia-smi lists none): building the CPU preset only"
+fi
+# The LibTorch providers (torch.sdpa.*, torch.naive) come with no flag where a GPU answers,
+# python3 has a CUDA PyTorch and nvcc is here; otherwise one line says why they were skipped.
 torch_flags=()
-if ! command -v nvcc >/dev/null 2>&1; then
+if [ "$preset" = cpu ]; then
+  echo "profile: LibTorch providers skipped: no GPU (they run on the CUDA engine)"
+elif ! command -v nvcc >/dev/null 2>&1; then
   echo "profile: LibTorch providers skipped: no nvcc (they run on the CUDA engine)"
 elif prefix=$(python3 -c 'import sys, torch; sys.exit("no CUDA in this PyTorch") if torch.version.cuda is None else print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   echo "profile: building the LibTorch providers against $prefix"
@@ -18,19 +37,19 @@ elif prefix=$(python3 -c 'import sys, torch; sys.exit("no CUDA in this PyTorch")
 else
   echo "profile: LibTorch providers skipped: python3 has no CUDA PyTorch (import torch failed or torch.version.cuda is None)"
 fi
-cmake --preset default "${torch_flags[@]}" >/dev/null
-cmake --build --preset default --target attnprof
+cmake --preset "$preset" "${torch_flags[@]}" >/dev/null
+cmake --build --preset "$preset" --target attnprof
 mkdir -p results
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-./build/attnprof list
+"./$build/attnprof" list
 out="results/profile-$stamp"
-./build/attnprof run --out "$out.jsonl" --markdown "$out.md" "$@"
+"./$build/attnprof" run --out "$out.jsonl" --markdown "$out.md" "$@"
 # The deployment question for the seed's shape: the largest and the throughput-optimal batch of
 # every default provider under 14 GiB and a p95 of 100 ms.
-./build/attnprof tune --heads 16 --seq 1024 --head-dim 64 --dtype fp16 --max-memory 14GiB \
+"./$build/attnprof" tune --heads 16 --seq 1024 --head-dim 64 --dtype fp16 --max-memory 14GiB \
   --p95 100ms --out "$out-tune.jsonl" --json "$out-tune.json" | tee "$out-tune.txt"
 # The answers: plots (a roofline among them), findings and tables, in HTML and Markdown.
-./build/attnprof report "$out.jsonl" --tune "$out-tune.json" --html "$out-report.html" \
+"./$build/attnprof" report "$out.jsonl" --tune "$out-tune.json" --html "$out-report.html" \
   --markdown "$out-report.md"
 echo "wrote $out.jsonl (every point), $out.md (the table), $out-tune.txt (the batch to deploy),"
 echo "      $out-report.html and $out-report.md (plots, roofline, findings, tables)"

@@ -2,12 +2,16 @@
 // AMBIGUOUS from both runs' noise; --fail-on-regression makes a regression the exit code (CI).
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <stdexcept>
 
 #include "attnprof/compare.hpp"
 #include "attnprof/history.hpp"
 #include "cli.hpp"
 #include "grid_options.hpp"
+#include "output_paths.hpp"
 
 namespace attnprof::cli {
 
@@ -19,11 +23,19 @@ struct CompareCliOptions {
   bool fail_on_regression = false;
   bool allow_missing = false;
   std::string history;
+  std::string json;    // also write the comparison here
+  bool force = false;  // replace an existing --json file
 };
 
 int compare_command(const CompareCliOptions& o) {
   CompareOptions options;
   options.threshold = parse_fraction_option(o.threshold, "--threshold");
+  std::vector<PathOption> inputs;
+  for (const std::string& source : {o.base, o.head}) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(source, ec)) inputs.push_back({"journal", source});
+  }
+  check_output_paths({{"--json", o.json}}, inputs, o.force);
   const std::filesystem::path db = history_path(o.history);
   const LoadedRows a = load_rows(o.base, db);
   const LoadedRows b = load_rows(o.head, db);
@@ -33,6 +45,11 @@ int compare_command(const CompareCliOptions& o) {
   begin_work();
   const Comparison c = compare_runs(a.rows, b.rows, options);
   fmt::print("{}", format_comparison(c, a.label, b.label, options));
+  if (!o.json.empty()) {
+    std::ofstream out(o.json, std::ios::binary | std::ios::trunc);
+    out << comparison_json(c, a.label, b.label, options);
+    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write --json {}", o.json));
+  }
   if (c.rows.empty() && c.changes.empty()) {
     warning("the runs share no point to compare");
   }
@@ -66,6 +83,8 @@ Command add_compare_command(CLI::App& app) {
                 "With --fail-on-regression: accept points that passed in A and are absent or "
                 "not passed in B (a smaller grid)");
   sub->add_option("--history", o->history, "History database for run ids");
+  sub->add_option("--json", o->json, "Also write the comparison as JSON to this file");
+  sub->add_flag("--force", o->force, "Replace an existing --json file");
   return {sub, [o]() { return compare_command(*o); }};
 }
 

@@ -90,4 +90,10 @@ Comparison compare_runs(const std::vector<Result>& base, const std::vector<Resul
 std::string format_comparison(const Comparison& c, const std::string& base_label,
                               const std::string& head_label, const CompareOptions& options);
 
+// The same comparison as one JSON document: labels, threshold, a summary (counts by verdict,
+// geomean, broken, missing, whether --fail-on-regression would fail), each compared row (medians,
+// ratio, noise, verdict), status changes and the unmatched points (docs/usage.md, "compare").
+std::string comparison_json(const Comparison& c, const std::string& base_label,
+                            const std::string& head_label, const CompareOptions& options);
+
 }  // namespace attnprof

@@ -1,4 +1,4 @@
-"""Finds the providers: the built-in ones (attnprof/providers/*.py, each module's PROVIDERS list)
+"""Finds the providers: the built-in ones (attnprof/builtin/*.py, each module's PROVIDERS list)
 and the user's (--py-provider FILE.py:NAME, FILE.py, or a folder of .py files)."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pkgutil
 import platform
 import sys
 
+from ._inference import InferenceError
 from .function_provider import FunctionProvider
 from .provider import Provider
 
@@ -19,7 +20,7 @@ class LoadError(Exception):
 
 
 def builtin() -> list:
-    from . import providers as package
+    from . import builtin as package
 
     out = []
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
@@ -98,10 +99,17 @@ def user(spec: str) -> list:
 
 
 def load(user_specs: list) -> list:
-    """Every provider, built-in first; raises LoadError naming a bad file or a name used twice."""
+    """Every provider, built-in first, a function's tensors settled (_inference.py); raises
+    LoadError naming a bad file, a function whose tensors cannot be told, or a name used twice."""
     out = builtin()
     for spec in user_specs:
         out.extend(user(spec))
+    for p in out:
+        if isinstance(p, FunctionProvider):
+            try:
+                p.settle()
+            except InferenceError as e:
+                raise LoadError(str(e)) from e
     seen = set()
     for p in out:
         if not p.name:

@@ -1,12 +1,14 @@
 """A provider made of one function: fn(q, k, v) -> o, or fn(q, k, v, spec) -> o.
 
-q, k, v arrive as (batch, heads, len, dim) tensors (torch, on the device the provider runs on);
-the function returns O in the same logical shape. A function without a `spec` parameter is
-called only for points it can answer without one: no mask and the default scale. prepare()
-calls it once, untimed, so that torch.compile's compilation and autotuning land in the row's
-prepare_s, not in the timed launches.
+q, k, v arrive as (batch, heads, len, dim) numpy arrays or torch tensors, on the device the
+provider runs on; the function returns O in the same logical shape. Which of them it takes is
+declared (`device=`, `framework=`) or, where not, found by calling it on tiny inputs of each kind
+(_inference.py) when the provider is loaded. A function without a `spec` parameter is called only
+for points it can answer without one: no mask and the default scale. prepare() calls it once,
+untimed, so that torch.compile's compilation and autotuning land in the row's prepare_s, not in
+the timed launches.
 
-    @attnprof.provider(name="py.mine", device="cuda", masks=("none", "causal"))
+    @attnprof.provider(name="py.mine", masks=("none", "causal"))
     def attention(q, k, v, spec): ...
 """
 from __future__ import annotations
@@ -14,18 +16,17 @@ from __future__ import annotations
 import inspect
 from typing import Callable, Optional
 
+from ._inference import infer
 from .provider import Io, Provider, Run
 from .spec import Spec
 
 
 class _FunctionRun(Run):
-    def __init__(self, fn: Callable, with_spec: bool, spec: Spec):
-        self.fn, self.with_spec, self.spec = fn, with_spec, spec
+    def __init__(self, call: Callable, spec: Spec):
+        self.call, self.spec = call, spec
 
     def launch(self, io: Io):
-        if self.with_spec:
-            return {"o": self.fn(io.q, io.k, io.v, self.spec)}
-        return {"o": self.fn(io.q, io.k, io.v)}
+        return {"o": self.call(io.q, io.k, io.v, self.spec)}
 
 
 class FunctionProvider(Provider):
@@ -40,14 +41,27 @@ class FunctionProvider(Provider):
         self.library = traits.pop("library", None) or "user"
         self.family = traits.pop("family", "fused")
         self.fused = traits.pop("fused", self.family == "fused")
-        self.device = traits.pop("device", "cuda")
-        self.requires = tuple(traits.pop("requires", ("torch",)))
+        # None: found by settle() (_inference.py).
+        self.declared_device = traits.pop("device", None)
+        self.declared_framework = traits.pop("framework", None)
+        self.declared_requires = traits.pop("requires", None)
         # The mask kinds the function handles (none, causal, causal-br, window); None: all.
         self.masks = traits.pop("masks", None)
         for key, value in traits.items():
             if not hasattr(Provider, key):
                 raise TypeError(f"unknown provider trait '{key}'")
             setattr(self, key, value)
+
+    def settle(self) -> None:
+        """Sets device, framework and (unless declared) requires: as declared, else from a call
+        on tiny inputs. Raises _inference.InferenceError saying what to declare."""
+        kind = infer(self.name, self.call, self.declared_device, self.declared_framework)
+        self.device, self.framework = kind.device, kind.framework
+        self.requires = tuple(self.declared_requires or (kind.framework,))
+
+    def call(self, q, k, v, spec: Spec):
+        """The function on one set of tensors, with the spec where it takes one."""
+        return self.fn(q, k, v, spec) if self.with_spec else self.fn(q, k, v)
 
     def supports(self, spec: Spec) -> Optional[str]:
         if spec.mode != "fwd":
@@ -60,13 +74,14 @@ class FunctionProvider(Provider):
         return None
 
     def prepare(self, spec: Spec, io: Io) -> Run:
-        run = _FunctionRun(self.fn, self.with_spec, spec)
+        run = _FunctionRun(self.call, spec)
         run.launch(io)  # compile and autotune here, untimed
         return run
 
 
 def provider(**traits):
-    """Decorator: @attnprof.provider(name=..., device="cuda", family="fused", ...)."""
+    """Decorator: @attnprof.provider(name=..., family="fused", ...); device= and framework=
+    where the function's tensors are not to be found by calling it."""
 
     def wrap(fn: Callable) -> FunctionProvider:
         return FunctionProvider(fn, **traits)

@@ -41,8 +41,9 @@ bool is_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
-// The folder holding the attnprof package: $ATTNPROF_PYTHON_DIR, an install's share/, the
-// source tree this binary was built from.
+// The folder holding the attnprof package: $ATTNPROF_PYTHON_DIR, an install prefix's share/, a
+// bundle's python/ beside the binary, the source tree this binary was built from; "" when none
+// (a wheel's binary: the package is the interpreter's own, in its site-packages).
 std::string package_dir() {
   std::vector<fs::path> candidates;
   if (const std::string d = env("ATTNPROF_PYTHON_DIR"); !d.empty()) candidates.emplace_back(d);
@@ -84,60 +85,83 @@ int run_quietly(const std::vector<std::string>& argv, std::chrono::seconds limit
   }
 }
 
-// The interpreter: the one named, else the first python3 on PATH that has torch, else the first
-// that has numpy, else the first.
-std::string interpreter(const PythonSetup& setup) {
-  if (!setup.python.empty()) return setup.python;
-  if (const std::string p = env("ATTNPROF_PYTHON"); !p.empty()) return p;
+// What a python3 has, from one probe: a bit per module it can import; -1 when it did not answer.
+constexpr int kHasTorch = 1, kHasNumpy = 2, kHasPackage = 4;
+
+int probe(const std::string& python) {
+  // The bits travel in the exit status above 16, so a python3 that fails to start is no answer.
+  const int rc = run_quietly(
+      {python, "-c",
+       "import importlib.util as u, sys; sys.exit(16 + sum(b for m, b in (('torch', 1), "
+       "('numpy', 2), ('attnprof', 4)) if u.find_spec(m)))"},
+      std::chrono::seconds(20));
+  return rc >= 16 && rc < 24 ? rc - 16 : -1;
+}
+
+// The python3 programs to choose from: the one beside this binary (the environment a wheel was
+// installed into), then those on PATH, each folder once.
+std::vector<std::string> python_candidates() {
   std::vector<std::string> found;
   std::set<std::string> seen;
+  const auto consider = [&](const fs::path& dir) {
+    const fs::path candidate = dir / "python3";
+    std::error_code ec;
+    // The folder resolved, not the program: a venv's python3 links to the system's, and is not it.
+    const fs::path folder = fs::canonical(dir, ec);
+    if (!ec && ::access(candidate.c_str(), X_OK) == 0 && seen.insert(folder.string()).second)
+      found.push_back(candidate.string());
+  };
+  if (const fs::path exe = executable_dir(); !exe.empty()) consider(exe);
   const std::string path = env("PATH");
   size_t start = 0;
   while (start <= path.size()) {
     const size_t colon = path.find(':', start);
     const std::string dir =
         path.substr(start, colon == std::string::npos ? path.npos : colon - start);
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / "python3";
-    std::error_code ec;
-    const fs::path real = fs::canonical(candidate, ec);
-    if (!ec && ::access(candidate.c_str(), X_OK) == 0 && seen.insert(real.string()).second)
-      found.push_back(candidate.string());
+    consider(dir.empty() ? "." : dir);
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
-  // torch first (the GPU providers), then numpy (the CPU one), then any.
-  for (const char* module : {"torch", "numpy"}) {
-    for (const std::string& p : found) {
-      const int rc = run_quietly(
-          {p, "-c",
-           fmt::format(
-               "import importlib.util,sys; sys.exit(importlib.util.find_spec('{}') is None)",
-               module)},
-          std::chrono::seconds(20));
-      if (rc == 0) return p;
-    }
-  }
-  return found.empty() ? "" : found.front();
+  return found;
 }
 
-std::string python_path(const std::string& dir) {
+// The interpreter: the one named, else the first candidate that has torch (the GPU providers),
+// else numpy (the CPU one), else any; where no package folder is known (`package` false), only
+// those that import the attnprof package count. "" when none does.
+std::string interpreter(const PythonSetup& setup, bool package) {
+  if (!setup.python.empty()) return setup.python;
+  if (const std::string p = env("ATTNPROF_PYTHON"); !p.empty()) return p;
+  std::vector<std::pair<std::string, int>> probed;
+  for (const std::string& p : python_candidates()) {
+    const int has = probe(p);
+    if (has >= 0 && (package || (has & kHasPackage))) probed.emplace_back(p, has);
+  }
+  for (const int module : {kHasTorch, kHasNumpy, 0}) {
+    for (const auto& [p, has] : probed)
+      if (module == 0 || (has & module)) return p;
+  }
+  return "";
+}
+
+// The worker's environment: the package folder first on PYTHONPATH; nothing where the package
+// is the interpreter's own.
+std::vector<std::string> python_path(const std::string& dir) {
+  if (dir.empty()) return {};
   const std::string old = env("PYTHONPATH");
-  return "PYTHONPATH=" + dir + (old.empty() ? "" : ":" + old);
+  return {"PYTHONPATH=" + dir + (old.empty() ? "" : ":" + old)};
 }
 
 }  // namespace
 
 PythonProviders load_python_providers(const PythonSetup& setup) {
   PythonProviders out;
-  const std::string python = interpreter(setup);
-  if (python.empty()) {
-    out.unavailable = "no python3 on PATH (name one with --python or ATTNPROF_PYTHON)";
-    return out;
-  }
   const std::string dir = package_dir();
-  if (dir.empty()) {
+  const std::string python = interpreter(setup, !dir.empty());
+  if (python.empty()) {
     out.unavailable =
-        "the attnprof Python package was not found (set ATTNPROF_PYTHON_DIR to the repo's python/)";
+        dir.empty() ? "no python3 beside attnprof or on PATH imports the attnprof package (pip "
+                      "install it, or set ATTNPROF_PYTHON_DIR to the repository's python/)"
+                    : "no python3 on PATH (name one with --python or ATTNPROF_PYTHON)";
     return out;
   }
   std::vector<std::string> argv = {python, "-m", "attnprof._catalog"};
@@ -148,7 +172,7 @@ PythonProviders load_python_providers(const PythonSetup& setup) {
   std::string line;
   std::string why;
   try {
-    ChildProcess child(argv, {python_path(dir)});
+    ChildProcess child(argv, python_path(dir));
     const auto w =
         child.read_line(line, ChildProcess::Clock::now() + kCatalogTimeout, [] { return false; });
     if (w != ChildProcess::Wait::line) {
@@ -181,7 +205,7 @@ PythonProviders load_python_providers(const PythonSetup& setup) {
   group.command = {python, "-m", "attnprof._worker", "--lib", lib};
   for (size_t i = 3; i < argv.size(); ++i) group.command.push_back(argv[i]);
   group.command.push_back("--");
-  group.env = {python_path(dir)};
+  group.env = python_path(dir);
   for (const nlohmann::json& j : catalog.at("providers")) {
     if (j.value("added", false)) out.added.push_back(j.at("traits").at("name").get<std::string>());
   }

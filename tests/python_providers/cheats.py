@@ -7,7 +7,7 @@ import os
 import time
 
 import attnprof
-from attnprof.providers.numpy_naive import _Run as _Honest
+from attnprof.builtin.numpy_naive import _Run as _Honest
 
 
 class _Cheat(_Honest):
