@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # Runs ON the lent GPU machine after the bundle is unpacked (bundle_env.sh) and FlashInfer staged
-# (scripts/device/stage.sh unpack flashinfer): FlashInfer's providers beside cuDNN and attnprof's
-# own kernels, in one call per part so figures compare within a call. $OUT/contenders-PART.log and
-# $OUT/contenders-PART-*.jsonl.
+# (scripts/device/stage.sh unpack flashinfer, and fa4 for FlashAttention-4): FlashInfer's and
+# FlashAttention-4's providers beside cuDNN and attnprof's own kernels, in one call per part so
+# figures compare within a call. $OUT/contenders-PART.log and $OUT/contenders-PART-*.jsonl.
 #   contenders.sh check    the settings fold (cuda.decode and cuda.mla.decode split knobs), the
 #                          layout axis (bhsd,bshd) on the prefill providers and decode providers
 #   contenders.sh spec     multi-token decode (spec-decode's B 64 slice, KV 8k and 32k)
 #   contenders.sh prefill  fa-bench in bshd: FlashInfer fa2 / fa3 against cuDNN and cuda.flash.sm90
+#   contenders.sh fa4      FlashAttention-4's masks, GQA, softcap and sinks at one shape, then
+#                          fa-bench in bshd against cuDNN, ATen's FA2 (py.torch.sdpa.flash: the bundle has no LibTorch),
+#                          FlashInfer fa3, cuda.flash.sm90
+#   contenders.sh fa4-spec multi-token decode (spec-decode's B 64 slice at KV 8k) with py.fa4
 set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
-part=${1:?usage: contenders.sh check|spec|prefill}
+part=${1:?usage: contenders.sh check|spec|prefill|fa4|fa4-spec}
 a="$pkg/bin/attnprof"
-site=$(bash "$root/scripts/device/stage.sh" path flashinfer)
-[[ -n $site ]] && export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+for staged in flashinfer fa4; do
+  site=$(bash "$root/scripts/device/stage.sh" path "$staged")
+  echo "$staged site: ${site:-none}"
+  [[ -n $site && :${PYTHONPATH:-}: != *":$site:"* ]] && export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+done
 # FlashInfer JIT-compiles a kernel module on its first use (tens of seconds, in prepare): the
 # worker's hang limit must outlast it.
 common=(--no-history --hang-timeout 400s)
@@ -27,8 +34,7 @@ step() {
 }
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader
-  echo "flashinfer site: ${site:-none}"
-  "$a" list | grep -E '^(py\.flashinfer|xformers|fa4)'
+  "$a" list | grep -E '^(py\.flashinfer|py\.fa4|xformers)'
   case $part in
     check)
       dec=(--batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --mask causal-br --seq 1
@@ -51,6 +57,20 @@ step() {
     prefill)
       step fa-bench --providers "cudnn.sdpa,cuda.flash.sm90,py.flashinfer.fa2,py.flashinfer.fa3" \
         --preset fa-bench --layout bshd
+      ;;
+    fa4)
+      step fa4-check --providers "py.fa4,cudnn.sdpa" --batch 2 --heads 16 --head-dim 128 --seq 2k \
+        --dtype bf16 --layout bshd --mask none,causal,window:256 --kv-heads 16,4
+      step fa4-features --providers "py.fa4,py.flashinfer.fa3" --batch 2 --heads 16 --head-dim 128 \
+        --seq 2k --dtype bf16,fp16 --layout bshd --mask causal --softcap 0,30
+      step fa4-sinks --providers "py.fa4" --batch 2 --heads 16 --head-dim 64,128 --seq 1k \
+        --dtype bf16 --layout bshd --mask causal --sinks on
+      step fa-bench --providers "py.fa4,cudnn.sdpa,py.torch.sdpa.flash,py.flashinfer.fa3,cuda.flash.sm90" \
+        --preset fa-bench --layout bshd
+      ;;
+    fa4-spec)
+      step spec-decode --providers "py.fa4,cudnn.sdpa,py.flashinfer.fa2,cuda.decode" \
+        --preset spec-decode --batch 64 --kv-seq 8k
       ;;
     *)
       echo "contenders.sh: unknown part $part" >&2

@@ -86,11 +86,6 @@ const NoAdapter kNoAdapters[] = {
      "not built: xformers 0.0.35, the newest wheel, is built for PyTorch 2.10 and Python 3.10; on "
      "the H200's PyTorch 2.11 / Python 3.12 its CUDA extension does not load and "
      "memory_efficient_attention finds no operator (no source build)"},
-    // Tried on the H200 (2026-12-01, bench/results/h200/2026-12-01-tune-ort, call 6).
-    {"fa4", "FlashAttention-4 (flash-attn-4, CuTe DSL kernels)", "flash-attn-4",
-     "not built: flash-attn-4 4.0.0b36 was staged to the H200 with nvidia-cutlass-dsl 4.8.1 and "
-     "did not import (those wheels carry no cutlass.cute package); no adapter kept for a library "
-     "that has not run"},
     {"trt.fp16", "a TensorRT engine of the attention graph, fp16", "TensorRT",
      "not built: TensorRT cannot be installed here (the tensorrt packages on PyPI are stubs that "
      "download from a host this workplace cannot reach, and Debian has none); with TensorRT "

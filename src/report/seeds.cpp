@@ -28,7 +28,7 @@ constexpr std::array kSystems = {
     SeedSystem{"ONNX Runtime FP16", "ort.cuda.*,ort.cpu.*"},
     SeedSystem{"TensorRT FP16", "trt.fp16"},
     SeedSystem{"FlashInfer", "py.flashinfer.*"},
-    SeedSystem{"FlashAttention-4", "fa4"},
+    SeedSystem{"FlashAttention-4", "py.fa4"},
 };
 
 bool stands_for(std::string_view globs, const std::string& provider) {

@@ -317,19 +317,16 @@ TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {
   // The mutants (test.mutant.*) are tests/run/test_mutants.cpp's.
   std::erase_if(rows, [](const Result& r) { return r.provider.starts_with("test.mutant."); });
   // cpu.naive, five fault providers, test.group and test.pid (cpu.reference in two workers).
-#if defined(ATTNPROF_WITH_CUDA)
-  // CUDA builds add test.illegal_address, which has no engine in a --device cpu run.
-  ASSERT_EQ(rows.size(), 9u) << o.out;
-#else
   ASSERT_EQ(rows.size(), 8u) << o.out;
+#if defined(ATTNPROF_WITH_CUDA)
+  // CUDA builds have test.illegal_address too, which cannot run in a --device cpu run: the glob
+  // leaves it out, saying so once on stderr, not as a row.
+  EXPECT_NE(o.err.find("test.illegal_address"), std::string::npos) << o.err;
 #endif
   std::map<std::string, const Result*> by;
   for (const Result& r : rows) by[r.provider] = &r;
   EXPECT_EQ(by.at("test.group")->status, Status::passed) << by.at("test.group")->reason;
   EXPECT_EQ(by.at("test.pid")->status, Status::passed) << by.at("test.pid")->reason;
-#if defined(ATTNPROF_WITH_CUDA)
-  EXPECT_EQ(by.at("test.illegal_address")->status, Status::not_supported);
-#endif
   EXPECT_EQ(by.at("cpu.naive")->status, Status::passed);
   EXPECT_EQ(by.at("test.oom")->status, Status::passed);  // within its budget at this size
   EXPECT_EQ(by.at("test.abort")->status, Status::failed);
@@ -416,16 +413,16 @@ TEST(CliFaults, SigintStopsTuneWithAJsonThatSaysSo) {
   const fs::path json = temp_file("tune-stop.json");
   fs::remove(journal);
   fs::remove(json);
-  const Background b = spawn_cli(
-      {"tune", "--providers", "cpu.naive", "--device", "cpu", "--seq", "256", "--heads", "2",
-       "--head-dim", "32", "--dtype", "fp32", "--max-memory", "1GiB", "--min-time", "100ms",
-       "--threads", "1", "--no-history", "--out", journal.string(), "--json", json.string()},
-      "tune-stop");
+  const Background b =
+      spawn_cli({"tune", "--providers",  "cpu.naive", "--device",       "cpu",    "--seq",
+                 "256",  "--heads",      "2",         "--head-dim",     "32",     "--dtype",
+                 "fp32", "--max-memory", "1GiB",      "--min-time",     "100ms",  "--threads",
+                 "1",    "--no-history", "--out",     journal.string(), "--json", json.string()},
+                "tune-stop");
   ASSERT_TRUE(wait_for_rows(journal, 1, 20)) << slurp(b.err);
   ::kill(b.pid, SIGINT);
   EXPECT_EQ(wait_exit(b.pid), 128 + SIGINT) << slurp(b.err);
-  EXPECT_NE(slurp(b.err).find("tune stopped by SIGINT before its search ended"),
-            std::string::npos)
+  EXPECT_NE(slurp(b.err).find("tune stopped by SIGINT before its search ended"), std::string::npos)
       << slurp(b.err);
   const std::string text = slurp(json);
   EXPECT_NE(text.find("\"stopped_by\": \"SIGINT\""), std::string::npos) << text;

@@ -34,7 +34,7 @@ TEST(Seeds, EverySystemHasItsFigureOrWhyNot) {
   rows.push_back(row("torch.sdpa.math", 1, 8, 8, 512, 9000, 0));
   ReportOptions o;
   o.catalog = {{"trt.fp16", DeviceKind::cuda, {false, "not built: TensorRT is not here"}},
-               {"fa4", DeviceKind::cuda, {true, ""}}};
+               {"py.fa4", DeviceKind::cuda, {true, ""}}};
   o.python_unavailable = "no python3 on PATH";
   const TableSection s = seeds_table(rows, "cuda.naive", o);
   EXPECT_NE(s.intro.find("B1 H8 N2048 D64 fp16 causal fwd (NVIDIA H200, cold)"), std::string::npos)
@@ -53,7 +53,7 @@ TEST(Seeds, EverySystemHasItsFigureOrWhyNot) {
             "not run at the reference shape (passed at 1 other point)");
   EXPECT_EQ(row_of(s, "TensorRT FP16")[6], "unavailable: not built: TensorRT is not here");
   EXPECT_EQ(row_of(s, "FlashAttention-4")[6],
-            "not in these rows (available here: --providers fa4)");
+            "not in these rows (available here: --providers py.fa4)");
   EXPECT_EQ(row_of(s, "FlashInfer")[6],
             "not in these rows; Python providers unavailable here: no python3 on PATH");
 }
