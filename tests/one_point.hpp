@@ -26,9 +26,9 @@ struct OnePoint {
   }
 };
 
-// Prepares `p` for `s` on `engine` (throws what prepare() throws).
+// Prepares `p` for `s` on `engine` under `settings` (throws what prepare() throws).
 inline OnePoint prepare_point(Provider& p, Engine& engine, const Spec& s, const InputFill& fill,
-                              int threads = 1) {
+                              int threads = 1, const Settings& settings = {}) {
   OnePoint pt;
   pt.spec = s;
   pt.fill = fill;
@@ -37,6 +37,7 @@ inline OnePoint prepare_point(Provider& p, Engine& engine, const Spec& s, const 
   ctx.threads = threads;
   ctx.tracker = engine.tracker();
   ctx.stream = &engine.stream();
+  ctx.settings = settings;
   pt.run = p.prepare(s, engine.device(), ctx, pt.tensors->io());
   const Io first[] = {pt.tensors->io()};
   pt.run->bind(first);

@@ -42,7 +42,9 @@ class WrappedProvider : public Provider {
   }
   Availability availability() const override { return inner_->availability(); }
   Support supports(const Spec& s, const Device& d) const override { return inner_->supports(s, d); }
-  int64_t workspace_estimate(const Spec& s) const override { return inner_->workspace_estimate(s); }
+  int64_t workspace_estimate(const Spec& s, const Settings& settings) const override {
+    return inner_->workspace_estimate(s, settings);
+  }
   std::unique_ptr<Run> prepare(const Spec& s, const Device& d, const PrepareContext& c,
                                const Io& io) override {
     return wrap(inner_->prepare(s, d, c, io), io);

@@ -61,6 +61,7 @@ struct RunCliOptions {
 struct Plan {
   std::vector<Spec> specs;
   std::vector<Provider*> providers;
+  SettingsByProvider settings;  // --set, swept per provider
   std::string preset;
   int64_t grid_shapes = 0;  // before --shard took its share
 };
@@ -90,7 +91,7 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda, const RunDevices& devices) 
   // Defaults are the providers that declare themselves in the default set of the device and can
   // run here, and those the --py-provider files add; named providers always get a row.
   plan.providers = chosen_providers(o.providers, devices, python_providers_unavailable());
-  check_settings_are_used(o.measure.settings, plan.providers);
+  plan.settings = settings_of_run(o.measure.settings, plan.providers);
   warn_cuda_only_options(o.measure, plan.providers);
   return plan;
 }
@@ -195,7 +196,7 @@ int run_command(RunCliOptions& o) {
   TimeSplit split;
   sinks.push_back(&split);
 
-  const auto points = plan_points(plan.specs, plan.providers);
+  const auto points = plan_points(plan.specs, plan.providers, plan.settings);
   const auto count = [](std::size_t n, const char* what) {
     return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
   };

@@ -43,7 +43,7 @@ struct TraceCliOptions {
   bool force = false;     // replace an existing --chrome or --breakdown
   bool ncu = false;
   bool ncu_target = false;            // hidden: the child ncu profiles
-  std::vector<std::string> settings;  // --set: in the environment the ncu child inherits
+  std::vector<std::string> settings;  // --set: swept per provider; the ncu child gets its point's
   int threads = 0;
   uint64_t seed = 20261129;
   int warmup = 1;
@@ -80,30 +80,6 @@ std::string self_exe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("attnprof");
 }
 
-// The child's command line: this binary, `trace`, the point and the provider, --ncu-target.
-std::vector<std::string> ncu_target_argv(const TraceCliOptions& o, const Spec& s,
-                                         const std::string& provider) {
-  return {self_exe(),     "trace",
-          "--batch",      std::to_string(s.batch),
-          "--heads",      std::to_string(s.q_heads),
-          "--kv-heads",   std::to_string(s.kv_heads),
-          "--seq",        std::to_string(s.q_len),
-          "--kv-seq",     std::to_string(s.kv_len),
-          "--head-dim",   std::to_string(s.head_dim),
-          "--v-head-dim", std::to_string(s.dv()),
-          "--dtype",      std::string(to_string(s.dtype)),
-          "--mask",       to_string(s.mask),
-          "--mode",       std::string(to_string(s.mode)),
-          "--page-size",  std::to_string(s.page_size),
-          "--softcap",    fmt::format("{}", s.softcap),
-          "--sinks",      s.sinks ? "on" : "off",
-          "--seqlens",    s.ragged() ? s.seqlens : "off",
-          "--providers",  provider,
-          "--seed",       std::to_string(o.seed),
-          "--warmup",     std::to_string(o.warmup),
-          "--ncu-target"};
-}
-
 std::string phases_line(const Result& row) {
   std::string line;
   for (const TraceEvent& r : trace_of(row).ranges) {
@@ -134,7 +110,7 @@ int trace_command(const TraceCliOptions& o) {
 
   // The points run through the one lifecycle with trace hooks, where `attnprof run` runs them (a
   // supervised worker per worker group); ncu's target is the process ncu watches: in-process.
-  apply_settings(o.settings);  // before the workers start: they inherit the settings
+  check_setting_forms(o.settings);
   StopRequest stop;
   const StopSignals signals(stop, /*second_kills=*/true);
   const bool in_process = o.in_process || o.ncu_target;
@@ -146,9 +122,10 @@ int trace_command(const TraceCliOptions& o) {
   // Named providers that cannot run here are refused (one line, exit 2), as run and tune do.
   const std::vector<Provider*> providers = chosen_providers(
       o.providers, exec.devices(wants_cuda && exec.cuda_ok()), python_providers_unavailable());
-  check_settings_are_used(o.settings, providers);
-  if (o.ncu_target && providers.size() != 1) {
-    throw std::invalid_argument("--ncu-target takes exactly one provider");
+  const SettingsByProvider settings = settings_of_run(o.settings, providers);
+  const std::vector<Point> points = plan_points({spec}, providers, settings);
+  if (o.ncu_target && points.size() != 1) {
+    throw std::invalid_argument("--ncu-target takes exactly one provider and one value a setting");
   }
   begin_work();
   RunOptions ro;
@@ -163,7 +140,7 @@ int trace_command(const TraceCliOptions& o) {
   }
   Executor& executor = exec.executor(ro);
   if (o.ncu_target) {
-    const std::optional<Result> row = executor.run({spec, providers.front()});
+    const std::optional<Result> row = executor.run(points.front());
     if (!row || row->status != Status::passed) {
       fmt::print(stderr, "attnprof trace --ncu-target: {}\n", row ? row->reason : "stopped");
       return 1;
@@ -178,15 +155,19 @@ int trace_command(const TraceCliOptions& o) {
 
   std::unique_ptr<Sink> history =
       open_history(o.history, "", exec.device_name(wants_cuda && exec.cuda_ok()));
-  if (history) history->begin(static_cast<int64_t>(providers.size()));
+  if (history) history->begin(static_cast<int64_t>(points.size()));
   std::vector<Result> traces;
   std::string markdown = fmt::format("# attnprof trace: {}\n", spec.label());
   bool all_passed = true;
-  for (Provider* p : providers) {
-    fmt::print("== {} · {} · {}\n", p->name(), spec.label(),
+  for (const Point& pt : points) {
+    Provider* p = pt.provider;
+    const std::string title = pt.settings.empty()
+                                  ? p->name()
+                                  : fmt::format("{} [{}]", p->name(), settings_label(pt.settings));
+    fmt::print("== {} · {} · {}\n", title, spec.label(),
                exec.device_name(p->device_kind() == DeviceKind::cuda));
     std::cout.flush();
-    std::optional<Result> ran = executor.run({spec, p});
+    std::optional<Result> ran = executor.run(pt);
     if (!ran) {
       if (history) {
         history->stopped(stop.signal.load());
@@ -195,7 +176,7 @@ int trace_command(const TraceCliOptions& o) {
       return 128 + stop.signal.load();
     }
     Result& t = *ran;
-    t.env = executor.fingerprint(*p);
+    t.env = point_env(executor, pt);
     if (history) history->write(t);
     all_passed = all_passed && t.status == Status::passed;
     const std::string status = t.reason.empty()
@@ -203,8 +184,7 @@ int trace_command(const TraceCliOptions& o) {
                                    : fmt::format("{}: {}", to_string(t.status), t.reason);
     fmt::print("status: {}\n", status);
     fmt::print("phases: {}\n", phases_line(t));
-    markdown +=
-        fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", p->name(), status, phases_line(t));
+    markdown += fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", title, status, phases_line(t));
     if (t.status == Status::passed) {
       const Breakdown b = make_breakdown(t);
       const std::optional<Ceilings> c = ceilings_for(t);
@@ -212,7 +192,8 @@ int trace_command(const TraceCliOptions& o) {
       fmt::print("\n{}\n{}", render_breakdown(t, b, false), render_roofline(r, c, false));
       markdown += fmt::format("{}\n{}", render_breakdown(t, b, true), render_roofline(r, c, true));
       if (!ncu.empty() && p->device_kind() == DeviceKind::cuda) {
-        const NcuReport rep = run_ncu(ncu_command(ncu, ncu_target_argv(o, spec, p->name())));
+        const NcuReport rep = run_ncu(ncu_command(
+            ncu, ncu_target_argv(self_exe(), spec, p->name(), pt.settings, o.seed, o.warmup)));
         fmt::print("\n{}", render_ncu(rep, false));
         markdown += fmt::format("\n{}", render_ncu(rep, true));
       }

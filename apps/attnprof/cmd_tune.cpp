@@ -148,7 +148,7 @@ int tune_command(const TuneCliOptions& o) {
   const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
   const std::vector<Provider*> providers =
       chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable());
-  check_settings_are_used(o.measure.settings, providers);
+  const SettingsByProvider settings = settings_of_run(o.measure.settings, providers);
   warn_cuda_only_options(o.measure, providers);
   within_device_memory(t, providers, exec);
   Executor& executor = exec.executor(t.run);
@@ -186,10 +186,16 @@ int tune_command(const TuneCliOptions& o) {
         results.push_back(std::move(none));
         continue;
       }
-      fmt::print("tune {} {} ({}):\n", p->name(), spec.label(),
-                 t.axis == TuneAxis::batch ? "largest batch" : "longest sequence");
-      results.push_back(tune(spec, *p, executor, t));
-      fmt::print("{}\n", format_tune_curve(results.back()));
+      const auto given = settings.find(p->name());
+      for (const Settings& set :
+           setting_combinations(given == settings.end() ? SettingValues{} : given->second)) {
+        if (stop.stop_after_point()) break;
+        fmt::print("tune {} {}{} ({}):\n", p->name(), spec.label(),
+                   set.empty() ? "" : " [" + settings_label(set) + "]",
+                   t.axis == TuneAxis::batch ? "largest batch" : "longest sequence");
+        results.push_back(tune(spec, *p, executor, t, set));
+        fmt::print("{}\n", format_tune_curve(results.back()));
+      }
     }
   }
   if (journal) journal->end();

@@ -58,18 +58,18 @@ void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
 
 void add_settings_option(CLI::App* sub, std::vector<std::string>& settings) {
   sub->add_option("--set", settings,
-                  "A provider setting, PROVIDER.NAME=VALUE (repeatable; `attnprof list` shows "
-                  "each provider's); recorded in every row of that provider")
+                  "A provider setting, PROVIDER.NAME=VALUE[,VALUE...] (repeatable; `attnprof list` "
+                  "shows each provider's); several values are swept like an axis; recorded in "
+                  "every row of that provider")
       ->take_all();
 }
 
-void apply_settings(const std::vector<std::string>& settings) {
-  for (const std::string& s : settings) apply_setting(s);
-  check_settings();
+void check_setting_forms(const std::vector<std::string>& settings) {
+  for (const std::string& s : settings) parse_setting_assignment(s);
 }
 
 RunOptions measure_run_options(const MeasureCliOptions& o) {
-  apply_settings(o.settings);
+  check_setting_forms(o.settings);
   RunOptions ro;
   ro.seed = o.seed;
   ro.measure.mode = o.timing;

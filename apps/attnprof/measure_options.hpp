@@ -49,6 +49,7 @@ double positive_seconds_option(const std::string& text, const char* option);
 namespace attnprof::cli {
 // Registers --set on a subcommand (run and tune through add_measure_options; trace on its own).
 void add_settings_option(CLI::App* sub, std::vector<std::string>& settings);
-// Applies each --set and checks every ATTNPROF_* setting variable (provider_settings.hpp).
-void apply_settings(const std::vector<std::string>& settings);
+// Checks each --set's form, PROVIDER.NAME=VALUE[,VALUE...] (provider_settings.hpp), before any
+// work; its names and values are checked against the providers (settings_of_run).
+void check_setting_forms(const std::vector<std::string>& settings);
 }  // namespace attnprof::cli

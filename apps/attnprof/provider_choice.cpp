@@ -100,19 +100,25 @@ std::vector<Provider*> chosen_providers(const std::string& patterns, const RunDe
   return out;
 }
 
-void check_settings_are_used(const std::vector<std::string>& settings,
-                             const std::vector<Provider*>& providers) {
+SettingsByProvider settings_of_run(const std::vector<std::string>& settings,
+                                   const std::vector<Provider*>& providers) {
+  SettingsByProvider out;
   for (const std::string& s : settings) {
-    const std::string target = s.substr(0, s.find('='));
-    const std::string provider = target.substr(0, target.rfind('.'));
-    const bool used = std::any_of(providers.begin(), providers.end(),
-                                  [&](const Provider* p) { return p->name() == provider; });
-    if (!used) {
+    SettingAssignment a = parse_setting_assignment(s);
+    // A provider this run leaves out is still checked first: a wrong name or value says so.
+    if (const Provider* known = find_provider(a.provider))
+      check_setting_assignment(a, s, known->traits().settings);
+    const auto p = std::find_if(providers.begin(), providers.end(),
+                                [&](const Provider* q) { return q->name() == a.provider; });
+    if (p == providers.end()) {
       throw std::invalid_argument(fmt::format(
           "--set {}: {} is not among this run's providers, so the setting would change nothing", s,
-          provider));
+          a.provider));
     }
+    check_setting_assignment(a, s, (*p)->traits().settings);
+    out[a.provider][a.name] = std::move(a.values);
   }
+  return out;
 }
 
 }  // namespace attnprof::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnprof/provider.hpp"
+#include "attnprof/sweep.hpp"
 
 namespace attnprof::cli {
 
@@ -30,9 +31,11 @@ std::string cannot_run_here(const Provider& p, const RunDevices& devices);
 std::vector<Provider*> chosen_providers(const std::string& patterns, const RunDevices& devices,
                                         const std::string& python_unavailable = "");
 
-// `--set PROVIDER.NAME=VALUE` for a provider the run does not use is refused (it would be
-// recorded nowhere and change nothing). Throws std::invalid_argument.
-void check_settings_are_used(const std::vector<std::string>& settings,
-                             const std::vector<Provider*>& providers);
+// Each `--set PROVIDER.NAME=V1,V2` checked against the settings the provider declares
+// (ProviderTraits::settings), as the values to sweep by provider and setting (a later --set of a
+// setting replaces an earlier one). A provider the run does not use is refused (the setting
+// would be recorded nowhere and change nothing). Throws std::invalid_argument.
+SettingsByProvider settings_of_run(const std::vector<std::string>& settings,
+                                   const std::vector<Provider*>& providers);
 
 }  // namespace attnprof::cli

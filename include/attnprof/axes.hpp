@@ -65,6 +65,11 @@ const Axis* find_axis(std::string_view key);
 // "batch, heads, ..." for an unknown-key error.
 std::string axis_keys();
 
+// The options that give exactly `spec` on a command line: each axis with a field, its flag and
+// canonical value, in the table's order (what a child process is handed to run the same point:
+// `trace --ncu`'s target). Expanding them back gives `spec`.
+std::vector<std::string> spec_argv(const Spec& spec);
+
 // One series of a grid: the values given per axis (canonical text); an axis not given takes its
 // default (Axis::fallback) or stays unset.
 class GridAxes {

@@ -4,11 +4,14 @@
 // back per kernel. CUPTI belongs to ncu there, so the child traces nothing itself.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attnprof/provider_settings.hpp"
+#include "attnprof/spec.hpp"
 #include "attnprof/trace.hpp"
 
 namespace attnprof {
@@ -46,6 +49,13 @@ std::vector<std::string> ncu_command(const std::string& ncu,
 // Runs the command, reads its output and parses it; error names ncu's last "==ERROR==" line
 // or the exit status when no kernel came back.
 NcuReport run_ncu(const std::vector<std::string>& command);
+
+// The target ncu runs: `exe trace`, the point's every axis (axes.hpp spec_argv), the provider
+// and its settings (--set PROVIDER.NAME=VALUE), the seed and warm-up, --ncu-target: the point
+// traced, no other.
+std::vector<std::string> ncu_target_argv(const std::string& exe, const Spec& spec,
+                                         const std::string& provider, const Settings& settings,
+                                         uint64_t seed, int warmup);
 
 // One row per kernel, and the time-weighted DRAM and tensor-pipe figures over all of them.
 std::string render_ncu(const NcuReport& report, bool markdown);

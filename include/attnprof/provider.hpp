@@ -48,6 +48,9 @@ struct PrepareContext {
   // Where the run reports the buffers it allocates besides the harness's tensors (may be null:
   // then nothing is tracked).
   MemoryTracker* tracker = nullptr;
+  // The point's values of the provider's declared settings (traits().settings); a setting not
+  // given is absent: the provider's default. setting_of(ctx.settings, "name") reads one.
+  Settings settings;
 };
 
 // One prepared point: workspace allocated, plans built. Never timed.
@@ -114,8 +117,8 @@ class Provider {
   virtual Support supports(const Spec& spec, const Device& device) const = 0;
   // Bytes the provider expects to allocate for the spec beyond the harness's tensors (scores,
   // workspace, temporaries); the harness adds the tensors and marks a point oom without running
-  // it when the sum exceeds the device's memory.
-  virtual int64_t workspace_estimate(const Spec& spec) const = 0;
+  // it when the sum exceeds the device's memory. `settings`: the point's (PrepareContext's).
+  virtual int64_t workspace_estimate(const Spec& spec, const Settings& settings = {}) const = 0;
   // Builds the point over copy 0 of the tensors. Inputs are filled; in mode bwd, prepare()
   // computes the forward state its backward reads (O and, where it writes one, the LSE in `io`).
   virtual std::unique_ptr<Run> prepare(const Spec& spec, const Device& device,

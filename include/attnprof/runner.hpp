@@ -77,14 +77,15 @@ using HooksFactory =
 
 // Runs one point end to end: validate -> support -> estimate -> allocate the tensors -> prepare
 // -> poison, launch, verify -> warm-up -> measure -> verify the last timed output -> kernels.
-// Never throws.
+// Never throws. `settings`: the point's values of the provider's settings (provider_settings.hpp),
+// handed to its estimate and prepare().
 Result run_point(const Spec& spec, Provider& provider, Engine& engine, const RunOptions& options,
-                 PointHooks* hooks = nullptr);
+                 PointHooks* hooks = nullptr, const Settings& settings = {});
 
 // Why the point cannot run at all (invalid spec, wrong device, unavailable, indexing, support,
 // memory estimate), as the row it would get; nullopt when it may run. No allocation, no launch.
 std::optional<Result> refuse_point(const Spec& spec, Provider& provider, Engine& engine,
-                                   const RunOptions& options);
+                                   const RunOptions& options, const Settings& settings = {});
 
 // The one builder of rows: provider, traits, spec, seed, model FLOPs and bytes.
 Result point_row(const Provider& provider, const Spec& spec, uint64_t seed);

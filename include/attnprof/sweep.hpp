@@ -39,13 +39,18 @@ struct SweepSummary {
   }
 };
 
-// The points of a sweep in run order: spec-major (every provider at one shape, then the next).
+// The points of a sweep in run order: spec-major (every provider at one shape, then the next),
+// each provider under every combination of the values given for its settings (--set: by
+// provider name; setting_combinations), one after the other.
 struct Point {
   Spec spec;
   Provider* provider = nullptr;
+  Settings settings;  // the provider's settings at this point (provider_settings.hpp)
 };
+using SettingsByProvider = std::map<std::string, SettingValues>;
 std::vector<Point> plan_points(const std::vector<Spec>& specs,
-                               const std::vector<Provider*>& providers);
+                               const std::vector<Provider*>& providers,
+                               const SettingsByProvider& settings = {});
 
 // The series a spec belongs to for the OOM skip rule: the spec with its size axes (batch,
 // q_len, kv_len) cleared. After an oom, points of the same provider and series whose
@@ -67,7 +72,8 @@ class Executor {
   virtual const Fingerprint& fingerprint(DeviceKind kind) = 0;
   // The fingerprint of the rows of `provider`: that of its kind (of its worker group's process,
   // where the provider runs where other library versions load: Provider::worker_group()), plus
-  // the provider's own entries (Provider::fingerprint(): its libraries' versions).
+  // the provider's own entries (Provider::fingerprint(): its libraries' versions). A point's
+  // rows add its settings (point_env).
   virtual const Fingerprint& fingerprint(const Provider& provider) = 0;
   // Runs one point of a kind that has an engine. Never throws. nullopt only when a stop was
   // requested at once (StopRequest::stop_now) and the point was abandoned without a row.
@@ -105,6 +111,9 @@ ResumedElsewhere resumed_elsewhere(const std::vector<Point>& points, Executor& e
 
 SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
                        const std::vector<Sink*>& sinks, const SweepControl& control = {});
+
+// The env a point's row carries: its provider's fingerprint and its settings ("setting.NAME").
+Fingerprint point_env(Executor& executor, const Point& point);
 
 // In this process, on `engines`.
 SweepSummary run_sweep(const std::vector<Point>& points, const Engines& engines,

@@ -5,8 +5,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attnprof/device.hpp"
+#include "attnprof/provider_settings.hpp"
 #include "attnprof/spec.hpp"
 
 namespace attnprof {
@@ -76,6 +78,9 @@ struct ProviderTraits {
   // tolerance_for; at most kMaxDeclaredTolerance). Rows and reports say the bound was declared.
   std::string quantization;
   double output_tolerance = 0;
+  // The knobs it takes beyond the spec (provider_settings.hpp): `--set NAME=...` is checked
+  // against them, and its points carry their values to prepare() (PrepareContext::settings).
+  std::vector<ProviderSetting> settings;
 };
 
 // The loosest bound a provider may declare: a row 10% off in L2 is no longer the attention asked

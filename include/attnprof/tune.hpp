@@ -83,8 +83,9 @@ struct TuneResult {
 // Runs the search for one provider on `executor` (whose run options are options.run). `spec`
 // gives every dimension but the tuned one. Stops early, with what it found, when a stop was
 // requested (options.stop) or the executor abandons a point.
+// `settings`: the provider's settings at every point (provider_settings.hpp).
 TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
-                const TuneOptions& options);
+                const TuneOptions& options, const Settings& settings = {});
 
 // Whether a measured row fits the limits; the reason in words when not.
 bool fits_limits(const Result& r, const TuneLimits& limits, std::string& why_not);

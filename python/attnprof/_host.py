@@ -77,6 +77,7 @@ class Host:
         p = self.providers[index]
         spec = Spec.from_json(request["spec"])
         p.threads = int(request.get("threads", 0))  # the CPU engine's threads (0: all)
+        p.setting_values = dict(request.get("settings", {}))  # the point's (provider_settings.hpp)
         memory = self._torch_memory(p)
         base = 0
         if memory is not None:

@@ -152,6 +152,8 @@ def describe(p: Provider) -> dict:
             "quantization": str(p.quantization),
             "output_tolerance": float(p.output_tolerance),
         },
+        "settings": [{"name": str(s["name"]), "values": [str(v) for v in s.get("values", ())],
+                      "help": str(s.get("help", ""))} for s in p.settings],
         "available": reason is None,
         "reason": reason or "",
         "fingerprint": {"python": platform.python_version(),

@@ -83,6 +83,12 @@ class Provider:
     # Set before each prepare(): the threads a CPU provider should use (the engine's --threads;
     # 0 for all).
     threads: int = 0
+    # Knobs beyond the spec (include/attnprof/provider_settings.hpp): one dict per setting,
+    # {"name": ..., "values": [...], "help": ...}; `--set NAME.SETTING=V1,V2` is checked against
+    # them and sweeps the values. Set before each prepare(): `setting_values`, the point's value
+    # of each setting given (absent: the provider's default).
+    settings: tuple = ()
+    setting_values: dict = {}
 
     def availability(self) -> Optional[str]:
         """None when the provider can run here, else why not, in words. Must be cheap: `attnprof

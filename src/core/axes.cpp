@@ -347,6 +347,16 @@ std::string axis_keys() {
   return out;
 }
 
+std::vector<std::string> spec_argv(const Spec& spec) {
+  std::vector<std::string> argv;
+  for (const Axis& a : kAxes) {
+    if (a.get == nullptr) continue;  // a rule: the axes it sets are given themselves
+    argv.emplace_back(a.flag);
+    argv.push_back(a.get(spec));
+  }
+  return argv;
+}
+
 void GridAxes::set(std::string_view key, std::string_view list) {
   const Axis& axis = axis_of(key);
   if (trim(list).empty()) throw std::invalid_argument("an empty list; give at least one value");

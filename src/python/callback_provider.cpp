@@ -130,13 +130,14 @@ class CallbackProvider final : public Provider {
     const auto& reason = reply.at("reason");
     return reason.is_null() ? Support::yes() : Support::no(reason.get<std::string>());
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec, const Settings&) const override {
     const nlohmann::json request = {{"spec", to_json(spec)}};
     return caller_.call(index_, ATTNPROF_OP_ESTIMATE, &request).at("bytes").get<int64_t>();
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
                                const Io& io) override {
-    const nlohmann::json request = {{"spec", to_json(spec)}, {"threads", ctx.threads}};
+    const nlohmann::json request = {
+        {"spec", to_json(spec)}, {"threads", ctx.threads}, {"settings", ctx.settings}};
     const attnprof_io first = to_c(io);
     void* stream = ctx.stream ? ctx.stream->native : nullptr;
     const nlohmann::json reply =

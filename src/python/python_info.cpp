@@ -12,6 +12,12 @@ std::vector<ProviderInfo> parse_provider_infos(const nlohmann::json& array) {
   for (const nlohmann::json& j : array) {
     ProviderInfo p;
     p.traits = traits_from_json(j.at("traits"));
+    // Declared beside the traits (provider.py `settings`), not in the row's traits.
+    for (const nlohmann::json& s : j.value("settings", nlohmann::json::array())) {
+      p.traits.settings.push_back({s.at("name").get<std::string>(),
+                                   s.at("values").get<std::vector<std::string>>(), 0,
+                                   s.value("help", std::string())});
+    }
     p.available = j.at("available").get<bool>();
     p.reason = j.at("reason").get<std::string>();
     for (const auto& [key, value] : j.at("fingerprint").items())

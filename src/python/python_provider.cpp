@@ -20,7 +20,7 @@ class PythonProvider final : public Provider {
   Fingerprint fingerprint() const override { return info_.fingerprint; }
   // Asked only of a provider run in this process (--in-process): the worker asks Python.
   Support supports(const Spec&, const Device&) const override { return Support::no(kInProcess); }
-  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
   std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&,
                                const Io&) override {
     throw NotSupported(kInProcess);

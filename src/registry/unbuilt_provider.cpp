@@ -16,7 +16,7 @@ class UnbuiltProvider final : public Provider {
   ProviderTraits traits() const override { return traits_; }
   Availability availability() const override { return {false, reason_}; }
   Support supports(const Spec&, const Device&) const override { return Support::no(reason_); }
-  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
   std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&,
                                const Io&) override {
     throw std::logic_error(traits_.name + ": " + reason_);

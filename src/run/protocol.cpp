@@ -171,7 +171,8 @@ std::string encode_request(const Request& request) {
   const Json j = {{"point",
                    {{"provider", request.provider},
                     {"spec", to_json(request.spec)},
-                    {"options", options_json(request.options)}}}};
+                    {"options", options_json(request.options)},
+                    {"settings", request.settings}}}};
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -182,6 +183,7 @@ Request decode_request(const std::string& line) {
   r.provider = field<std::string>(point, "provider");
   r.spec = read_spec(field<Json>(point, "spec"));
   r.options = read_options(field<Json>(point, "options"));
+  r.settings = field<Settings>(point, "settings");
   return r;
 }
 

@@ -2,11 +2,13 @@
 // per line, over the worker's stdin and stdout:
 //
 //   worker -> supervisor, once at start:
-//     {"hello":{"protocol":2,"pid":N,"engines":[{"kind":"cpu","available":true,"reason":"",
+//     {"hello":{"protocol":3,"pid":N,"engines":[{"kind":"cpu","available":true,"reason":"",
 //               "device":"...","threads":N,"memory_bytes":N,"env":{...}}, ...],
 //               "providers":{"cudnn.sdpa":{"cudnn":"9.19.0"}, ...}}}
+// (protocol 3: the point carries its provider's settings, which the worker hands to prepare();
+// protocol 2 had none, the worker read them from its environment)
 //   supervisor -> worker, one per point:
-//     {"point":{"provider":"cpu.naive","spec":{...},"options":{...}}}
+//     {"point":{"provider":"cpu.naive","spec":{...},"options":{...},"settings":{"NAME":"VALUE"}}}
 //   worker -> supervisor, one per point:
 //     {"row":<the row, result_json.hpp>}
 //
@@ -29,7 +31,7 @@
 
 namespace attnprof::protocol {
 
-inline constexpr int kVersion = 2;
+inline constexpr int kVersion = 3;
 
 struct Hello {
   int protocol = kVersion;
@@ -42,6 +44,7 @@ struct Request {
   std::string provider;
   Spec spec;
   RunOptions options;
+  Settings settings;  // the point's values of the provider's settings (provider_settings.hpp)
 };
 
 struct Reply {

@@ -121,7 +121,8 @@ constexpr uint64_t kFreshSeedSalt = 0x5EED'F4E5'0000'0001ull;
 
 // The phases from allocation to release; fills `r`; may throw.
 void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
-             const RunOptions& options, const std::optional<Peaks>& peaks, PointHooks& hooks) {
+             const RunOptions& options, const Settings& settings, const std::optional<Peaks>& peaks,
+             PointHooks& hooks) {
   MemoryTracker* tracker = engine.tracker();
   const int64_t base = tracker ? tracker->current() : 0;
   if (tracker) tracker->reset_peak();
@@ -143,6 +144,7 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     ctx.threads = options.threads;
     ctx.tracker = tracker;
     ctx.stream = &stream;
+    ctx.settings = settings;
     const auto t0 = std::chrono::steady_clock::now();
     run = provider.prepare(spec, engine.device(), ctx, tensors->io());
     const Io first[] = {tensors->io()};
@@ -372,7 +374,7 @@ Result unrun_row(const Provider& provider, const Spec& spec, uint64_t seed, Stat
 }
 
 std::optional<Result> refuse_point(const Spec& spec, Provider& provider, Engine& engine,
-                                   const RunOptions& options) {
+                                   const RunOptions& options, const Settings& settings) {
   Result r = point_row(provider, spec, options.seed);
   r.device = engine.device().name;
   if (auto errors = spec.validate(); !errors.empty()) {
@@ -403,7 +405,7 @@ std::optional<Result> refuse_point(const Spec& spec, Provider& provider, Engine&
     return refused(std::move(r), Status::not_supported, Fault::not_supported, s.reason);
   }
   const Io layout = io_layout(spec, spec.dtype, r.traits.writes_lse);
-  const int64_t estimate = tensor_bytes(layout) + provider.workspace_estimate(spec);
+  const int64_t estimate = tensor_bytes(layout) + provider.workspace_estimate(spec, settings);
   const int64_t capacity = engine.device().memory_bytes;
   if (capacity > 0 && estimate > capacity) {
     return refused(std::move(r), Status::oom, Fault::oom,
@@ -415,8 +417,9 @@ std::optional<Result> refuse_point(const Spec& spec, Provider& provider, Engine&
 }
 
 Result run_point(const Spec& spec, Provider& provider, Engine& engine, const RunOptions& options,
-                 PointHooks* hooks) {
-  if (std::optional<Result> no = refuse_point(spec, provider, engine, options)) return *no;
+                 PointHooks* hooks, const Settings& settings) {
+  if (std::optional<Result> no = refuse_point(spec, provider, engine, options, settings))
+    return *no;
   Result r = point_row(provider, spec, options.seed);
   r.device = engine.device().name;
   r.started_at = utc_now_iso8601();
@@ -426,7 +429,7 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
   PointHooks& h = hooks ? *hooks : none;
   // One catch per point: whatever a provider throws ends this point only, classified here.
   try {
-    h.around([&] { execute(r, spec, provider, engine, options, peaks, h); });
+    h.around([&] { execute(r, spec, provider, engine, options, settings, peaks, h); });
   } catch (const std::exception& e) {
     r.fault = classify(e);
     r.reason = fault_reason(e);

@@ -258,8 +258,8 @@ std::optional<Result> Supervisor::run(const Point& point) {
   const std::string started_at = utc_now_iso8601();
   const auto stop_now = [this] { return options_.stop && options_.stop->stop_now(); };
   const WorkerGroup group = point.provider->worker_group();
-  const std::string unsent =
-      send(group, protocol::encode_request({point.provider->name(), point.spec, run_}));
+  const std::string unsent = send(
+      group, protocol::encode_request({point.provider->name(), point.spec, run_, point.settings}));
   if (!unsent.empty()) {
     if (stop_now()) return std::nullopt;
     Result r = fault_row(point, Status::failed, Fault::crash, unsent);

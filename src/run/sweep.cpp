@@ -39,7 +39,7 @@ class InProcessExecutor final : public Executor {
     auto [it, fresh] = by_provider_.try_emplace(provider.name());
     if (fresh) {
       it->second = fingerprint(provider.device_kind());
-      for (const auto& [k, v] : provider_entries(provider)) it->second[k] = v;
+      for (const auto& [k, v] : provider.fingerprint()) it->second[k] = v;
     }
     return it->second;
   }
@@ -47,7 +47,7 @@ class InProcessExecutor final : public Executor {
   std::optional<Result> run(const Point& pt) override {
     Engine& engine = *engines_.for_kind(pt.provider->device_kind());
     std::unique_ptr<PointHooks> hooks = hooks_ ? hooks_(options_, engine) : nullptr;
-    return run_point(pt.spec, *pt.provider, engine, options_, hooks.get());
+    return run_point(pt.spec, *pt.provider, engine, options_, hooks.get(), pt.settings);
   }
 
  private:
@@ -73,13 +73,26 @@ void note_oom(std::map<SeriesId, int64_t>& oom_at, const Result& r) {
 }  // namespace
 
 std::vector<Point> plan_points(const std::vector<Spec>& specs,
-                               const std::vector<Provider*>& providers) {
+                               const std::vector<Provider*>& providers,
+                               const SettingsByProvider& settings) {
   std::vector<Point> points;
   points.reserve(specs.size() * providers.size());
   for (const Spec& s : specs) {
-    for (Provider* p : providers) points.push_back({s, p});
+    for (Provider* p : providers) {
+      const auto given = settings.find(p->name());
+      for (Settings& c :
+           setting_combinations(given == settings.end() ? SettingValues{} : given->second)) {
+        points.push_back({s, p, std::move(c)});
+      }
+    }
   }
   return points;
+}
+
+Fingerprint point_env(Executor& executor, const Point& point) {
+  Fingerprint env = executor.fingerprint(*point.provider);
+  for (auto& [k, v] : settings_fingerprint(point.settings)) env[k] = std::move(v);
+  return env;
 }
 
 std::string series_key(const Spec& spec) {
@@ -134,8 +147,7 @@ Resumed match_journal(const std::vector<Point>& points, Executor& executor,
   Resumed m;
   std::set<std::string> planned;
   for (const Point& pt : points) {
-    const std::string key =
-        resume_key(pt.provider->name(), pt.spec, executor.fingerprint(*pt.provider));
+    const std::string key = resume_key(pt.provider->name(), pt.spec, point_env(executor, pt));
     const auto it = journaled.find(key);
     const Result* row = it == journaled.end() ? nullptr : it->second;
     // A point planned twice (a repeated axis value) runs once: one row per key.
@@ -161,7 +173,7 @@ ResumedElsewhere resumed_elsewhere(const std::vector<Point>& points, Executor& e
   ResumedElsewhere out;
   std::set<std::string> counted;
   for (const Point& pt : points) {
-    const Fingerprint& env = executor.fingerprint(*pt.provider);
+    const Fingerprint env = point_env(executor, pt);
     const std::string key = resume_key(pt.provider->name(), pt.spec, env);
     const auto it = anywhere.find(pt.provider->name() + "|" + pt.spec.key());
     if (same.count(key) || it == anywhere.end() || !counted.insert(key).second) continue;
@@ -215,7 +227,7 @@ SweepSummary run_sweep(const std::vector<Point>& points, Executor& executor,
       r = std::move(*ran);
       if (r.status == Status::oom) note_oom(oom_at, r);
     }
-    r.env = executor.fingerprint(*pt.provider);
+    r.env = point_env(executor, pt);
     ++summary.by_status[r.status];
     for (Sink* s : sinks) s->write(r);
   }

@@ -39,13 +39,14 @@ struct Stopped {};
 class Search {
  public:
   Search(const Spec& spec, Provider& provider, Executor& executor, const TuneOptions& options,
-         TuneResult& out)
+         const Settings& settings, TuneResult& out)
       : spec_(spec),
         provider_(provider),
         executor_(executor),
         options_(options),
+        settings_(settings),
         out_(out),
-        env_(executor.fingerprint(provider)) {}
+        env_(point_env(executor, {spec, &provider, settings})) {}
 
   // Runs the point at `value`; returns whether it fits. Throws Stopped when the executor
   // abandoned the point.
@@ -54,7 +55,7 @@ class Search {
     TunePoint p;
     p.value = value;
     std::optional<Result> row =
-        executor_.run({with_value(spec_, options_.axis, value), &provider_});
+        executor_.run({with_value(spec_, options_.axis, value), &provider_, settings_});
     if (!row) throw Stopped{};
     p.result = std::move(*row);
     p.result.env = env_;
@@ -74,6 +75,7 @@ class Search {
   Provider& provider_;
   Executor& executor_;
   const TuneOptions& options_;
+  Settings settings_;
   TuneResult& out_;
   Fingerprint env_;
 };
@@ -279,12 +281,12 @@ void refine_optimum(Search& search, const TuneOptions& options, TuneResult& out)
 }  // namespace
 
 TuneResult tune(const Spec& spec, Provider& provider, Executor& executor,
-                const TuneOptions& options) {
+                const TuneOptions& options, const Settings& settings) {
   TuneResult out;
   out.provider = provider.name();
   out.axis = options.axis;
   out.spec = with_value(spec, options.axis, options.start);
-  Search search(spec, provider, executor, options, out);
+  Search search(spec, provider, executor, options, settings, out);
   try {
     search_boundaries(search, options, out);
     refine_optimum(search, options, out);

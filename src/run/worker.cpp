@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "attnprof/provider_settings.hpp"
 #include "attnprof/runner.hpp"
 #include "run/protocol.hpp"
 
@@ -76,7 +75,7 @@ Result serve(const protocol::Request& request, const std::vector<Provider*>& pro
         fmt::format("no {} engine in this worker", to_string(provider->device_kind())));
   }
   std::unique_ptr<PointHooks> h = hooks ? hooks(request.options, *engine) : nullptr;
-  return run_point(request.spec, *provider, *engine, request.options, h.get());
+  return run_point(request.spec, *provider, *engine, request.options, h.get(), request.settings);
 }
 
 }  // namespace
@@ -106,7 +105,7 @@ int serve_worker(const WorkerOptions& options, const std::vector<Provider*>& pro
   hello.engines.push_back(describe(*cpu));
   if (cuda) hello.engines.push_back(describe(*cuda));
   for (Provider* p : providers) {
-    if (Fingerprint f = provider_entries(*p); !f.empty()) hello.providers[p->name()] = std::move(f);
+    if (Fingerprint f = p->fingerprint(); !f.empty()) hello.providers[p->name()] = std::move(f);
   }
   if (!put_line(protocol_fd, protocol::encode_hello(hello))) return 1;
 

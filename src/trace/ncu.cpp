@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "attnprof/axes.hpp"
 #include "report/table.hpp"
 #include "report/units.hpp"
 
@@ -138,6 +139,23 @@ std::vector<std::string> ncu_command(const std::string& ncu,
       "--csv"};
   cmd.insert(cmd.end(), target.begin(), target.end());
   return cmd;
+}
+
+std::vector<std::string> ncu_target_argv(const std::string& exe, const Spec& spec,
+                                         const std::string& provider, const Settings& settings,
+                                         uint64_t seed, int warmup) {
+  std::vector<std::string> argv = {exe, "trace"};
+  for (std::string& a : spec_argv(spec)) argv.push_back(std::move(a));
+  for (std::string a :
+       {std::string("--providers"), provider, std::string("--seed"), std::to_string(seed),
+        std::string("--warmup"), std::to_string(warmup), std::string("--ncu-target")}) {
+    argv.push_back(std::move(a));
+  }
+  for (const auto& [name, value] : settings) {
+    argv.push_back("--set");
+    argv.push_back(fmt::format("{}.{}={}", provider, name, value));
+  }
+  return argv;
 }
 
 NcuReport run_ncu(const std::vector<std::string>& command) {

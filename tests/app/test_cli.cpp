@@ -280,20 +280,50 @@ TEST(Cli, ProviderSettingsAreCheckedFirstAndListed) {
             std::string::npos)
       << bad.err;
   EXPECT_FALSE(fs::exists(journal));
-  const Outcome env = run_cli(
+  const Outcome unused = run_cli(
       "run --device cpu --providers cpu.naive --seq 16 --heads 2 "
-      "--head-dim 16 --dtype fp32 --out " +
-          journal.string(),
-      "ATTNPROF_DECODE_SPLIT=lots");
-  EXPECT_EQ(env.code, 2) << env.err;
-  EXPECT_NE(env.err.find("ATTNPROF_DECODE_SPLIT=lots: cuda.decode.split takes W:C"),
-            std::string::npos)
-      << env.err;
+      "--head-dim 16 --dtype fp32 --set cuda.decode.pipeline=4x3 --out " +
+      journal.string());
+  EXPECT_EQ(unused.code, 2) << unused.err;
+  EXPECT_NE(unused.err.find("cuda.decode is not among this run's providers"), std::string::npos)
+      << unused.err;
+  EXPECT_FALSE(fs::exists(journal));
   const Outcome list = run_cli("list");
   ASSERT_EQ(list.code, 0) << list.err;
   EXPECT_NE(list.out.find("    --set cuda.decode.pipeline=auto|4x3|"), std::string::npos)
       << list.out;
   EXPECT_NE(list.out.find("    --set cuda.flash.deterministic=0|1"), std::string::npos);
+  EXPECT_NE(list.out.find("    --set cuda.flash.sm90.deterministic=0|1"), std::string::npos);
+}
+
+// A setting's values sweep like an axis: one point per value, in a supervised worker of the
+// provider's group, each value reaching prepare() there (the note says it) and recorded in the
+// row's env, where --resume's key sees it.
+TEST(Cli, ASettingWithSeveralValuesIsSweptAndTravelsWithThePoint) {
+  const fs::path journal = temp_file("settings-sweep.jsonl");
+  const std::string cmd =
+      "run --device cpu --providers test.group,cpu.naive --seq 16 --heads 2 --head-dim 16 "
+      "--dtype fp32 --threads 1 --set test.group.tag=a,b --out " +
+      journal.string() + kQuick;
+  const Outcome o = run_cli(cmd, "ATTNPROF_TEST_PROVIDERS=1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::vector<Result> rows = read_journal(journal).rows;
+  ASSERT_EQ(rows.size(), 3u) << o.out;
+  std::map<std::string, const Result*> by;
+  for (const Result& r : rows) {
+    const auto tag = r.env.find("setting.tag");
+    by[r.provider + (tag == r.env.end() ? "" : "/" + tag->second)] = &r;
+  }
+  ASSERT_TRUE(by.count("test.group/a") && by.count("test.group/b") && by.count("cpu.naive"))
+      << o.out;
+  EXPECT_NE(by.at("test.group/a")->provider_note.find("; tag a"), std::string::npos)
+      << by.at("test.group/a")->provider_note;
+  EXPECT_NE(by.at("test.group/b")->provider_note.find("; tag b"), std::string::npos)
+      << by.at("test.group/b")->provider_note;
+  const Outcome again = run_cli(cmd + " --resume", "ATTNPROF_TEST_PROVIDERS=1");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(read_journal(journal).rows.size(), 3u) << again.out;  // every point already ran
+  fs::remove(journal);
 }
 
 TEST(CliFaults, ASweepWithEveryFaultProviderCompletesAndRecordsEachFault) {

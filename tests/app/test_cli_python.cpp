@@ -169,6 +169,28 @@ TEST_F(PythonCli, ASoftcapAndSinksReachPython) {
   }
 }
 
+// A Python provider declares its settings too: --set checks them, sweeps the values, and each
+// point's value reaches its prepare() in the Python worker (the note says it) and its row's env.
+TEST_F(PythonCli, APythonProviderDeclaresSettingsThatSweep) {
+  REQUIRE_PYTHON();
+  const fs::path out = dir_ / "rows.jsonl";
+  const std::string file = " --py-provider " + kFiles + "/settings.py --providers py.test.tagged";
+  const Outcome o =
+      run_cli("run" + file + " --set py.test.tagged.tag=a,b" + kPoint + " --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::vector<Result> rows = read_journal(out).rows;
+  ASSERT_EQ(rows.size(), 2u) << o.out;
+  for (const Result& r : rows) {
+    EXPECT_EQ(r.status, Status::passed) << r.reason;
+    const std::string tag = r.env.at("setting.tag");
+    EXPECT_EQ(r.provider_note, "tag " + tag);
+  }
+  EXPECT_NE(rows[0].env.at("setting.tag"), rows[1].env.at("setting.tag"));
+  const Outcome bad = run_cli("run" + file + " --set py.test.tagged.tag=c" + kPoint);
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("py.test.tagged.tag takes one of a, b"), std::string::npos) << bad.err;
+}
+
 // ONNX Runtime's three graph forms on the CPU EP, every mask, GQA where the form takes it: the
 // same inputs as the C++ providers, verified against fp64, O written through IOBinding.
 TEST_F(PythonCli, OnnxRuntimeGraphFormsPassOnTheCpu) {

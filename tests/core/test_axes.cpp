@@ -1,6 +1,7 @@
 // The axis table (axes.hpp): every axis reachable as a flag, a preset key and a JSON field, the
 // product it drives, and the Python package's Spec holding the same fields.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -46,7 +47,8 @@ TEST(Axes, EveryAxisIsDeclaredWhole) {
 }
 
 // A spec's JSON holds exactly the table's fields, each read back to the same spec.
-TEST(Axes, TheRowCodecWritesEveryField) {
+// A spec with every axis off its default (shared_latent aside).
+Spec every_axis_set() {
   Spec s;
   s.batch = 3;
   s.q_heads = 8;
@@ -64,6 +66,11 @@ TEST(Axes, TheRowCodecWritesEveryField) {
   s.softcap = 30.5;
   s.sinks = true;
   s.seqlens = "uniform:2:70";
+  return s;
+}
+
+TEST(Axes, TheRowCodecWritesEveryField) {
+  const Spec s = every_axis_set();
   const std::string text = to_json(s).dump();
   for (const Axis& a : axes()) {
     if (!a.json.empty() && a.key != "shared_latent") {
@@ -76,6 +83,31 @@ TEST(Axes, TheRowCodecWritesEveryField) {
   EXPECT_EQ(plain.find("page_size"), std::string::npos);
   EXPECT_EQ(plain.find("seqlens"), std::string::npos);
   EXPECT_NE(plain.find("\"layout\":\"bhsd\""), std::string::npos);
+}
+
+// A child process is handed a point as the table's flags (spec_argv): every axis, so expanding
+// them back gives the same spec, layout, scale and shared latent included.
+TEST(Axes, TheFlagsOfASpecGiveItBack) {
+  Spec s = every_axis_set();
+  s.shared_latent = true;
+  const std::vector<std::string> argv = spec_argv(s);
+  ASSERT_EQ(argv.size() % 2, 0u);
+  GridAxes ax;
+  for (std::size_t i = 0; i < argv.size(); i += 2) {
+    const Axis* axis = nullptr;
+    for (const Axis& a : axes()) {
+      if (a.flag == argv[i]) axis = &a;
+    }
+    ASSERT_NE(axis, nullptr) << argv[i];
+    ax.set(axis->key, argv[i + 1]);
+  }
+  const std::vector<Spec> back = expand(ax);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0], s);
+  const std::string line = fmt::format("{}", fmt::join(argv, " "));
+  for (const char* flag : {"--layout bshd", "--scale 0.1", "--shared-latent on"}) {
+    EXPECT_NE(line.find(flag), std::string::npos) << line;
+  }
 }
 
 // The layout is an axis: `--layout bhsd,bshd` (or a preset's layout key) crosses it with the

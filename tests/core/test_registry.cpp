@@ -2,6 +2,8 @@
 
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "attnprof/registry.hpp"
 
@@ -25,6 +27,26 @@ TEST(Registry, NamesAreUniqueAndDescribed) {
        {"cpu.reference", "cpu.naive", "cpu.flash", "cuda.naive", "cuda.math", "cudnn.sdpa"}) {
     EXPECT_TRUE(names.count(n)) << n;
   }
+}
+
+// Each provider declares its own settings beside its traits (provider_settings.hpp): the CUDA
+// kernels' knobs, each described; cuda.flash.sm90's deterministic is its own, not cuda.flash's.
+TEST(Registry, ProvidersDeclareTheirOwnSettings) {
+  const auto names = [](const char* provider) {
+    std::vector<std::string> out;
+    for (const ProviderSetting& s : find_provider(provider)->traits().settings) {
+      EXPECT_FALSE(s.help.empty()) << provider << "." << s.name;
+      out.push_back(s.name);
+    }
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names("cuda.decode"), (Names{"pipeline", "copy", "l2", "split"}));
+  EXPECT_EQ(names("cuda.mla.decode"), (Names{"split", "pipeline"}));
+  EXPECT_EQ(names("cuda.flash.sm90"), (Names{"schedule", "order", "deterministic"}));
+  EXPECT_EQ(names("cuda.flash"), (Names{"deterministic"}));
+  EXPECT_TRUE(names("cudnn.sdpa").empty());
+  EXPECT_TRUE(names("cpu.naive").empty());
 }
 
 TEST(Registry, GlobsSelectProviders) {

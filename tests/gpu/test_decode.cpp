@@ -64,8 +64,8 @@ std::vector<Case> cases() {
   };
 }
 
-// The forms EveryRowPassesBothChecks runs: COPY:PIPELINE (decode.cpp ATTNPROF_DECODE_COPY and
-// ATTNPROF_DECODE_PIPELINE): the copies under the default pipeline, the tensor copies under the
+// The forms EveryRowPassesBothChecks runs: COPY:PIPELINE (cuda.decode's settings copy and
+// pipeline): the copies under the default pipeline, the tensor copies under the
 // others. ATTNPROF_DECODE_TEST_FORMS names fewer (space-separated), so that a sanitizer can take
 // one form at a time.
 std::vector<std::pair<std::string, std::string>> forms() {
@@ -99,7 +99,7 @@ std::string expected_kernel(const std::string& pipeline, bool tma) {
   return fmt::format("{} warps x {} stages, {}", classic[0], classic[2], copy_words);
 }
 
-// Every case under each form (a run reads the variables when prepared). The note names the
+// Every case under each form (a run reads its settings when prepared). The note names the
 // kernel that ran: the tensor memory accelerator on sm_90 unless cp.async is asked for, or the
 // cache is in pages of less than its tile of 16 keys; a producer warp only with the tensor
 // copies (else four warps three deep).
@@ -116,11 +116,8 @@ TEST(CudaDecode, EveryRowPassesBothChecks) {
       ASSERT_TRUE(sup.ok) << sup.reason;
       ASSERT_EQ(variant_refusal(p->traits(), s), "");
       const InputFill fill{.seed = 17};
-      setenv("ATTNPROF_DECODE_COPY", copy.c_str(), 1);
-      setenv("ATTNPROF_DECODE_PIPELINE", pipeline.c_str(), 1);
-      testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
-      unsetenv("ATTNPROF_DECODE_COPY");
-      unsetenv("ATTNPROF_DECODE_PIPELINE");
+      testing_specs::OnePoint pt = testing_specs::prepare_point(
+          *p, engine(), s, fill, 1, {{"copy", copy}, {"pipeline", pipeline}});
       const std::string note = pt.run->note();
       EXPECT_EQ(note.find("1 split of") == std::string::npos, c.several_splits) << note;
       if (note.find("tensor cores") != std::string::npos) {
@@ -141,12 +138,8 @@ TEST(CudaDecode, RelaunchesAreBitIdentical) {
   for (const auto& [copy, pipeline] : std::vector<std::pair<const char*, const char*>>{
            {"tma", "4x3"}, {"cp.async", "4x3"}, {"tma", "p64x3"}}) {
     SCOPED_TRACE(std::string(copy) + " " + pipeline);
-    setenv("ATTNPROF_DECODE_COPY", copy, 1);
-    setenv("ATTNPROF_DECODE_PIPELINE", pipeline, 1);
-    testing_specs::OnePoint pt =
-        testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 2});
-    unsetenv("ATTNPROF_DECODE_COPY");
-    unsetenv("ATTNPROF_DECODE_PIPELINE");
+    testing_specs::OnePoint pt = testing_specs::prepare_point(
+        *p, engine(), s, InputFill{.seed = 2}, 1, {{"copy", copy}, {"pipeline", pipeline}});
     testing::expect_relaunch_bit_identical(pt);
   }
 }

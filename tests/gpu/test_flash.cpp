@@ -38,8 +38,8 @@ Spec variant(Spec s, std::string lens, double softcap = 0, bool sinks = false) {
   return s;
 }
 
-// A kernel under test: its provider and, for cuda.flash.sm90, its schedule (ATTNPROF_FLASH_SM90,
-// read when a run is prepared).
+// A kernel under test: its provider and, for cuda.flash.sm90, its schedule (its setting
+// `schedule`, read when a run is prepared).
 struct Kernel {
   const char* label;
   std::unique_ptr<Provider> (*make)();
@@ -56,13 +56,13 @@ void PrintTo(const Kernel& k, std::ostream* os) {
   *os << k.label;
 }
 
-// Sets the kernel's schedule for the test's lifetime.
+// The kernel's schedule, the settings its points are prepared under.
 class FlashKernels : public ::testing::TestWithParam<Kernel> {
  protected:
-  void SetUp() override {
-    if (GetParam().schedule != nullptr) setenv("ATTNPROF_FLASH_SM90", GetParam().schedule, 1);
+  static Settings settings() {
+    return GetParam().schedule != nullptr ? Settings{{"schedule", GetParam().schedule}}
+                                          : Settings{};
   }
-  void TearDown() override { unsetenv("ATTNPROF_FLASH_SM90"); }
 };
 
 bool hopper() {
@@ -104,7 +104,7 @@ TEST_P(FlashKernels, EveryRowPassesBothChecks) {
     ASSERT_TRUE(sup.ok) << sup.reason;
     ASSERT_EQ(variant_refusal(p->traits(), s), "");
     const InputFill fill{.seed = 23};
-    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill, 1, settings());
     testing::expect_rows_pass_both_checks(s, fill, pt, pt.run->note());
   }
 }
@@ -129,7 +129,7 @@ TEST_P(FlashKernels, HeadDim256EveryRowPassesBothChecks) {
     ASSERT_TRUE(sup.ok) << sup.reason;
     ASSERT_EQ(variant_refusal(p->traits(), s), "");
     const InputFill fill{.seed = 29};
-    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill, 1, settings());
     testing::expect_rows_pass_both_checks(s, fill, pt, pt.run->note());
   }
 }
@@ -149,7 +149,7 @@ TEST_P(FlashKernels, MaskCoverageMatchesTheMaskDefinition) {
                         make_spec(1, 2, 2, 130, 140, 128, fp16, kNone)}) {
     SCOPED_TRACE(s.label());
     const InputFill fill{.seed = 5, .pattern = InputPattern::mask_coverage};
-    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
+    testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill, 1, settings());
     const HostOutputs out = pt.launch_and_read(engine());
     int64_t bad = 0;
     std::string first_bad;
@@ -173,7 +173,8 @@ TEST_P(FlashKernels, RelaunchesAreBitIdentical) {
   REQUIRE_KERNEL();
   auto p = GetParam().make();
   const Spec s = make_spec(2, 8, 2, 1111, 1111, 128, bf16, kCausal);
-  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 3});
+  testing_specs::OnePoint pt =
+      testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 3}, 1, settings());
   testing::expect_relaunch_bit_identical(pt);
 }
 
@@ -225,7 +226,7 @@ TEST_P(FlashKernels, RefusesWhatItIsNotBuiltFor) {
 // and dV against the host's fp64 reference, over head dims 64 and 128, fp16 and bf16, every
 // mask, Nq != Nk both ways, lengths no multiple of its blocks, MHA, GQA and MQA, both layouts,
 // modes bwd (the forward run when prepared) and fwd_bwd; with dQ by atomic adds and under the
-// deterministic option (ATTNPROF_FLASH_DETERMINISTIC=1).
+// deterministic option (the setting deterministic=1).
 struct Backward {
   const char* label;
   std::unique_ptr<Provider> (*make)();
@@ -244,10 +245,9 @@ void PrintTo(const Backward& k, std::ostream* os) {
 
 class CudaFlashBackward : public ::testing::TestWithParam<Backward> {
  protected:
-  void SetUp() override {
-    if (GetParam().deterministic) setenv("ATTNPROF_FLASH_DETERMINISTIC", "1", 1);
+  static Settings settings() {
+    return GetParam().deterministic ? Settings{{"deterministic", "1"}} : Settings{};
   }
-  void TearDown() override { unsetenv("ATTNPROF_FLASH_DETERMINISTIC"); }
 };
 
 TEST_P(CudaFlashBackward, GradientsMatchTheReference) {
@@ -269,7 +269,7 @@ TEST_P(CudaFlashBackward, GradientsMatchTheReference) {
     ASSERT_TRUE(sup.ok) << sup.reason;
     ASSERT_EQ(variant_refusal(p->traits(), s), "");
     testing_specs::OnePoint pt =
-        testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 29});
+        testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 29}, 1, settings());
     EXPECT_EQ(pt.run->note().find("deterministic") != std::string::npos, GetParam().deterministic)
         << pt.run->note();
     const HostOutputs out = pt.launch_and_read(engine());
@@ -288,7 +288,8 @@ TEST_P(CudaFlashBackward, DeterministicRelaunchesAreBitIdentical) {
   if (!GetParam().deterministic) GTEST_SKIP() << "dQ by atomic adds may differ in its last bits";
   auto p = GetParam().make();
   const Spec s = make_spec(2, 8, 2, 777, 777, 128, bf16, kCausal, Mode::bwd);
-  testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 5});
+  testing_specs::OnePoint pt =
+      testing_specs::prepare_point(*p, engine(), s, InputFill{.seed = 5}, 1, settings());
   const HostOutputs a = pt.launch_and_read(engine());
   const HostOutputs b = pt.launch_and_read(engine());
   EXPECT_EQ(a.dq, b.dq);
@@ -313,9 +314,9 @@ TEST(CudaFlashBackwardHost, SupportsAndWorkspace) {
   const Spec fwd = make_spec(2, 8, 2, 300, 300, 128, bf16, kCausal);
   EXPECT_EQ(p->workspace_estimate(fwd), 0);
   EXPECT_EQ(p->workspace_estimate(s), int64_t{2} * 8 * 300 * (128 + 1) * 4);  // dQ's fp32 sum, D
-  setenv("ATTNPROF_FLASH_DETERMINISTIC", "1", 1);
-  EXPECT_EQ(p->workspace_estimate(s), int64_t{2} * 8 * 300 * 4);  // D alone
-  unsetenv("ATTNPROF_FLASH_DETERMINISTIC");
+  EXPECT_EQ(p->workspace_estimate(s, {{"deterministic", "1"}}), int64_t{2} * 8 * 300 * 4);  // D
+  EXPECT_EQ(make_cuda_flash_sm90()->workspace_estimate(s, {{"deterministic", "1"}}),
+            int64_t{2} * 8 * 300 * 4);  // its own setting
 }
 
 // cuda.flash.sm90 takes a described H200 and says why not an A100 (host code: runs without a

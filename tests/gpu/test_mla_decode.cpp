@@ -73,17 +73,16 @@ TEST(CudaMlaDecode, EveryRowPassesBothChecks) {
   if (!is_hopper()) GTEST_SKIP() << "cuda.mla.decode runs on sm_90 only";
   auto p = make_cuda_mla_decode();
   ASSERT_TRUE(p->availability().available);
-  // Both pipelines (mla_decode_kernel.cuh MlaPipeline; a run reads the variable when prepared).
+  // Both pipelines (mla_decode_kernel.cuh MlaPipeline; a run reads its setting when prepared).
   for (const char* pipeline : {"serial64", "overlap32"})
     for (const Spec& s : cases()) {
       SCOPED_TRACE(std::string(pipeline) + " " + s.label());
-      setenv("ATTNPROF_MLA_PIPELINE", pipeline, 1);
       const Support sup = p->supports(s, engine().device());
       ASSERT_TRUE(sup.ok) << sup.reason;
       ASSERT_EQ(variant_refusal(p->traits(), s), "");
       const InputFill fill{.seed = 23};
-      testing_specs::OnePoint pt = testing_specs::prepare_point(*p, engine(), s, fill);
-      unsetenv("ATTNPROF_MLA_PIPELINE");
+      testing_specs::OnePoint pt =
+          testing_specs::prepare_point(*p, engine(), s, fill, 1, {{"pipeline", pipeline}});
       const std::string note = pt.run->note();
       EXPECT_NE(note.find(std::string(pipeline) == "overlap32" ? "4 stages of 32 keys"
                                                                : "2 stages of 64 keys"),
@@ -135,10 +134,11 @@ TEST(CudaMlaDecodeSupport, RefusalsSayWhy) {
 // splits as fill them, in chunks of at least 256 keys; a ragged batch aims at four waves.
 TEST(CudaMlaDecodeSplit, FillsTheSmsOnAnH200) {
   const Mask br{MaskKind::causal_br, 0};
-  const auto split = [&](int64_t b, int64_t kv, std::string lens = "") {
+  const auto split = [&](int64_t b, int64_t kv, std::string lens = "",
+                         const cuda::WavesChunk& asked = std::nullopt) {
     Spec s = mla(b, 128, 1, 1, kv, DType::bf16, br);
     s.seqlens = std::move(lens);
-    return cuda::choose_mla_decode_split(s, 132, cuda::mla_row_blocks(128, 1));
+    return cuda::choose_mla_decode_split(s, 132, cuda::mla_row_blocks(128, 1), asked);
   };
   const auto expect = [](cuda::DecodeSplit got, int splits, int chunk) {
     EXPECT_EQ(got.splits, splits);
@@ -152,17 +152,16 @@ TEST(CudaMlaDecodeSplit, FillsTheSmsOnAnH200) {
   expect(split(64, 32768, "uniform:1024:32768"), 5, 6592);
   // The workspace's bound holds every split the rule gives, with the knob's shorter chunks too.
   for (const char* knob : {"", "1:64", "4:128"}) {
-    setenv("ATTNPROF_MLA_SPLIT", knob, 1);
+    const cuda::WavesChunk asked = waves_chunk(knob);
     for (int64_t b : {1, 16, 64})
       for (int64_t kv : {1, 1000, 4096, 32768})
         for (const char* lens : {"", "uniform:1:1000"}) {
           Spec s = mla(b, 128, 1, 1, kv, DType::bf16, br);
           if (kv >= 1000) s.seqlens = lens;
-          EXPECT_LE(split(b, kv, s.seqlens).splits, cuda::mla_decode_most_splits(s))
+          EXPECT_LE(split(b, kv, s.seqlens, asked).splits, cuda::mla_decode_most_splits(s, asked))
               << knob << " " << s.label();
         }
   }
-  unsetenv("ATTNPROF_MLA_SPLIT");
 }
 
 }  // namespace

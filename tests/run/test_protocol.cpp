@@ -42,6 +42,7 @@ TEST(Protocol, RequestRoundTripsExactly) {
   r.options.warmup_launches = 4;
   r.options.trace_kernels = false;
   r.options.threads = 3;
+  r.settings = {{"pipeline", "p64x3"}, {"split", "8:2048"}};
   const std::string line = encode_request(r);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   const Request back = decode_request(line);
@@ -62,6 +63,7 @@ TEST(Protocol, RequestRoundTripsExactly) {
   EXPECT_EQ(back.options.warmup_launches, 4);
   EXPECT_FALSE(back.options.trace_kernels);
   EXPECT_EQ(back.options.threads, 3);
+  EXPECT_EQ(back.settings, r.settings);  // the point's settings travel with it (protocol 3)
 }
 
 TEST(Protocol, ReplyCarriesTheRow) {

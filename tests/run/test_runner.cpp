@@ -54,9 +54,9 @@ class FaultyProvider final : public test::WrappedProvider {
       : WrappedProvider("cpu.reference", "test.faulty." + std::to_string(int(f)),
                         "cpu.reference with a planted fault"),
         plant_(f) {}
-  int64_t workspace_estimate(const Spec& s) const override {
+  int64_t workspace_estimate(const Spec& s, const Settings& settings) const override {
     return plant_ == Plant::huge_estimate ? (int64_t{1} << 62)
-                                          : WrappedProvider::workspace_estimate(s);
+                                          : WrappedProvider::workspace_estimate(s, settings);
   }
 
  private:
@@ -211,7 +211,7 @@ TEST(Runner, IndexWidthIsEnforced) {
     }
     int index_bits() const override { return 8; }
     Support supports(const Spec&, const Device&) const override { return Support::yes(); }
-    int64_t workspace_estimate(const Spec&) const override { return 0; }
+    int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
     std::unique_ptr<attnprof::Run> prepare(const Spec&, const Device&, const PrepareContext&,
                                            const Io&) override {
       throw std::logic_error("must not be prepared");

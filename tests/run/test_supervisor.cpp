@@ -175,7 +175,7 @@ TEST_F(SupervisorTest, AStopAtOnceAbandonsThePointInFlight) {
     stop.count = 2;
   });
   const auto t0 = std::chrono::steady_clock::now();
-  const std::optional<Result> r = sup->run({sized(16), hang.get()});
+  const std::optional<Result> r = sup->run({sized(16), hang.get(), {}});
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   second_signal.join();

@@ -65,7 +65,7 @@ class SyntheticProvider final : public Provider {
   Support supports(const Spec&, const Device&) const override {
     return curve_.supported ? Support::yes() : Support::no("synthetic: never supported");
   }
-  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
                                const Io& io) override {
     const int64_t v = axis_ == TuneAxis::batch ? spec.batch : spec.kv_len;

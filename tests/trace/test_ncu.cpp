@@ -2,6 +2,7 @@
 // its own ==PROF== lines and the program's output around it), and the PATH lookup.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,6 +37,36 @@ const char* kCsv =
     "\"(256, 1, 1)\",\"(65536, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
     "\"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active\",\"%\",\"n/a\"\n"
     "==PROF== Disconnected from process 4242\n";
+
+// trace --ncu profiles the point it traced: the child gets every axis of the spec (layout, scale
+// and shared latent too), the provider, its settings, the seed and the warm-up.
+TEST(NcuTarget, TheChildGetsThePointWhole) {
+  Spec s;
+  s.head_dim = 576;
+  s.v_head_dim = 512;
+  s.layout = Layout::bshd;
+  s.scale = 0.0625;
+  s.shared_latent = true;
+  const std::vector<std::string> argv =
+      ncu_target_argv("/x/attnprof", s, "cuda.mla.decode", {{"split", "1:64"}}, 7, 2);
+  const auto pair = [&](const std::string& flag, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == flag && argv[i + 1] == value) return true;
+    }
+    return false;
+  };
+  EXPECT_EQ(argv.at(0), "/x/attnprof");
+  EXPECT_EQ(argv.at(1), "trace");
+  EXPECT_TRUE(pair("--layout", "bshd"));
+  EXPECT_TRUE(pair("--scale", "0.0625"));
+  EXPECT_TRUE(pair("--shared-latent", "on"));
+  EXPECT_TRUE(pair("--v-head-dim", "512"));
+  EXPECT_TRUE(pair("--providers", "cuda.mla.decode"));
+  EXPECT_TRUE(pair("--set", "cuda.mla.decode.split=1:64"));
+  EXPECT_TRUE(pair("--seed", "7"));
+  EXPECT_TRUE(pair("--warmup", "2"));
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--ncu-target"), argv.end());
+}
 
 TEST(NcuCsv, ReadsEachKernelsMetrics) {
   const std::vector<NcuKernel> k = parse_ncu_csv(kCsv);

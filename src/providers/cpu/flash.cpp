@@ -222,7 +222,7 @@ class FlashProvider final : public Provider {
     return cpu::check_blas_dims(spec);
   }
 
-  int64_t workspace_estimate(const Spec&) const override {
+  int64_t workspace_estimate(const Spec&, const Settings&) const override {
     // The thread count is not known before prepare(); OpenMP's default (all cores) bounds it.
     return omp_get_max_threads() * Scratch::bytes();
   }

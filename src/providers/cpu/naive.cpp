@@ -117,7 +117,7 @@ class NaiveProvider final : public Provider {
     return cpu::check_blas_dims(spec);
   }
 
-  int64_t workspace_estimate(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec, const Settings&) const override {
     // One full score matrix per worker; the thread count is not known before prepare(), so
     // OpenMP's default (all cores) bounds it.
     const int workers = cpu::cpu_threads(omp_get_max_threads(), spec.batch * spec.q_heads);

@@ -135,7 +135,7 @@ class ReferenceProvider final : public Provider {
     return Support::yes();
   }
 
-  int64_t workspace_estimate(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec, const Settings&) const override {
     // The thread count is not known before prepare(); OpenMP's default (all cores) bounds it.
     const int threads = cpu::cpu_threads(omp_get_max_threads(), spec.batch * spec.kv_heads);
     return threads * scratch_bytes_per_thread(spec);

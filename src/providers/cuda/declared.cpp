@@ -29,6 +29,14 @@ ProviderTraits own_kernel(std::string name, std::string description) {
   return t;
 }
 
+// The backward's deterministic option, a setting of cuda.flash and of cuda.flash.sm90 each.
+ProviderSetting deterministic_setting() {
+  return {"deterministic",
+          {"0", "1"},
+          0,
+          "1: the backward sums dQ in key order (the same bits every launch); default 0, atomics"};
+}
+
 constexpr const char* kNaiveRecipe =
     "cuBLAS S = scale*QK^T stored in the dtype (fp32 accumulate; fp32 without TF32), masked row "
     "softmax kernel (fp32 math, P in the dtype), cuBLAS O = PV; S and P materialized (B*Hq*Nq*Nk "
@@ -86,6 +94,27 @@ ProviderTraits cuda_decode_traits() {
       "scores and P V on mma.sync up to 16 rows (CUDA cores beyond), online softmax in fp32, "
       "an exact log-sum-exp merge of the splits; at most 64 query rows per KV head");
   t.paged_kv = true;  // reads each key through the block table
+  // Its knobs, for comparing schedules on a device; measured in bench/results/h200
+  // (docs/providers.md says where and what each showed).
+  t.settings = {
+      {"pipeline",
+       {"auto", "4x3", "8x3", "4x2", "p64x3", "p128x3", "p64x6", "p64x3r"},
+       0,
+       "the tensor-core kernel's pipeline: warps x stages, or a producer warp's stages (pKEYSxN, "
+       "r: boxes of whole rows); auto (default): the split's rule"},
+      {"copy",
+       {"tma", "cp.async"},
+       0,
+       "how tiles are copied; default tma on sm_90, cp.async elsewhere"},
+      {"l2",
+       {"none", "64", "128", "256"},
+       0,
+       "the L2 promotion of a tensor copy's row, in bytes; default none"},
+      {"split",
+       {},
+       256,
+       "W:C, W waves of CTAs and chunks of at least C keys; default 4:1024 (ragged 16:2048)"},
+  };
   return t;
 }
 
@@ -97,9 +126,10 @@ ProviderTraits cuda_flash_traits() {
       "mma.sync (fp32 accumulate), online softmax in base 2, masked tiles skipped; native GQA, "
       "head dims 64 and 128. Backward (FlashAttention-2's): a CTA per 128 keys of a KV head "
       "recomputing P from the LSE, its eight warps splitting each product's tile, dK and dV in "
-      "registers, dQ added in fp32 by atomics (or, with ATTNPROF_FLASH_DETERMINISTIC=1, summed "
+      "registers, dQ added in fp32 by atomics (or, with --set cuda.flash.deterministic=1, summed "
       "in key order by a kernel of its own)");
   t.backward = true;  // uniform batches without softcap or sinks (flash.cpp refuses the rest)
+  t.settings = {deterministic_setting()};
   return t;
 }
 
@@ -114,9 +144,20 @@ ProviderTraits cuda_flash_sm90_traits() {
       "P V; masked tiles skipped; native GQA, head dims 64, 128 and 256. Backward (64 and 128): "
       "cuda.flash's with a CTA per 128 keys of a KV head as two warpgroups of 64, S^T, dP^T and "
       "dQ on wgmma from shared memory, dV and dK on wgmma with P^T and dS^T from registers, dQ "
-      "added in fp32 by atomics (or in key order, ATTNPROF_FLASH_DETERMINISTIC=1)");
+      "added in fp32 by atomics (or in key order, --set cuda.flash.sm90.deterministic=1)");
   t.variant_of = "cuda.flash";
   t.backward = true;  // as cuda.flash's, and not at head dim 256 (flash_sm90.cpp refuses)
+  t.settings = {
+      {"schedule",
+       {"pingpong", "nopingpong"},
+       0,
+       "whether the consumer warpgroups take turns at the tensor cores; default pingpong"},
+      {"order",
+       {"auto", "heads", "blocks"},
+       0,
+       "the work items' order; auto (default): heads major, blocks major under a causal mask"},
+      deterministic_setting(),
+  };
   return t;
 }
 
@@ -129,6 +170,13 @@ ProviderTraits cuda_mla_decode_traits() {
       "memory (cp.async, two stages of 64 keys), the scores and softmax on one warpgroup, P V "
       "split by value columns, online softmax in fp32, an exact log-sum-exp merge of the splits");
   t.paged_kv = true;  // reads each key through the block table
+  t.settings = {
+      {"split", {}, 64, "W:C, W waves of CTAs and chunks of at least C keys; default 1:256"},
+      {"pipeline",
+       {"serial64", "overlap32"},
+       0,
+       "tiles of 64 keys in turn (default), or of 32 with P V a tile behind the scores"},
+  };
   return t;
 }
 

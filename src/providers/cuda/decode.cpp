@@ -31,8 +31,8 @@ using cuda::DeviceBuffer;
 // 128 keys, 3 or 6 in flight: p64x3, p128x3, p64x6, and p64x3r (boxes of whole rows) (sm_90 with
 // the tensor copies; elsewhere 4x3 runs). Unset or "auto": the split's rule
 // (decode_split.hpp choose_decode_pipeline).
-std::optional<cuda::DecodePipeline> pipeline_from_env() {
-  const std::string asked = setting_value("cuda.decode", "pipeline");
+std::optional<cuda::DecodePipeline> pipeline_for(const Settings& settings) {
+  const std::string asked = setting_of(settings, "pipeline");
   if (asked == "4x3") return cuda::DecodePipeline::warps4_stages3;
   if (asked == "8x3") return cuda::DecodePipeline::warps8_stages3;
   if (asked == "4x2") return cuda::DecodePipeline::warps4_stages2;
@@ -49,12 +49,14 @@ struct Plan {
   cuda::DecodePipeline pipeline;
   cuda::DecodeSplit split;
 };
-Plan plan_for(const Spec& spec, const Device& device, cuda::DecodeCopy copy) {
-  const std::optional<cuda::DecodePipeline> asked = pipeline_from_env();
+Plan plan_for(const Spec& spec, const Device& device, cuda::DecodeCopy copy,
+              const Settings& settings) {
+  const std::optional<cuda::DecodePipeline> asked = pipeline_for(settings);
   Plan p;
   p.pipeline =
       cuda::decode_pipeline_used(asked.value_or(cuda::DecodePipeline::warps4_stages3), copy);
-  p.split = cuda::choose_decode_split(spec, device.sm_count, p.pipeline);
+  p.split = cuda::choose_decode_split(spec, device.sm_count, p.pipeline,
+                                      waves_chunk(setting_of(settings, "split")));
   if (!asked)
     p.pipeline = cuda::decode_pipeline_used(cuda::choose_decode_pipeline(p.split.chunk), copy);
   return p;
@@ -62,8 +64,8 @@ Plan plan_for(const Spec& spec, const Device& device, cuda::DecodeCopy copy) {
 
 // How the tensor-core kernel copies its tiles: --set cuda.decode.copy=cp.async or tma (the default
 // on sm_90: the tensor memory accelerator's boxes); devices before sm_90 always take cp.async.
-cuda::DecodeCopy copy_for(const Device& device) {
-  if (setting_value("cuda.decode", "copy") == "cp.async") return cuda::DecodeCopy::cp_async;
+cuda::DecodeCopy copy_for(const Device& device, const Settings& settings) {
+  if (setting_of(settings, "copy") == "cp.async") return cuda::DecodeCopy::cp_async;
   return device.cc_major == 9 ? cuda::DecodeCopy::tma : cuda::DecodeCopy::cp_async;
 }
 
@@ -71,8 +73,8 @@ cuda::DecodeCopy copy_for(const Device& device) {
 // or none (the default: a box's row is a 128-byte line already; 256 bytes fetched the other half
 // of each K and V row a second time through the L2, bench/results/h200/2026-12-02-decode-producer
 // call 2), for comparing them on a device.
-cuda::L2Promotion promotion_from_env() {
-  const std::string asked = setting_value("cuda.decode", "l2");
+cuda::L2Promotion promotion_for(const Settings& settings) {
+  const std::string asked = setting_of(settings, "l2");
   if (asked == "64") return cuda::L2Promotion::b64;
   if (asked == "128") return cuda::L2Promotion::b128;
   if (asked == "256") return cuda::L2Promotion::b256;
@@ -91,9 +93,9 @@ class DecodeRun final : public Run {
  public:
   DecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
       : spec_(spec),
-        copy_(cuda::decode_copy_used(copy_for(device), spec.page_size)),
-        plan_(plan_for(spec, device, copy_)),
-        promotion_(promotion_from_env()),
+        copy_(cuda::decode_copy_used(copy_for(device, ctx.settings), spec.page_size)),
+        plan_(plan_for(spec, device, copy_, ctx.settings)),
+        promotion_(promotion_for(ctx.settings)),
         dependent_merge_(device.cc_major >= 9) {
     const int64_t floats = cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len,
                                                        spec.head_dim, plan_.split.splits);
@@ -172,7 +174,7 @@ class DecodeProvider final : public Provider {
           name()));
     return Support::yes();
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec, const Settings&) const override {
     // The split never exceeds kv_len / 256 per sequence.
     const int64_t splits = std::max<int64_t>(1, spec.kv_len / 256) + 1;
     return cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len, spec.head_dim,

@@ -1,6 +1,5 @@
 // cuda.decode's split of the keys across CTAs (decode_split.hpp).
 #include "providers/cuda/decode_split.hpp"
-#include "attnprof/provider_settings.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -30,15 +29,15 @@ int ctas_per_sm(int smem_bytes) {
 //    (B 1, KV 32k: 32 splits of 1024, 2.68 TB/s, where 128 of 256 gave 1.49); a ragged batch
 //    under a wave as well.
 
-// The split's knobs, for comparing them on a device: ATTNPROF_DECODE_SPLIT=W:C aims at W waves
+// The split's knobs, for comparing them on a device: --set cuda.decode.split=W:C aims at W waves
 // of CTAs (a uniform batch and a ragged one alike) in chunks of at least C >= 256 keys
 // (default: 4 waves and 1024 keys; for a ragged batch 16 waves and 2048 keys).
 struct SplitKnobs {
   int64_t waves = 4, min_chunk = 1024, ragged_waves = 16, ragged_min_chunk = 2048;
 };
-SplitKnobs split_knobs_from_env() {
+SplitKnobs split_knobs(const WavesChunk& asked) {
   SplitKnobs k;
-  if (const auto wc = waves_chunk_setting("cuda.decode", "split")) {  // W:C, C >= 256
+  if (const auto& wc = asked) {  // W:C, C >= 256
     k.waves = k.ragged_waves = wc->first;
     k.min_chunk = k.ragged_min_chunk = wc->second;
   }
@@ -61,9 +60,9 @@ struct MlaKnobs {
   int64_t waves = 1, shortest = 256;
 };
 constexpr int64_t kMlaRaggedChunk = 512;
-MlaKnobs mla_knobs_from_env() {
+MlaKnobs mla_knobs(const WavesChunk& asked) {
   MlaKnobs k;
-  if (const auto wc = waves_chunk_setting("cuda.mla.decode", "split")) {  // W:C, C >= 64
+  if (const auto& wc = asked) {  // W:C, C >= 64
     k.waves = wc->first;
     k.shortest = wc->second;
   }
@@ -72,13 +71,14 @@ MlaKnobs mla_knobs_from_env() {
 
 }  // namespace
 
-DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipeline) {
+DecodeSplit choose_decode_split(const Spec& s, int sm_count, DecodePipeline pipeline,
+                                const WavesChunk& asked) {
   const int tile = kDecodeChunkGranule;
   const int rows = int(s.group_size() * s.q_len);
   const int64_t slots = int64_t(std::max(sm_count, 1)) *
                         ctas_per_sm(decode_smem_bytes(int(s.head_dim), rows, pipeline));
   const int64_t ctas = s.batch * s.kv_heads;
-  const SplitKnobs knobs = split_knobs_from_env();
+  const SplitKnobs knobs = split_knobs(asked);
   const int64_t want = (knobs.waves * slots + ctas - 1) / ctas;
   const int64_t most = std::max<int64_t>(1, s.kv_len / 256);
   int64_t splits = 1;
@@ -96,8 +96,9 @@ DecodePipeline choose_decode_pipeline(int chunk) {
   return chunk >= 1024 ? DecodePipeline::producer64_stages3 : DecodePipeline::warps4_stages3;
 }
 
-DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks) {
-  const MlaKnobs knobs = mla_knobs_from_env();
+DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks,
+                                    const WavesChunk& asked) {
+  const MlaKnobs knobs = mla_knobs(asked);
   const int64_t slots = std::max(sm_count, 1) * knobs.waves;
   const int64_t ctas = s.batch * s.kv_heads * std::max(row_blocks, 1);
   int64_t splits = std::max<int64_t>(1, slots / ctas);
@@ -108,8 +109,8 @@ DecodeSplit choose_mla_decode_split(const Spec& s, int sm_count, int row_blocks)
   return chunks_of(s.kv_len, splits, kDecodeChunkGranule);
 }
 
-int64_t mla_decode_most_splits(const Spec& s) {
-  const int64_t shortest = std::min(mla_knobs_from_env().shortest, kMlaRaggedChunk);
+int64_t mla_decode_most_splits(const Spec& s, const WavesChunk& asked) {
+  const int64_t shortest = std::min(mla_knobs(asked).shortest, kMlaRaggedChunk);
   return std::max<int64_t>(1, s.kv_len / shortest);
 }
 

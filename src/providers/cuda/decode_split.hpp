@@ -4,10 +4,18 @@
 // (tests/gpu/test_decode.cpp, CudaDecodeSplit).
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <utility>
+
 #include "attnprof/spec.hpp"
 #include "providers/cuda/decode_kernel.cuh"
 
 namespace attnprof::cuda {
+
+// A "W:C" setting's waves and shortest chunk (provider_settings.hpp waves_chunk); nullopt: the
+// rule's own.
+using WavesChunk = std::optional<std::pair<int64_t, int64_t>>;
 
 // `splits` chunks of `chunk` keys (a multiple of kDecodeChunkGranule) per sequence.
 struct DecodeSplit {
@@ -15,8 +23,10 @@ struct DecodeSplit {
 };
 
 // The split for `spec` on a GPU of `sm_count` SMs running the tensor-core kernel's `pipeline`
-// (ATTNPROF_DECODE_SPLIT=W:C overrides the waves and the shortest chunk, for comparing them).
-DecodeSplit choose_decode_split(const Spec& spec, int sm_count, DecodePipeline pipeline);
+// (`asked`, the setting cuda.decode.split=W:C, overrides the waves and the shortest chunk, for
+// comparing them).
+DecodeSplit choose_decode_split(const Spec& spec, int sm_count, DecodePipeline pipeline,
+                                const WavesChunk& asked = std::nullopt);
 
 // The tensor-core kernel's pipeline for a split of `chunk` keys a CTA, none being asked for: a
 // producer warp's stages of 64 keys where each CTA streams 1024 keys or more, else four warps
@@ -30,10 +40,12 @@ DecodePipeline choose_decode_pipeline(int chunk);
 // cuda.mla.decode's split (mla_decode_kernel.cuh: one CTA of `row_blocks` per KV head and chunk,
 // one CTA per SM): a uniform batch that fills a wave is not split; under a wave, as many splits
 // as fill one, in chunks of at least 256 keys. A ragged batch aims at four waves in chunks of at
-// least 512 keys, so that its long sequences do not set the time. ATTNPROF_MLA_SPLIT=W:C aims at
-// W waves in chunks of at least C keys instead, for comparing them.
-DecodeSplit choose_mla_decode_split(const Spec& spec, int sm_count, int row_blocks);
+// least 512 keys, so that its long sequences do not set the time. `asked` (the setting
+// cuda.mla.decode.split=W:C) aims at W waves in chunks of at least C keys instead, for comparing
+// them.
+DecodeSplit choose_mla_decode_split(const Spec& spec, int sm_count, int row_blocks,
+                                    const WavesChunk& asked = std::nullopt);
 // The most splits that choice gives `spec` on any GPU (its shortest chunk's; the workspace bound).
-int64_t mla_decode_most_splits(const Spec& spec);
+int64_t mla_decode_most_splits(const Spec& spec, const WavesChunk& asked = std::nullopt);
 
 }  // namespace attnprof::cuda

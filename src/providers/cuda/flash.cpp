@@ -4,7 +4,7 @@
 // Nk, ragged batches, the logit softcap and sinks; O and the LSE written. Its backward
 // (flash_bwd_kernel.cu: modes bwd and fwd_bwd) writes dQ, dK and dV from the forward's O and
 // LSE, for the masks and shapes of a uniform batch without softcap or sinks.
-// ATTNPROF_FLASH_DETERMINISTIC=1 asks for the backward's deterministic option (dQ summed in key
+// --set cuda.flash.deterministic=1 asks for the backward's deterministic option (dQ summed in key
 // order by a kernel of its own instead of atomics; the row's note says which ran).
 #include <fmt/format.h>
 
@@ -73,8 +73,8 @@ class FlashProvider final : public Provider {
           name()));
     return Support::yes();
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
-    return cuda::flash_backward_workspace_bytes(spec);
+  int64_t workspace_estimate(const Spec& spec, const Settings& settings) const override {
+    return cuda::flash_backward_workspace_bytes(spec, settings);
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
                                const Io& io) override {

@@ -11,9 +11,8 @@
 
 namespace attnprof::cuda {
 
-bool flash_deterministic_from_env() {
-  // cuda.flash and cuda.flash.sm90 share the variable, so either provider's setting reads it.
-  return setting_value("cuda.flash", "deterministic") == "1";
+bool flash_deterministic(const Settings& settings) {
+  return setting_of(settings, "deterministic") == "1";
 }
 
 Support flash_backward_supports(const Spec& spec, const std::string& provider) {
@@ -28,15 +27,15 @@ Support flash_backward_supports(const Spec& spec, const std::string& provider) {
   return Support::yes();
 }
 
-int64_t flash_backward_workspace_bytes(const Spec& spec) {
+int64_t flash_backward_workspace_bytes(const Spec& spec, const Settings& settings) {
   if (spec.mode == Mode::fwd) return 0;
   return flash_bwd_workspace_floats(spec.batch, spec.q_heads, spec.q_len, spec.head_dim,
-                                    flash_deterministic_from_env()) *
+                                    flash_deterministic(settings)) *
          int64_t(sizeof(float));
 }
 
 FlashBackward::FlashBackward(const Spec& spec, const PrepareContext& ctx)
-    : spec_(spec), deterministic_(flash_deterministic_from_env()) {
+    : spec_(spec), deterministic_(flash_deterministic(ctx.settings)) {
   if (spec.mode == Mode::fwd) return;
   const int64_t floats = flash_bwd_workspace_floats(spec.batch, spec.q_heads, spec.q_len,
                                                     spec.head_dim, deterministic_);
@@ -71,7 +70,7 @@ std::string FlashBackward::note(const std::string& forward, std::string_view how
     const int64_t blocks = (spec_.q_len + kFlashBwdQueries - 1) / kFlashBwdQueries;
     dq = fmt::format(
         "deterministic: dQ summed in key order by {} CTAs of {} queries "
-        "(ATTNPROF_FLASH_DETERMINISTIC=1)",
+        "(setting deterministic=1)",
         blocks * spec_.q_heads * spec_.batch, kFlashBwdQueries);
   }
   const int64_t key_blocks = (spec_.kv_len + kFlashBwdKeys - 1) / kFlashBwdKeys;

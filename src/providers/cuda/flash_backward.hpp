@@ -13,14 +13,15 @@
 
 namespace attnprof::cuda {
 
-// ATTNPROF_FLASH_DETERMINISTIC=1: dQ summed in key order by a kernel of its own.
-bool flash_deterministic_from_env();
+// The provider's setting deterministic=1 (cuda.flash's and cuda.flash.sm90's each, declared.cpp):
+// dQ summed in key order by a kernel of its own.
+bool flash_deterministic(const Settings& settings);
 
 // The backward's own refusals (no softcap, sinks or ragged batch); yes in mode fwd.
 Support flash_backward_supports(const Spec& spec, const std::string& provider);
 
 // Bytes of the backward's workspace for `spec` (0 in mode fwd).
-int64_t flash_backward_workspace_bytes(const Spec& spec);
+int64_t flash_backward_workspace_bytes(const Spec& spec, const Settings& settings);
 
 // A point's backward: its workspace (allocated here, counted by the tracker) and arguments.
 class FlashBackward {

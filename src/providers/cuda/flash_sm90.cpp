@@ -27,8 +27,8 @@ namespace {
 
 // --set cuda.flash.sm90.schedule=nopingpong: the consumer warpgroups do not take turns (for
 // comparing the two schedules on a device).
-bool pingpong_from_env() {
-  return setting_value("cuda.flash.sm90", "schedule") != "nopingpong";
+bool pingpong_for(const Settings& settings) {
+  return setting_of(settings, "schedule") != "nopingpong";
 }
 
 // The kernel's work items: blocks of query rows x query heads x sequences.
@@ -42,8 +42,8 @@ int64_t work_items(const Spec& s) {
 // both ways on fa-bench (bench/results/h200/2026-12-02-flash-sm90, call 5): heads major
 // 1.02-1.26x blocks major without a mask; under a causal mask 0.73-1.08x (geomean 0.94).
 // --set cuda.flash.sm90.order=heads|blocks forces one, for comparing on a device.
-bool heads_major_for(const Spec& spec) {
-  const std::string order = setting_value("cuda.flash.sm90", "order");
+bool heads_major_for(const Spec& spec, const Settings& settings) {
+  const std::string order = setting_of(settings, "order");
   if (order == "heads") return true;
   if (order == "blocks") return false;
   return spec.mask.kind != MaskKind::causal_tl && spec.mask.kind != MaskKind::causal_br;
@@ -53,7 +53,11 @@ class FlashSm90Run final : public Run {
  public:
   // Mode bwd: the forward runs here, untimed, so that the point's O and LSE are this kernel's.
   FlashSm90Run(const Spec& spec, int sms, const PrepareContext& ctx, const Io& io)
-      : spec_(spec), ctas_(int(std::min<int64_t>(work_items(spec), sms))), backward_(spec, ctx) {
+      : spec_(spec),
+        ctas_(int(std::min<int64_t>(work_items(spec), sms))),
+        pingpong_(pingpong_for(ctx.settings)),
+        heads_major_(heads_major_for(spec, ctx.settings)),
+        backward_(spec, ctx) {
     if (spec.mode == Mode::bwd) {
       forward(io, nullptr);
       ATTNPROF_CUDA(cudaStreamSynchronize(nullptr));
@@ -98,8 +102,8 @@ class FlashSm90Run final : public Run {
 
   Spec spec_;
   int ctas_;  // one per SM, or fewer where there are fewer work items
-  bool pingpong_ = pingpong_from_env();
-  bool heads_major_ = heads_major_for(spec_);
+  bool pingpong_;
+  bool heads_major_;
   cuda::FlashBackward backward_;
 };
 
@@ -136,8 +140,8 @@ class FlashSm90Provider final : public Provider {
           name(), cuda::kFlashSm90Rows));
     return Support::yes();
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
-    return cuda::flash_backward_workspace_bytes(spec);  // none in fwd
+  int64_t workspace_estimate(const Spec& spec, const Settings& settings) const override {
+    return cuda::flash_backward_workspace_bytes(spec, settings);  // none in fwd
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
                                const Io& io) override {

@@ -214,7 +214,9 @@ class MathProvider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     return cuda::supports_forward_on(spec, device, name());
   }
-  int64_t workspace_estimate(const Spec& spec) const override { return plan_for(spec).total(); }
+  int64_t workspace_estimate(const Spec& spec, const Settings&) const override {
+    return plan_for(spec).total();
+  }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,
                                const Io&) override {
     return std::make_unique<MathRun>(spec, ctx);

@@ -25,9 +25,9 @@ using cuda::DeviceBuffer;
 
 // The kernel's pipeline: --set cuda.mla.decode.pipeline=overlap32 (tiles of 32 keys, P V a tile
 // behind the scores) or serial64 (the default), for comparing them on a device.
-cuda::MlaPipeline pipeline_from_env() {
-  return setting_value("cuda.mla.decode", "pipeline") == "overlap32" ? cuda::MlaPipeline::overlap32
-                                                                     : cuda::MlaPipeline::serial64;
+cuda::MlaPipeline pipeline_for(const Settings& settings) {
+  return setting_of(settings, "pipeline") == "overlap32" ? cuda::MlaPipeline::overlap32
+                                                         : cuda::MlaPipeline::serial64;
 }
 
 // The most query tokens per sequence: a decode step or a short speculative chunk.
@@ -37,8 +37,10 @@ class MlaDecodeRun final : public Run {
  public:
   MlaDecodeRun(const Spec& spec, const Device& device, const PrepareContext& ctx)
       : spec_(spec),
+        pipeline_(pipeline_for(ctx.settings)),
         row_blocks_(cuda::mla_row_blocks(int(spec.group_size()), int(spec.q_len))),
-        split_(cuda::choose_mla_decode_split(spec, device.sm_count, row_blocks_)) {
+        split_(cuda::choose_mla_decode_split(spec, device.sm_count, row_blocks_,
+                                             waves_chunk(setting_of(ctx.settings, "split")))) {
     const int64_t floats =
         cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len, spec.dv(), split_.splits);
     partial_ = DeviceBuffer(floats * int64_t(sizeof(float)), ctx.tracker);
@@ -71,7 +73,7 @@ class MlaDecodeRun final : public Run {
 
  private:
   Spec spec_;
-  cuda::MlaPipeline pipeline_ = pipeline_from_env();
+  cuda::MlaPipeline pipeline_;
   int row_blocks_;
   cuda::DecodeSplit split_;
   DeviceBuffer partial_;  // splits > 1: fp32 partial sums
@@ -109,8 +111,9 @@ class MlaDecodeProvider final : public Provider {
           name()));
     return Support::yes();
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
-    const int64_t splits = cuda::mla_decode_most_splits(spec) + 1;
+  int64_t workspace_estimate(const Spec& spec, const Settings& settings) const override {
+    const int64_t splits =
+        cuda::mla_decode_most_splits(spec, waves_chunk(setting_of(settings, "split"))) + 1;
     return cuda::decode_partial_floats(spec.batch, spec.q_heads, spec.q_len, spec.dv(),
                                        int(splits)) *
            int64_t(sizeof(float));

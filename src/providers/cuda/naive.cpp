@@ -251,7 +251,7 @@ class NaiveProvider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     return cuda::supports_forward_on(spec, device, name());
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec, const Settings&) const override {
     return plan_for(spec, expand_).total();
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device&, const PrepareContext& ctx,

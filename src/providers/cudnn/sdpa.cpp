@@ -718,7 +718,7 @@ class CudnnSdpaProvider final : public Provider {
     return Support::yes();
   }
 
-  int64_t workspace_estimate(const Spec& s) const override {
+  int64_t workspace_estimate(const Spec& s, const Settings&) const override {
     int64_t total = 0;
     // The backward's workspace: an fp32 dQ accumulator and two fp32 row vectors.
     if (s.mode != Mode::fwd) total += s.q_elems() * 4 + 2 * stats_elems(s) * 4;

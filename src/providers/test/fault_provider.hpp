@@ -17,7 +17,7 @@ class FaultProvider : public Provider {
       : name_(std::move(name)), description_(std::move(description)) {}
   ProviderTraits traits() const override;
   Support supports(const Spec&, const Device&) const override { return Support::yes(); }
-  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
                                const Io& io) override;
 

@@ -39,7 +39,7 @@ class IllegalAddressProvider final : public Provider {
     return t;
   }
   Support supports(const Spec&, const Device&) const override { return Support::yes(); }
-  int64_t workspace_estimate(const Spec&) const override { return 0; }
+  int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
   std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&,
                                const Io&) override {
     return std::make_unique<IllegalAddressRun>();

@@ -287,9 +287,9 @@ class MutantProvider final : public Provider {
       return Support::no(fmt::format("{}: {}", to_string(m_), why));
     return base->supports(spec, device);
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
+  int64_t workspace_estimate(const Spec& spec, const Settings& settings) const override {
     const Provider* base = base_for(spec);
-    return base ? base->workspace_estimate(spec) : 0;
+    return base ? base->workspace_estimate(spec, settings) : 0;
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
                                const Io& io) override {

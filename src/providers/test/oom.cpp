@@ -27,8 +27,8 @@ class OomProvider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     return naive_->supports(spec, device);
   }
-  int64_t workspace_estimate(const Spec& spec) const override {
-    return naive_->workspace_estimate(spec);
+  int64_t workspace_estimate(const Spec& spec, const Settings& settings) const override {
+    return naive_->workspace_estimate(spec, settings);
   }
   std::unique_ptr<Run> prepare(const Spec& spec, const Device& device, const PrepareContext& ctx,
                                const Io& io) override {

@@ -26,7 +26,7 @@ class TorchProvider final : public Provider {
     return Support::yes();
   }
 
-  int64_t workspace_estimate(const Spec& s) const override {
+  int64_t workspace_estimate(const Spec& s, const Settings&) const override {
     const auto esize = static_cast<int64_t>(dtype_bytes(s.dtype));
     int64_t total = 0;
     // Backward: PyTorch's gradients beside the harness's (their copy is the publish step's).
