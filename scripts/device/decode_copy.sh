@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs ON the lent GPU machine after scripts/device/h200.sh (same bundle): cuda.decode's ways of
-# copying its tiles (decode.cpp ATTNPROF_DECODE_COPY) against each other and cudnn.sdpa, in one
+# copying its tiles (its setting copy) against each other and cudnn.sdpa, in one
 # call (absolute figures move ~7% between calls):
 #  1. cudnn.sdpa, then cuda.decode under each COPY:PIPELINE[:L2] of ATTNPROF_FORMS (default:
-#     tma:auto cp.async:auto; decode.cpp ATTNPROF_DECODE_COPY, ATTNPROF_DECODE_PIPELINE (auto:
-#     the split's rule) and ATTNPROF_DECODE_L2 (default none)), at B ATTNPROF_COPY_BATCHES
+#     tma:auto cp.async:auto; --set cuda.decode.copy, .pipeline (auto: the split's rule) and .l2
+#     (default none)), at B ATTNPROF_COPY_BATCHES
 #     (1,8,64), 32/8 heads, D 128, bf16, one token (causal-br), KV 1k..32k, contiguous and in
 #     pages of ATTNPROF_COPY_PAGES (0,16):
 #     $OUT/copy-cudnn.jsonl and $OUT/copy-COPY-PIPELINE[-L2].jsonl;
@@ -21,22 +21,22 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 exec > >(tee -a "$out/h200.log") 2>&1
 shape=(--heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --mask causal-br --seq 1)
-points() {  # points PROVIDER FILE
+points() {  # points PROVIDER FILE [--set ...]
   timeout 200 "$pkg/bin/attnprof" run --providers "$1" --batch "${ATTNPROF_COPY_BATCHES:-1,8,64}" \
     --kv-seq 1k:32k:*2 --page-size "${ATTNPROF_COPY_PAGES:-0,16}" "${shape[@]}" --no-history \
-    --out "$2"
+    --out "$2" "${@:3}"
 }
 echo "== cudnn.sdpa"
 points cudnn.sdpa "$out/copy-cudnn.jsonl"
 for f in ${ATTNPROF_FORMS:-tma:auto cp.async:auto}; do
   IFS=: read -r copy pipeline l2 <<<"$f"
   echo "== cuda.decode, copy $copy, pipeline $pipeline${l2:+, L2 promotion $l2}"
-  ATTNPROF_DECODE_COPY=$copy ATTNPROF_DECODE_PIPELINE=$pipeline ATTNPROF_DECODE_L2=${l2:-none} \
-    points cuda.decode "$out/copy-$copy-$pipeline${l2:+-$l2}.jsonl"
+  points cuda.decode "$out/copy-$copy-$pipeline${l2:+-$l2}.jsonl" --set "cuda.decode.copy=$copy" \
+    --set "cuda.decode.pipeline=$pipeline" --set "cuda.decode.l2=${l2:-none}"
 done
 for pipeline in ${ATTNPROF_RAGGED_PIPELINES:-auto}; do
   echo "== ragged, pipeline $pipeline"
-  ATTNPROF_DECODE_PIPELINE=$pipeline timeout 150 "$pkg/bin/attnprof" run \
+  timeout 150 "$pkg/bin/attnprof" run --set "cuda.decode.pipeline=$pipeline" \
     --providers cudnn.sdpa,cuda.decode --batch 8,64 --kv-seq 32k --seqlens off,uniform:1024:32768 \
     "${shape[@]}" --no-history --out "$out/ragged-$pipeline.jsonl"
 done
@@ -48,7 +48,7 @@ timeout 150 "$pkg/bin/attnprof" run --model deepseek-v3-mla-decode --dtype bf16 
 if [[ ${ATTNPROF_COPY_NCU:-0} == 1 ]]; then
   for c in tma cp.async; do
     echo "== ncu, cuda.decode, copy $c"
-    ATTNPROF_DECODE_COPY=$c timeout 120 "$pkg/bin/attnprof" trace --providers cuda.decode \
+    timeout 120 "$pkg/bin/attnprof" trace --providers cuda.decode --set "cuda.decode.copy=$c" \
       --batch 64 "${shape[@]}" --kv-seq 32k --ncu
   done
   echo "== ncu, cudnn.sdpa"

@@ -18,11 +18,11 @@ shape=(--heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --mask causal-br --se
 for s in ${ATTNPROF_SPLITS:-4:256 1:1024 2:1024 1:2048}; do
   echo "== split $s"
   knob=()
-  [[ $s != default ]] && knob=(ATTNPROF_DECODE_SPLIT="$s")
-  env "${knob[@]}" timeout 120 "$pkg/bin/attnprof" run --providers cuda.decode \
+  [[ $s != default ]] && knob=(--set "cuda.decode.split=$s")
+  timeout 120 "$pkg/bin/attnprof" run --providers cuda.decode "${knob[@]}" \
     --batch "${ATTNPROF_SPLIT_BATCHES:-1,8,64}" --kv-seq "${ATTNPROF_SPLIT_KV:-1k:32k:*2}" \
     "${shape[@]}" --no-history --out "$out/split-${s/:/-}.jsonl"
-  env "${knob[@]}" timeout 120 "$pkg/bin/attnprof" run --providers cuda.decode --batch 8,64 \
+  timeout 120 "$pkg/bin/attnprof" run --providers cuda.decode "${knob[@]}" --batch 8,64 \
     --kv-seq 32k --seqlens off,uniform:1024:32768 "${shape[@]}" --no-history \
     --out "$out/ragged-${s/:/-}.jsonl"
 done

@@ -18,7 +18,7 @@
 #   grid      one more `attnprof run $ATTNPROF_GRID_ARGS --out $OUT/grid.jsonl` (a grid, not a preset);
 #             grid2 the same with ATTNPROF_GRID2_ARGS into $OUT/grid2.jsonl; ATTNPROF_GRID_ENV
 #             (NAME=VALUE ...) is set for grid alone, ATTNPROF_GRID2_ENV for grid2 alone (say
-#             ATTNPROF_FLASH_DETERMINISTIC=1: the same grid under a kernel's other schedule)
+#             settings now go as --set in the ARGS, not the ENV: the same grid under another schedule)
 #   coldhot   cold against hot timing of short kernels (ATTNPROF_COLDHOT_PROVIDERS, default
 #             cudnn.sdpa,cuda.naive) at B 1, H 12, D 64, N 256 and 512, fp16: $OUT/coldhot.jsonl
 #   ncu       the engine's target against Nsight Compute, per clock policy: each provider of

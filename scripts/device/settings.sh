@@ -3,7 +3,8 @@
 # providers that take them. One decode point of cuda.decode plain, then under
 # --set cuda.decode.pipeline=4x3 resumed into the same journal (it must run again, its row
 # recording setting.pipeline), `compare` of the two (not joined), cuda.flash.sm90's backward
-# under --set cuda.flash.sm90.deterministic=1, and a bad variable refused: $OUT/settings.log,
+# under --set cuda.flash.sm90.deterministic=1, a swept setting (4x3,p64x3: two rows), and a bad
+# value refused: $OUT/settings.log,
 # $OUT/settings-*.jsonl.
 set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
@@ -26,7 +27,10 @@ point=(--batch 64 --heads 32 --kv-heads 8 --head-dim 128 --dtype bf16 --mask cau
     --dtype bf16 --mask causal --set cuda.flash.sm90.deterministic=1 --no-history \
     --out "$out/settings-deterministic.jsonl"
   echo "== deterministic: exit $?"
-  ATTNPROF_DECODE_PIPELINE=bogus "$a" run --providers cuda.decode "${point[@]}" \
+  "$a" run --providers cuda.decode "${point[@]}" --set cuda.decode.pipeline=4x3,p64x3 \
+    --out "$out/settings-swept.jsonl"
+  echo "== swept: exit $? ($(wc -l <"$out/settings-swept.jsonl") rows, 2 expected)"
+  "$a" run --providers cuda.decode "${point[@]}" --set cuda.decode.pipeline=bogus \
     --out "$out/settings-refused.jsonl"
-  echo "== bad variable: exit $? (2 expected), file left: $([[ -e $out/settings-refused.jsonl ]] && echo yes || echo no)"
+  echo "== bad value: exit $? (2 expected), file left: $([[ -e $out/settings-refused.jsonl ]] && echo yes || echo no)"
 } 2>&1 | tee "$out/settings.log"
