@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnprof/result.hpp"
@@ -38,10 +39,20 @@ struct StoppingRule {
   double over_limit_s = 0;
 };
 
+// Why sampling stopped; the row's stop_reason starts with its to_string ("converged", ...).
+enum class StopReason {
+  none,         // not stopped ("")
+  converged,    // the noise under the bound
+  timeout,      // the point's time ran out
+  max_samples,  // the sample cap
+  over_limit,   // tune's p95 limit cannot be met (StoppingRule::over_limit_s)
+};
+std::string_view to_string(StopReason r);
+
 struct StopDecision {
   bool stop = false;
   bool noisy = false;  // stopped by timeout or max_samples with noise above the bound
-  std::string why;     // "converged", "timeout", "max_samples"
+  StopReason why = StopReason::none;
   // Why a noisy stop is noisy: too few samples for --min-samples, or the noise above the bound.
   std::string detail;
 };

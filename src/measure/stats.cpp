@@ -52,6 +52,22 @@ std::string noise_detail(const SampleStats& st, const StoppingRule& rule) {
 }
 }  // namespace
 
+std::string_view to_string(StopReason r) {
+  switch (r) {
+    case StopReason::none:
+      return "";
+    case StopReason::converged:
+      return "converged";
+    case StopReason::timeout:
+      return "timeout";
+    case StopReason::max_samples:
+      return "max_samples";
+    case StopReason::over_limit:
+      return "over_limit";
+  }
+  return "";
+}
+
 StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
                          double measured_s, double elapsed_s) {
   const auto n = static_cast<int64_t>(samples.size());
@@ -59,15 +75,15 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
     const SampleStats st = summarize(samples);
     const bool noisy = st.rel_noise > rule.max_noise;
     if (n < rule.min_samples) {
-      return {true, true, "timeout",
+      return {true, true, StopReason::timeout,
               fmt::format("{} of the {} samples --min-samples asks for", n, rule.min_samples)};
     }
-    return {true, noisy, "timeout", noisy ? noise_detail(st, rule) : ""};
+    return {true, noisy, StopReason::timeout, noisy ? noise_detail(st, rule) : ""};
   }
   if (n >= rule.max_samples) {
     const SampleStats st = summarize(samples);
     const bool noisy = st.rel_noise > rule.max_noise;
-    return {true, noisy, "max_samples", noisy ? noise_detail(st, rule) : ""};
+    return {true, noisy, StopReason::max_samples, noisy ? noise_detail(st, rule) : ""};
   }
   if (rule.over_limit_s > 0 && n >= 10) {
     // The third smallest is above the limit when at most two samples are at or under it. Called
@@ -77,14 +93,15 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
     for (double x : samples) {
       if (x <= rule.over_limit_s && ++under == 3) break;
     }
-    if (under < 3) return {true, false, "over_limit", ""};
+    if (under < 3) return {true, false, StopReason::over_limit, ""};
   }
-  if (n < rule.min_samples || measured_s < rule.min_time_s) return {false, false, "", ""};
+  if (n < rule.min_samples || measured_s < rule.min_time_s) return {};
   const SampleStats st = summarize(samples);
   // The timer cannot resolve noise finer than its own resolution relative to the median.
   const double floor = st.median > 0 ? rule.timer_resolution_s / st.median : 0;
-  if (st.rel_noise <= std::max(rule.max_noise, floor)) return {true, false, "converged", ""};
-  return {false, false, "", ""};
+  if (st.rel_noise <= std::max(rule.max_noise, floor))
+    return {true, false, StopReason::converged, ""};
+  return {};
 }
 
 bool clock_falling(const std::vector<double>& clocks, double tolerance) {
@@ -110,7 +127,8 @@ TimingResult to_timing(std::string mode, const SampleStats& st, const StopDecisi
   t.rel_noise = st.rel_noise;
   t.samples = st.samples;
   t.noisy = decision.noisy;
-  t.stop_reason = decision.detail.empty() ? decision.why : decision.why + ": " + decision.detail;
+  const std::string why(to_string(decision.why));
+  t.stop_reason = decision.detail.empty() ? why : why + ": " + decision.detail;
   return t;
 }
 

@@ -43,7 +43,7 @@ TEST(Stats, NoisySamplesRunUntilTimeoutAndAreFlagged) {
   const StopDecision at_timeout = should_stop(r, v, sum, 1.0);
   EXPECT_TRUE(at_timeout.stop);
   EXPECT_TRUE(at_timeout.noisy);
-  EXPECT_EQ(at_timeout.why, "timeout");
+  EXPECT_EQ(at_timeout.why, StopReason::timeout);
   EXPECT_NE(at_timeout.detail.find("noise"), std::string::npos) << at_timeout.detail;
 }
 
@@ -74,7 +74,7 @@ TEST(Stats, NoiseConvergesWithMoreSamples) {
     v.push_back(d(rng));
     sum += v.back();
   }
-  EXPECT_EQ(dec.why, "converged");
+  EXPECT_EQ(dec.why, StopReason::converged);
   EXPECT_FALSE(dec.noisy);
   // 0.5% on the median with 2% cv needs about (1.25 * 2 / 0.5)^2 = 25 samples; min time 0.1 s
   // at 1 ms per sample makes it 100.
@@ -104,7 +104,7 @@ TEST(Stats, OverTheLimitStopsAfterTenSamples) {
   const StopDecision d = should_stop(r, over, 0.02, 0.02);
   EXPECT_TRUE(d.stop);
   EXPECT_FALSE(d.noisy);
-  EXPECT_EQ(d.why, "over_limit");
+  EXPECT_EQ(d.why, StopReason::over_limit);
   // Three samples under the limit: the median may be under it; keep sampling.
   std::vector<double> straddle(10, 2e-3);
   straddle[0] = straddle[4] = straddle[7] = 0.5e-3;

@@ -287,7 +287,8 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     }
     if (samples.empty()) {
       if (elapsed >= rule.timeout_s) {
-        decision = {true, true, "timeout", fmt::format("no sample kept ({} throttled)", dropped)};
+        decision = {true, true, StopReason::timeout,
+                    fmt::format("no sample kept ({} throttled)", dropped)};
         break;
       }
       continue;
@@ -296,8 +297,8 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     // Sustained: a median taken while a power-capped clock is still coming down would be the
     // recovered clock's, not the steady one's. The older half of the samples is dropped and
     // sampling goes on (the minimum time counts again) until the clock is flat or time is up.
-    if (decision.stop && decision.why == "converged" && options.clock == ClockPolicy::sustained &&
-        clock_falling(clocks)) {
+    if (decision.stop && decision.why == StopReason::converged &&
+        options.clock == ClockPolicy::sustained && clock_falling(clocks)) {
       const auto half = static_cast<std::ptrdiff_t>(samples.size() / 2);
       for (auto it = samples.begin(); it != samples.begin() + half; ++it)
         measured_s -= *it * static_cast<double>(n);
