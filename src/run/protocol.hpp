@@ -3,7 +3,8 @@
 //
 //   worker -> supervisor, once at start:
 //     {"hello":{"protocol":2,"pid":N,"engines":[{"kind":"cpu","available":true,"reason":"",
-//               "device":"...","threads":N,"memory_bytes":N,"env":{...}}, ...],
+//               "device":"...","threads":N,"memory_bytes":N,"cc":[M,m],
+//               "sm_count":N,"env":{...}}, ...],
 //               "providers":{"cudnn.sdpa":{"cudnn":"9.19.0"}, ...}}}
 //   supervisor -> worker, one per point:
 //     {"point":{"provider":"cpu.naive","spec":{...},"options":{...}}}

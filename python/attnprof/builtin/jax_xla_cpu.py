@@ -62,7 +62,6 @@ class JaxXlaCpu(Provider):
     library = "JAX"
     framework = "numpy"
     requires = ("jax", "jaxlib")
-    in_default_set = True
 
     def library_version(self):
         from importlib import metadata

@@ -131,7 +131,6 @@ class OpenVinoSdpa(Provider):
     library = "OpenVINO"
     framework = "numpy"
     requires = ("openvino",)
-    in_default_set = True
 
     def library_version(self):
         import openvino as ov

@@ -67,7 +67,6 @@ class TorchSdpaCpu(Provider):
     library = "PyTorch"
     framework = "torch"
     requires = ("torch",)
-    in_default_set = True
 
     def supports(self, spec):
         why = []
