@@ -54,6 +54,16 @@ if ! python3 -c "import onnxruntime, onnx" >/dev/null 2>&1; then
     echo "install-deps: onnxruntime/onnx could not be installed from PyPI; ort.cpu.* will be unavailable" >&2
   fi
 fi
+# OpenVINO and JAX (CPU wheels), for py.openvino.cpu.sdpa and py.jax.xla.cpu (their tests run in
+# CI). Measured on the 2-core VM (2026-12-06): openvino 59 MB, jaxlib 85 MB, jax 3 MB and scipy
+# 35 MB as wheels, 23 s to download and install into a fresh venv, 670 MB installed. PyTorch is
+# not installed here: its PyPI wheel brings the CUDA libraries (README, "Providers").
+if ! python3 -c "import openvino, jax" >/dev/null 2>&1; then
+  if ! python3 -m pip install -q --break-system-packages "openvino==2026.4.1" "jax==0.10.2" \
+      "jaxlib==0.10.2" >/dev/null 2>&1; then
+    echo "install-deps: openvino/jax could not be installed from PyPI; py.openvino.cpu.sdpa and py.jax.xla.cpu will be unavailable" >&2
+  fi
+fi
 # pytest, for the Python package's tests (the ctest test Python.Package), into the same python3.
 if ! python3 -c "import pytest" >/dev/null 2>&1; then
   if ! python3 -m pip install -q --break-system-packages "pytest>=7" >/dev/null 2>&1; then

@@ -47,15 +47,16 @@ Command add_list_command(CLI::App& app) {
             for (const ProviderSetting& s : t.settings) {
               settings.push_back({{"name", s.name}, {"values", values_of(s)}, {"help", s.help}});
             }
-            nlohmann::ordered_json j = {{"provider", t.name},
-                                        {"available", a.available},
-                                        {"reason", a.reason},
-                                        {"traits", to_json(t)},
-                                        {"settings", settings}};
+            nlohmann::ordered_json j = {
+                {"provider", t.name},   {"available", a.available},
+                {"reason", a.reason},   {"default", t.in_default_set && a.available},
+                {"traits", to_json(t)}, {"settings", settings}};
             fmt::print("{}\n", j.dump());
           } else {
-            fmt::print("{:<{}} {:<5} {:<12} {}\n", t.name, width, to_string(t.device),
+            // "default": in the default set wherever the grid has a point it can run.
+            fmt::print("{:<{}} {:<5} {:<12} {:<8}{}\n", t.name, width, to_string(t.device),
                        a.available ? "available" : "unavailable",
+                       t.in_default_set && a.available ? "default" : "",
                        a.available ? t.description : a.reason);
             for (const ProviderSetting& s : t.settings) {
               fmt::print("    --set {}.{}={}  {}\n", t.name, s.name, values_of(s), s.help);
@@ -68,7 +69,8 @@ Command add_list_command(CLI::App& app) {
                 {"provider", "py.*"}, {"available", false}, {"reason", no_python}};
             fmt::print("{}\n", j.dump());
           } else {
-            fmt::print("{:<{}} {:<5} {:<12} {}\n", "py.*", width, "", "unavailable", no_python);
+            fmt::print("{:<{}} {:<5} {:<12} {:<8}{}\n", "py.*", width, "", "unavailable", "",
+                       no_python);
           }
         }
         // Where the HTML report's charting library comes from (report.hpp).

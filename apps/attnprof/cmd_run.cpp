@@ -88,9 +88,11 @@ Plan make_plan(const RunCliOptions& o, bool on_cuda, const RunDevices& devices) 
   require_a_valid_spec(plan.specs);
   plan.grid_shapes = static_cast<int64_t>(plan.specs.size());
   plan.specs = shard_specs(plan.specs, o.shard_parsed);
-  // Defaults are the providers that declare themselves in the default set of the device and can
-  // run here, and those the --py-provider files add; named providers always get a row.
-  plan.providers = chosen_providers(o.providers, devices, python_providers_unavailable());
+  // Defaults are the providers that declare themselves in the default set of the device, can
+  // run here and can run a point of the grid, and those the --py-provider files add; named
+  // providers always get a row.
+  plan.providers =
+      chosen_providers(o.providers, devices, python_providers_unavailable(), plan.specs);
   plan.settings = settings_of_run(o.measure.settings, plan.providers);
   warn_cuda_only_options(o.measure, plan.providers);
   return plan;

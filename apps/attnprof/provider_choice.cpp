@@ -58,16 +58,28 @@ std::string cannot_run_here(const Provider& p, const RunDevices& devices) {
 }
 
 std::vector<Provider*> chosen_providers(const std::string& patterns, const RunDevices& devices,
-                                        const std::string& python_unavailable) {
-  if (patterns.empty()) {
-    std::vector<Provider*> out =
-        default_providers(devices.cuda ? DeviceKind::cuda : DeviceKind::cpu);
+                                        const std::string& python_unavailable,
+                                        std::span<const Spec> specs) {
+  if (patterns.empty() || patterns == "default") {
+    DefaultSet set = default_set(devices.device, specs,
+                                 [&](const Provider& p) { return cannot_run_here(p, devices); });
+    std::vector<Provider*> out = std::move(set.providers);
     for (const std::string& name : added_python_providers()) {
       Provider* p = find_provider(name);
       if (p && std::find(out.begin(), out.end(), p) == out.end() &&
           cannot_run_here(*p, devices).empty()) {
         out.push_back(p);
       }
+    }
+    std::vector<std::string> left_out;
+    for (const auto& [p, why] : set.left_out)
+      left_out.push_back(fmt::format("{} ({})", p->name(), why));
+    if (!left_out.empty()) {
+      fmt::print(
+          stderr,
+          "attnprof: the default set leaves out {} that can run no point of this grid: {}\n",
+          left_out.size() == 1 ? "one provider" : fmt::format("{} providers", left_out.size()),
+          fmt::join(left_out, "; "));
     }
     return out;
   }

@@ -6,10 +6,13 @@
 // refused.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
+#include "attnprof/device.hpp"
 #include "attnprof/provider.hpp"
+#include "attnprof/spec.hpp"
 #include "attnprof/sweep.hpp"
 
 namespace attnprof::cli {
@@ -18,18 +21,22 @@ namespace attnprof::cli {
 struct RunDevices {
   bool cuda = false;
   std::string cuda_reason;  // why not, when !cuda
+  Device device;            // the device the run is on (what the default set is chosen for)
 };
 
 // Why `p` cannot run in a run on `devices` ("" when it can): its own availability first (built,
 // library loaded), then its device's.
 std::string cannot_run_here(const Provider& p, const RunDevices& devices);
 
-// The providers of a run: those `patterns` names (checked as above), else the default set of
-// the device (CUDA where `devices.cuda`, else the CPU) and the providers the --py-provider files
-// added. `python_unavailable` (register_python_providers' answer) is named when a pattern matches
-// nothing because the Python providers could not load. Throws std::invalid_argument.
+// The providers of a run: those `patterns` names (checked as above), else (no patterns, or
+// "default") the default set of the run's device for `specs` (registry.hpp default_set: the
+// eligible providers that can run a point of them; those that can run none are named once on
+// stderr) and the providers the --py-provider files added. `python_unavailable`
+// (register_python_providers' answer) is named when a pattern matches nothing because the Python
+// providers could not load. Throws std::invalid_argument.
 std::vector<Provider*> chosen_providers(const std::string& patterns, const RunDevices& devices,
-                                        const std::string& python_unavailable = "");
+                                        const std::string& python_unavailable = "",
+                                        std::span<const Spec> specs = {});
 
 // Each `--set PROVIDER.NAME=V1,V2` checked against the settings the provider declares
 // (ProviderTraits::settings), as the values to sweep by provider and setting (a later --set of a

@@ -57,7 +57,9 @@ std::string register_python_providers(const PythonCliOptions& o, bool always,
                                       const std::string& provider_patterns) {
   static bool loaded = false;
   std::string& unavailable = unavailable_reason();
-  const bool asked = always || !o.py_providers.empty() || names_unknown(provider_patterns);
+  // The default set (no --providers, or "default") holds the Python providers too.
+  const bool asked = always || !o.py_providers.empty() || provider_patterns.empty() ||
+                     provider_patterns == "default" || names_unknown(provider_patterns);
   if (!asked || loaded) return loaded ? unavailable : "";
   PythonProviders found = load_python_providers({o.python, o.py_providers});
   loaded = true;

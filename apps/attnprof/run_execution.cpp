@@ -16,6 +16,9 @@ void Execution::open_in_process() {
     cuda_reason_ = cuda_->availability().reason;
     cuda_name_ = cuda_->device().name;
     cuda_memory_ = cuda_->device().memory_bytes;
+    cuda_cc_major_ = cuda_->device().cc_major;
+    cuda_cc_minor_ = cuda_->device().cc_minor;
+    cuda_sm_count_ = cuda_->device().sm_count;
   }
 }
 
@@ -42,14 +45,27 @@ void Execution::open() {
       cuda_reason_ = e.reason;
       cuda_name_ = e.device;
       cuda_memory_ = e.memory_bytes;
+      cuda_cc_major_ = e.cc_major;
+      cuda_cc_minor_ = e.cc_minor;
+      cuda_sm_count_ = e.sm_count;
     }
   }
 }
 
 RunDevices Execution::devices(bool on_cuda) const {
-  if (on_cuda) return {true, ""};
-  if (options_.device == "cpu") return {false, "this run is on the CPU (--device cpu)"};
-  return {false, cuda_unavailable()};
+  Device d;
+  d.kind = on_cuda ? DeviceKind::cuda : DeviceKind::cpu;
+  d.name = device_name(on_cuda);
+  d.memory_bytes = memory_bytes(d.kind);
+  d.threads = cpu_threads_;
+  if (on_cuda) {
+    d.cc_major = cuda_cc_major_;
+    d.cc_minor = cuda_cc_minor_;
+    d.sm_count = cuda_sm_count_;
+    return {true, "", d};
+  }
+  if (options_.device == "cpu") return {false, "this run is on the CPU (--device cpu)", d};
+  return {false, cuda_unavailable(), d};
 }
 
 Executor& Execution::executor(RunOptions& ro) {

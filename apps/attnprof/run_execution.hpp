@@ -57,6 +57,7 @@ class Execution {
   std::string cpu_name_, cuda_name_, cuda_reason_;
   int cpu_threads_ = 1;
   int64_t cpu_memory_ = 0, cuda_memory_ = 0;
+  int cuda_cc_major_ = 0, cuda_cc_minor_ = 0, cuda_sm_count_ = 0;
   bool cuda_built_ = false, cuda_ok_ = false;
 };
 

@@ -22,6 +22,9 @@ struct WorkerEngine {
   std::string device;  // the device's name
   int threads = 1;     // CPU: threads available to providers
   int64_t memory_bytes = 0;
+  // CUDA: what providers' supports() read (the default set is chosen in the supervisor's
+  // process); 0 from a worker that did not send them.
+  int cc_major = 0, cc_minor = 0, sm_count = 0;
   Fingerprint env;  // engine_fingerprint(engine)
 };
 

@@ -52,7 +52,9 @@ class Provider:
     library: str = ""  # "PyTorch", "Triton", "numpy", ...
     role: str = ""  # "", baseline, gqa_expansion
     variant_of: str = ""
-    in_default_set: bool = False
+    # Eligible for the default set (no --providers, or "default"): run wherever it is available
+    # and can run a point of the grid (traits and supports() decide, src/registry).
+    in_default_set: bool = True
     forward: bool = True
     backward: bool = False
     writes_lse: bool = False

@@ -18,8 +18,9 @@ class PythonProvider final : public Provider {
   Availability availability() const override { return {info_.available, info_.reason}; }
   WorkerGroup worker_group() const override { return group_; }
   Fingerprint fingerprint() const override { return info_.fingerprint; }
-  // Asked only of a provider run in this process (--in-process): the worker asks Python.
-  Support supports(const Spec&, const Device&) const override { return Support::no(kInProcess); }
+  // The worker asks Python when the point runs; here (the default set's choice, registry.hpp)
+  // only the traits speak. Run in this process (--in-process), prepare() refuses it.
+  Support supports(const Spec&, const Device&) const override { return Support::yes(); }
   int64_t workspace_estimate(const Spec&, const Settings&) const override { return 0; }
   std::unique_ptr<Run> prepare(const Spec&, const Device&, const PrepareContext&,
                                const Io&) override {

@@ -161,12 +161,34 @@ void backfill_traits(std::vector<Result>& rows) {
   }
 }
 
-std::vector<Provider*> default_providers(DeviceKind device) {
-  std::vector<Provider*> out;
+std::string default_refusal(const Provider& p, const Spec& spec, const Device& device) {
+  const ProviderTraits t = p.traits();
+  if (std::string why = variant_refusal(t, spec); !why.empty()) return why;
+  if (spec.mode != Mode::fwd && !t.backward) return p.name() + " runs the forward only";
+  if (spec.mode == Mode::fwd && !t.forward) return p.name() + " runs the backward only";
+  if (const Support s = p.supports(spec, device); !s.ok) return s.reason;
+  return {};
+}
+
+DefaultSet default_set(const Device& device, std::span<const Spec> specs,
+                       const std::function<std::string(const Provider&)>& cannot_run) {
+  DefaultSet out;
   for (const auto& p : all_providers()) {
     const ProviderTraits t = p->traits();
-    if (t.in_default_set && t.device == device && p->availability().available) {
-      out.push_back(p.get());
+    if (!t.in_default_set || t.device != device.kind || !cannot_run(*p).empty()) continue;
+    std::string first_why;  // the first valid point's refusal
+    bool runs_one = specs.empty();
+    for (const Spec& spec : specs) {
+      if (runs_one) break;
+      if (!spec.validate().empty()) continue;  // refused to every provider alike
+      const std::string why = default_refusal(*p, spec, device);
+      runs_one = why.empty();
+      if (first_why.empty()) first_why = why;
+    }
+    if (runs_one) {
+      out.providers.push_back(p.get());
+    } else {
+      out.left_out.push_back({p.get(), first_why});
     }
   }
   return out;

@@ -132,6 +132,8 @@ std::string encode_hello(const Hello& hello) {
                        {"device", e.device},
                        {"threads", e.threads},
                        {"memory_bytes", e.memory_bytes},
+                       {"cc", {e.cc_major, e.cc_minor}},
+                       {"sm_count", e.sm_count},
                        {"env", e.env}});
   }
   const Json j = {{"hello",
@@ -160,6 +162,11 @@ Hello decode_hello(const std::string& line) {
     info.device = field<std::string>(e, "device");
     info.threads = field<int>(e, "threads");
     info.memory_bytes = field<int64_t>(e, "memory_bytes");
+    if (e.contains("cc")) {  // optional: added without a new protocol version
+      const auto cc = field<std::vector<int>>(e, "cc");
+      if (cc.size() == 2) info.cc_major = cc[0], info.cc_minor = cc[1];
+      info.sm_count = field<int>(e, "sm_count");
+    }
     info.env = field<Fingerprint>(e, "env");
     hello.engines.push_back(std::move(info));
   }

@@ -3,7 +3,8 @@
 //
 //   worker -> supervisor, once at start:
 //     {"hello":{"protocol":3,"pid":N,"engines":[{"kind":"cpu","available":true,"reason":"",
-//               "device":"...","threads":N,"memory_bytes":N,"env":{...}}, ...],
+//               "device":"...","threads":N,"memory_bytes":N,"cc":[M,m],
+//               "sm_count":N,"env":{...}}, ...],
 //               "providers":{"cudnn.sdpa":{"cudnn":"9.19.0"}, ...}}}
 // (protocol 3: the point carries its provider's settings, which the worker hands to prepare();
 // protocol 2 had none, the worker read them from its environment)

@@ -44,6 +44,9 @@ WorkerEngine describe(Engine& engine) {
   w.device = engine.device().name;
   w.threads = engine.device().threads;
   w.memory_bytes = engine.device().memory_bytes;
+  w.cc_major = engine.device().cc_major;
+  w.cc_minor = engine.device().cc_minor;
+  w.sm_count = engine.device().sm_count;
   w.env = engine_fingerprint(engine);
   return w;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "app/python_cli.hpp"
 #include "attnprof/journal.hpp"
 #include "cli_runner.hpp"
 
@@ -21,85 +22,23 @@ namespace {
 namespace fs = std::filesystem;
 using testing_cli::Outcome;
 using testing_cli::run_cli;
+using testing_python::list_line;
+using testing_python::provider_unavailable;
+using testing_python::python_expected;
+using testing_python::python_unavailable;
 
 const std::string kFiles = ATTNPROF_TEST_PY_DIR;
 const std::string kPoint =
     " --device cpu --heads 2 --kv-heads 1 --seq 48 --kv-seq 80 --head-dim 16 --dtype fp32 "
     "--min-time 1ms --point-timeout 50ms --min-samples 3 --no-trace --no-history ";
 
-// The `attnprof list --json` line of `provider` ("" when it is not listed).
-std::string list_line(const std::string& provider) {
-  static const std::string listing = run_cli("list --json").out + "\n";
-  std::string line;
-  for (const char c : listing) {
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    if (line.find("\"provider\":\"" + provider + "\"") != std::string::npos) return line;
-    line.clear();
-  }
-  return "";
-}
-
-// Whether `provider` is listed available, else why not ("" when it is).
-std::string provider_unavailable(const std::string& provider) {
-  const std::string line = list_line(provider);
-  if (line.empty()) return provider + " is not listed";
-  return line.find("\"available\":true") != std::string::npos ? std::string() : line;
-}
-
-// Why the Python providers cannot run here ("" when they can): no numpy, or no
-// libattnprof_py.so (the sanitizer build has none), or the line that says why there are none.
-std::string python_unavailable() {
-  const std::string why = provider_unavailable("py.numpy.naive");
-  if (why.empty()) return why;
-  const std::string none = list_line("py.*");
-  return none.empty() ? why : none;
-}
-
-// Whether this build and machine should run the Python providers: libattnprof_py.so was built
-// next to attnprof (the sanitizer build has none) and python3 imports numpy. Where they should,
-// a provider that is not available is a failure (a broken catalog or loader), never a skip.
-bool python_expected() {
-  const fs::path lib = fs::path(ATTNPROF_TEST_BINARY).parent_path() / "libattnprof_py.so";
-  return fs::exists(lib) && std::system("python3 -c 'import numpy' >/dev/null 2>&1") == 0;
-}
-
-#define REQUIRE_PYTHON()                                                              \
-  if (const std::string why = python_unavailable(); !why.empty()) {                   \
-    if (python_expected()) FAIL() << "the Python providers should run here: " << why; \
-    GTEST_SKIP() << why;                                                              \
-  }
-
-class PythonCli : public ::testing::Test {
+// The fixture of these tests: `run` appends kPoint.
+class PythonCli : public testing_python::PythonCliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("attnprof_cli_python_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // `attnprof run` with `args`; its rows by provider.
   std::map<std::string, Result> run(const std::string& args, Outcome* outcome = nullptr,
                                     const std::string& env = "") {
-    const fs::path out = dir_ / "rows.jsonl";
-    fs::remove(out);
-    const Outcome o = run_cli("run " + args + kPoint + " --out " + out.string(), env);
-    if (outcome) *outcome = o;
-    std::map<std::string, Result> rows;
-    if (!fs::exists(out)) {
-      ADD_FAILURE() << "no journal; exit " << o.code << ": " << o.err;
-      return rows;
-    }
-    for (Result& r : read_journal(out).rows) rows[r.provider] = r;
-    return rows;
+    return run_rows(args + kPoint, outcome, env);
   }
-
-  fs::path dir_;
 };
 
 TEST_F(PythonCli, ListShowsPythonProvidersWithTheirTraitsOrWhy) {
@@ -286,13 +225,15 @@ TEST_F(PythonCli, UserFunctionFilesRunByName) {
 }
 
 // --py-provider without --providers adds the file's providers to the default set: the user's
-// function runs beside the CPU defaults (not instead of them, and not left out).
+// function runs beside the CPU defaults (not instead of them, and not left out), the built-in
+// Python providers among them (issue 59: the default set is every eligible provider that can run
+// a point).
 TEST_F(PythonCli, APyProviderFileAddsItsProvidersToTheDefaultSet) {
   REQUIRE_PYTHON();
   auto rows = run("--py-provider " + kFiles + "/user_function.py:attention");
   EXPECT_EQ(rows["py.user.softmax"].status, Status::passed) << rows["py.user.softmax"].reason;
   EXPECT_EQ(rows["cpu.flash"].status, Status::passed);
-  EXPECT_EQ(rows.count("py.numpy.naive"), 0u);  // a built-in Python provider is not added
+  EXPECT_EQ(rows["py.numpy.naive"].status, Status::passed) << rows["py.numpy.naive"].reason;
 }
 
 // A quantized provider is judged against the bound it declares, said in its row; none above 10%.

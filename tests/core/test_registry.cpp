@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/grid.hpp"
 #include "attnprof/registry.hpp"
+#include "python/python_provider.hpp"
 
 namespace attnprof {
 namespace {
@@ -59,6 +61,53 @@ TEST(Registry, GlobsSelectProviders) {
   const auto two = select_providers("cpu.naive,cpu.naive,cpu.flash");
   EXPECT_EQ(two.size(), 2u);
   EXPECT_THROW(select_providers("cpu.nope"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// The default set of fa-bench on a described H200 (no GPU needed: every built-in CUDA provider is
+// taken as available, as there): the decode-only kernels, which can run no fa-bench point, are
+// left out with why, and a Python provider that imports (a proxy, whose worker decides the rest)
+// is in. Decided from traits and supports() (registry.hpp default_set).
+TEST(DefaultSet, FaBenchOnADescribedH200LeavesOutDecodeKernelsAndTakesPythonProviders) {
+  python::ProviderInfo info;
+  info.traits.name = "py.described.flex";
+  info.traits.device = DeviceKind::cuda;
+  info.traits.family = Family::fused;
+  info.traits.in_default_set = true;
+  info.available = true;
+  std::vector<std::unique_ptr<Provider>> added;
+  added.push_back(python::make_python_provider(info, WorkerGroup{}));
+  add_providers(std::move(added));
+
+  Device h200;
+  h200.kind = DeviceKind::cuda;
+  h200.name = "NVIDIA H200";
+  h200.memory_bytes = int64_t{140} << 30;
+  h200.sm_count = 132;
+  h200.cc_major = 9;
+  std::vector<Spec> specs;
+  for (const GridAxes& ax : load_preset("fa-bench").series)
+    for (const Spec& s : expand(ax)) specs.push_back(s);
+  const DefaultSet set = default_set(h200, specs, [](const Provider&) { return std::string(); });
+  std::set<std::string> in, out;
+  for (const Provider* p : set.providers) in.insert(p->name());
+  for (const auto& [p, why] : set.left_out) {
+    out.insert(p->name());
+    EXPECT_FALSE(why.empty()) << p->name();
+  }
+  EXPECT_TRUE(in.count("py.described.flex"));
+  EXPECT_FALSE(in.count("cuda.decode"));
+  EXPECT_FALSE(in.count("cuda.mla.decode"));
+  EXPECT_TRUE(out.count("cuda.decode"));
+  EXPECT_TRUE(out.count("cuda.mla.decode"));
+  for (const char* p : {"cuda.naive", "cuda.flash", "cuda.flash.sm90"})
+    EXPECT_TRUE(in.count(p)) << p;
+  for (const Provider* p : set.providers) EXPECT_EQ(p->traits().device, DeviceKind::cuda);
 }
 
 }  // namespace

@@ -1,0 +1,113 @@
+"""py.jax.xla.cpu: `jax.nn.dot_product_attention(implementation="xla")` on JAX's CPU backend,
+jitted in prepare. (py.jax.xla, jax_dpa.py, is the same call on the GPU.)
+
+The harness's host tensors go to JAX through DLPack in the launch (timed): XLA's CPU client takes
+them without a copy when they are 64-byte aligned and copies them otherwise; the row's note says
+which happened. GQA is JAX's own (K/V heads divide Q heads), masks are its `is_causal` (top-left)
+or a boolean mask. fp32 only: with bf16 (a cast inside the jitted function) the worker died of a
+segfault in one of XLA's threads about once in 30 points under the harness with jaxlib 0.10.2
+(not reproduced in a plain loop of the same call), so bf16 is refused with that reason. The launch
+waits for the result (JAX dispatches asynchronously); its output is copied into the harness's O
+after the timed launches (untimed)."""
+from __future__ import annotations
+
+from ..masks import has_empty_rows, numpy_mask
+from ..provider import Provider, Run
+
+
+def _zero_copy(array) -> bool:
+    """Whether XLA's CPU client aliases `array` (its DLPack import copies what is not aligned)."""
+    import jax
+
+    return jax.dlpack.from_dlpack(array).unsafe_buffer_pointer() == array.ctypes.data
+
+
+class _Run(Run):
+    def __init__(self, fn, spec, aliased):
+        self.fn, self.spec, self.aliased = fn, spec, aliased
+
+    def _inputs(self, io):
+        import jax
+
+        s = self.spec
+        # bshd storage is JAX's own (B, S, H, D) order: handed over as it lies; bhsd is swapped
+        # inside the jitted function.
+        order = (0, 2, 1, 3) if s.layout == "bshd" else (0, 1, 2, 3)
+        return [jax.dlpack.from_dlpack(io[r].transpose(order)) for r in ("q", "k", "v")]
+
+    def launch(self, io):
+        import numpy as np
+
+        out = self.fn(*self._inputs(io))
+        out.block_until_ready()  # JAX dispatches asynchronously: the launch ends with the work
+        o = np.asarray(out)  # JAX's buffer, (B, S, H, Dv): copied into the harness's O untimed
+        return {"o": o.transpose(0, 2, 1, 3)}
+
+    def note(self):
+        s = self.spec
+        copies = ("inputs aliased by XLA (no copies)" if self.aliased else
+                  "inputs copied into XLA's buffers inside the timed launch (the harness's host "
+                  "tensors are not 64-byte aligned)")
+        mask = {"none": "no mask", "causal": "is_causal"}.get(s.mask, "a boolean mask")
+        return (f"jax.nn.dot_product_attention(implementation='xla') on JAX's CPU backend, "
+                f"jitted; {mask}; {copies}; O copied into the harness's tensor untimed")
+
+
+class JaxXlaCpu(Provider):
+    name = "py.jax.xla.cpu"
+    description = "jax.nn.dot_product_attention, implementation='xla', jitted, on JAX's CPU backend"
+    device = "cpu"
+    family = "naive"  # XLA's compilation of the recipe
+    fused = False  # XLA materializes the scores
+    library = "JAX"
+    framework = "numpy"
+    requires = ("jax", "jaxlib")
+    # Out of the default set: its worker died of SIGSEGV at 2 of 135 cpu-small points (fp32, N 1024
+    # and 2048, jaxlib 0.10.2) and the cause is not found; named with --providers it still runs.
+    in_default_set = False
+
+    def library_version(self):
+        from importlib import metadata
+
+        return metadata.version("jax")
+
+    def supports(self, spec):
+        why = []
+        if spec.dtype != "fp32":
+            why.append(f"{spec.dtype}: fp32 only here (bf16 crashed XLA's CPU backend in the "
+                       f"worker now and then, jaxlib 0.10.2)")
+        if has_empty_rows(spec):
+            why.append("queries that see no key (XLA's softmax averages them instead of zeros)")
+        return "; ".join(why) or None
+
+    def workspace_estimate(self, spec):
+        # The scores and probabilities, fp32, and a copy of each input and of O.
+        elems = (spec.q_heads * spec.q_len * (spec.head_dim + spec.dv)
+                 + spec.kv_heads * spec.kv_len * (spec.head_dim + spec.dv))
+        return 4 * spec.batch * (2 * spec.q_heads * spec.q_len * spec.kv_len + elems)
+
+    def prepare(self, spec, io):
+        import jax
+        import jax.numpy as jnp
+
+        bhsd = spec.layout == "bhsd"
+        causal = spec.mask == "causal"
+        mask = None if causal else numpy_mask(spec)
+        scale = spec.softmax_scale
+
+        @jax.jit
+        def fn(q, k, v):
+            t = (lambda x: jnp.swapaxes(x, 1, 2)) if bhsd else (lambda x: x)
+            o = jax.nn.dot_product_attention(
+                t(q), t(k), t(v), scale=scale, is_causal=causal,
+                mask=None if mask is None else jnp.asarray(mask)[None, None],
+                implementation="xla")
+            return o
+
+        order = (0, 2, 1, 3) if spec.layout == "bshd" else (0, 1, 2, 3)
+        run = _Run(fn, spec, all(_zero_copy(io[r].transpose(order)) for r in ("q", "k", "v")))
+        run.launch(io)  # compiles (prepare is not timed)
+        return run
+
+
+PROVIDERS = [JaxXlaCpu()]
