@@ -8,7 +8,13 @@ timed call). The output is written into the harness's O through `out=` of
 signature takes no `out`); no LSE. FlashAttention's causal mask and window are bottom-right
 aligned; a window of W keys is window_size (W - 1, 0); the softcap is `softcap`; the sink logits
 are `learnable_sink`. The first call of a configuration compiles its kernel (seconds): made in
-prepare, so it lands in prepare_s; the compiled kernels stay in the worker's memory."""
+prepare, so it lands in prepare_s; the compiled kernels stay in the worker's memory.
+
+Modes bwd and fwd_bwd call `_flash_attn_bwd`, the function FlashAttnFunc.backward calls, with
+the harness's dQ, dK and dV as its `dq=`, `dk=`, `dv=` (no copy) and the O and log-sum-exp of
+its own forward (`return_lse=True`): mode bwd times the backward alone, from a forward run once
+in prepare (every set of the point's tensors holds the same inputs, so one forward serves them
+all); fwd_bwd times the forward into the harness's O and the backward from it."""
 from __future__ import annotations
 
 from ..provider import NotSupported, Provider, Run
@@ -39,31 +45,64 @@ class _Run(Run):
         if major not in (9, 10, 11):
             raise NotSupported("FlashAttention-4's kernels are for Hopper (sm_90) and "
                                f"Blackwell (sm_100/sm_110), not sm_{major}x")
-        from flash_attn.cute.interface import _flash_attn_fwd
+        from flash_attn.cute.interface import _flash_attn_bwd, _flash_attn_fwd
 
-        self.fwd, self.spec = _flash_attn_fwd, spec
+        self.fwd, self.bwd, self.spec = _flash_attn_fwd, _flash_attn_bwd, spec
         self.causal, self.window = _window(spec)
-        self.launch(io)  # compile this configuration's kernel here, untimed
+        self.saved = None
+        if spec.mode == "bwd":  # the forward the timed backward starts from, run once here
+            self.saved = self.forward(io, torch.empty_like(_seq_major(io.q)[..., :spec.dv]))
+        self.launch(io)  # compile this configuration's kernels here, untimed
+
+    def forward(self, io, out):
+        """FlashAttention's forward into `out` (seq-major); (out, lse) for a backward."""
+        s = self.spec
+        o, lse = self.fwd(_seq_major(io.q), _seq_major(io.k), _seq_major(io.v),
+                          softmax_scale=s.softmax_scale, causal=self.causal,
+                          window_size_left=self.window[0], window_size_right=self.window[1],
+                          softcap=s.softcap if s.softcap > 0 else None,
+                          learnable_sink=io.sink if s.sinks else None, out=out,
+                          return_lse=s.mode != "fwd")[:2]
+        return o, lse
+
+    def backward(self, io, saved):
+        s = self.spec
+        out, lse = saved
+        self.bwd(_seq_major(io.q), _seq_major(io.k), _seq_major(io.v), out,
+                 _seq_major(io.d_o), lse, s.softmax_scale, self.causal,
+                 s.softcap if s.softcap > 0 else 0.0,
+                 window_size_left=self.window[0], window_size_right=self.window[1],
+                 dq=_seq_major(io.dq), dk=_seq_major(io.dk), dv=_seq_major(io.dv),
+                 learnable_sink=io.sink if s.sinks else None)
 
     def launch(self, io):
-        s = self.spec
-        self.fwd(_seq_major(io.q), _seq_major(io.k), _seq_major(io.v),
-                 softmax_scale=s.softmax_scale, causal=self.causal,
-                 window_size_left=self.window[0], window_size_right=self.window[1],
-                 softcap=s.softcap if s.softcap > 0 else None,
-                 learnable_sink=io.sink if s.sinks else None, out=_seq_major(io.o))
+        mode = self.spec.mode
+        if mode == "fwd":
+            self.forward(io, _seq_major(io.o))
+        elif mode == "bwd":
+            self.backward(io, self.saved)
+        else:
+            self.backward(io, self.forward(io, _seq_major(io.o)))
 
     def note(self):
-        return ("flash_attn.cute.interface._flash_attn_fwd (what flash_attn_func calls) with "
-                "out=; Q, K, V and O as (batch, seq, heads, dim) views of the bshd tensors")
+        views = "Q, K, V and O as (batch, seq, heads, dim) views of the bshd tensors"
+        mode = self.spec.mode
+        if mode == "fwd":
+            return "flash_attn.cute.interface._flash_attn_fwd (what flash_attn_func calls) with out=; " + views
+        return ("flash_attn.cute.interface._flash_attn_bwd (what FlashAttnFunc.backward calls) with "
+                "dq=, dk=, dv=" + (", the backward alone (the forward run in prepare)"
+                                  if mode == "bwd" else " after _flash_attn_fwd with out=")
+                + "; " + views.replace("and O", "O and their gradients"))
 
 
 class FlashAttention4(Provider):
     name = "py.fa4"
-    description = "FlashAttention-4's forward (flash-attn-4, CuTe DSL kernels; bshd layout)"
+    description = ("FlashAttention-4's forward and backward (flash-attn-4, CuTe DSL kernels; bshd "
+                   "layout)")
     device = "cuda"
     family = "fused"
     fused = True
+    backward = True
     library = "FlashAttention-4"
     softcap = True
     sinks = True  # learnable_sink: one natural-log logit per query head, as io.sink
