@@ -11,10 +11,13 @@
 #                          fa-bench in bshd against cuDNN, ATen's FA2 (py.torch.sdpa.flash: the bundle has no LibTorch),
 #                          FlashInfer fa3, cuda.flash.sm90
 #   contenders.sh fa4-spec multi-token decode (spec-decode's B 64 slice at KV 8k) with py.fa4
+#   contenders.sh fa4-bench fa-bench in bshd alone (the fa4 part without its feature checks)
+#   contenders.sh fa4-bwd  fa-bench-bwd in bshd: FlashAttention-4's backward against cuDNN's, ATen's
+#                          FA2 (py.torch.sdpa.flash) and cuda.flash.sm90's
 set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
-part=${1:?usage: contenders.sh check|spec|prefill|fa4|fa4-spec}
+part=${1:?usage: contenders.sh check|spec|prefill|fa4|fa4-spec|fa4-bench|fa4-bwd}
 a="$pkg/bin/attnprof"
 for staged in flashinfer fa4; do
   site=$(bash "$root/scripts/device/stage.sh" path "$staged")
@@ -25,6 +28,7 @@ done
 # worker's hang limit must outlast it.
 common=(--no-history --hang-timeout 400s)
 fi="py.flashinfer.fa2,py.flashinfer.fa3,py.flashinfer.decode"
+fa4_bench="py.fa4,cudnn.sdpa,py.torch.sdpa.flash,py.flashinfer.fa3,cuda.flash.sm90"
 step() {
   local name=$1
   shift
@@ -65,8 +69,14 @@ step() {
         --seq 2k --dtype bf16,fp16 --layout bshd --mask causal --softcap 0,30
       step fa4-sinks --providers "py.fa4" --batch 2 --heads 16 --head-dim 64,128 --seq 1k \
         --dtype bf16 --layout bshd --mask causal --sinks on
-      step fa-bench --providers "py.fa4,cudnn.sdpa,py.torch.sdpa.flash,py.flashinfer.fa3,cuda.flash.sm90" \
-        --preset fa-bench --layout bshd
+      step fa-bench --providers "$fa4_bench" --preset fa-bench --layout bshd
+      ;;
+    fa4-bench)
+      step fa-bench --providers "$fa4_bench" --preset fa-bench --layout bshd
+      ;;
+    fa4-bwd)
+      step fa-bench-bwd --providers "py.fa4,cudnn.sdpa,py.torch.sdpa.flash,cuda.flash.sm90" \
+        --preset fa-bench-bwd --layout bshd
       ;;
     fa4-spec)
       step spec-decode --providers "py.fa4,cudnn.sdpa,py.flashinfer.fa2,cuda.decode" \
