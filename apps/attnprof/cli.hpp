@@ -24,7 +24,7 @@ Command add_merge_command(CLI::App& app);    // cmd_merge.cpp
 Command add_history_command(CLI::App& app);  // cmd_history.cpp
 Command add_trace_command(CLI::App& app);    // cmd_trace.cpp
 
-// Exit codes, one rule for every subcommand (README.md, "Using it"): 0 success; 1 the work ran
+// Exit codes, one rule for every subcommand (docs/usage.md, "Exit codes"): 0 success; 1 the work ran
 // and something failed (an error mid-way, bad points with --fail-on-error, a regression with
 // --fail-on-regression); 2 the request was refused before any work started, nothing written;
 // 128+N stopped by signal N.

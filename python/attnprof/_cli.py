@@ -3,7 +3,7 @@ exceptions.
 
 The binary is $ATTNPROF_BIN, else the one installed with this package (`pip install .` puts both
 in one environment), else the build folders of the source tree this package lies in (build/,
-build-cpu/), else `attnprof` on PATH. Exit 2 (refused before any work started: README, "Exit
+build-cpu/), else `attnprof` on PATH. Exit 2 (refused before any work started: docs/usage.md, "Exit
 codes") raises UsageError with the CLI's one-line message; any other failure raises RunError."""
 from __future__ import annotations
 
