@@ -79,18 +79,3 @@ class Spec:
         if j > i + off:
             return False
         return not (self.mask_kind == "window" and j <= i + off - self.window)
-
-    def key(self) -> str:
-        """The point's key, as src/core/spec.cpp writes it (Spec::key)."""
-        def num(x: float) -> str:
-            text = repr(float(x))
-            return text[:-2] if text.endswith(".0") else text
-
-        return (f"b{self.batch}.hq{self.q_heads}.hkv{self.kv_heads}.q{self.q_len}.k{self.kv_len}."
-                f"d{self.head_dim}.dv{self.dv}.{self.dtype}.{self.mask}.{self.mode}.{self.layout}"
-                + (f".p{self.page_size}" if self.page_size > 0 else "")
-                + (f".s{num(self.scale)}" if self.scale > 0 else "")
-                + (f".cap{num(self.softcap)}" if self.softcap > 0 else "")
-                + (".sinks" if self.sinks else "")
-                + (".sl-" + self.seqlens.replace(":", "-").replace("/", "_") if self.seqlens else "")
-                + (".latent" if self.shared_latent else ""))

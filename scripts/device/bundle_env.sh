@@ -7,3 +7,14 @@ export LD_LIBRARY_PATH="$pkg/lib:/opt/torch/.venv/lib/python3.12/site-packages/n
 export ATTNPROF_PRESETS="$root/presets" XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/attnprof-cache}
 out=${OUT:-$root/out}
 mkdir -p "$out"
+# Puts what scripts/device/stage.sh staged in earlier calls (each NAME, when there) ahead on
+# PYTHONPATH.
+use_staged() {
+  local staged site
+  for staged in "$@"; do
+    site=$(bash "$root/scripts/device/stage.sh" path "$staged")
+    echo "$staged site: ${site:-none}"
+    [[ -n $site && :${PYTHONPATH:-}: != *":$site:"* ]] && export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  done
+  return 0
+}

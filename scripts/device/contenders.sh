@@ -19,11 +19,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 part=${1:?usage: contenders.sh check|spec|prefill|fa4|fa4-spec|fa4-bench|fa4-bwd}
 a="$pkg/bin/attnprof"
-for staged in flashinfer fa4; do
-  site=$(bash "$root/scripts/device/stage.sh" path "$staged")
-  echo "$staged site: ${site:-none}"
-  [[ -n $site && :${PYTHONPATH:-}: != *":$site:"* ]] && export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-done
+use_staged flashinfer fa4
 # FlashInfer JIT-compiles a kernel module on its first use (tens of seconds, in prepare): the
 # worker's hang limit must outlast it.
 common=(--no-history --hang-timeout 400s)
