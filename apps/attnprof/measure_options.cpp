@@ -16,7 +16,13 @@ namespace attnprof::cli {
 void add_measure_options(CLI::App* sub, MeasureCliOptions& o) {
   add_whole_number_option(sub, "--seed", o.seed, "Seed of the random inputs (0 to 2^64-1)", 0);
   sub->add_option("--timing", o.timing, "CUDA timing: cold (L2 flushed), hot, graph, wall")
-      ->check(CLI::IsMember({"cold", "hot", "graph", "wall"}));
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return parse_timing_mode(v)
+                       ? std::string()
+                       : fmt::format("'{}' is not one of {}", v, kTimingModeChoices);
+          },
+          "TIMING"));
   sub->add_option("--clock", o.clock,
                   "CUDA samples back to back (sustained: a loaded pipeline's clock) or after an "
                   "idle gap that lets a power-capped clock recover (recover: one launch with "
@@ -72,7 +78,7 @@ RunOptions measure_run_options(const MeasureCliOptions& o) {
   check_setting_forms(o.settings);
   RunOptions ro;
   ro.seed = o.seed;
-  ro.measure.mode = o.timing;
+  ro.measure.mode = *parse_timing_mode(o.timing);   // CLI11 checked the choices
   ro.measure.clock = *parse_clock_policy(o.clock);  // CLI11 checked the choices
   ro.measure.rule.max_noise = parse_fraction_option(o.max_noise, "--max-noise");
   ro.measure.rule.min_time_s = positive_seconds_option(o.min_time, "--min-time");

@@ -47,6 +47,19 @@ struct Axis {
   std::string (*get)(const Spec& s) = nullptr;
   // Fills the field when the axis is unset (kv_heads: the query heads); may be null.
   void (*derive)(Spec& s) = nullptr;
+  // Its part of the spec's key (Spec::key: "b8", "p16"; "" where it writes none, as a page size
+  // of 0 does); null for a rule. Parts are joined with '.' in key_at order: the history database,
+  // tune files, resume and compare match points by key, so that order is the one keys have always
+  // had, not the table's.
+  std::string (*key_part)(const Spec& s) = nullptr;
+  int key_at = 0;
+  // Its words in the spec's label (Spec::label: "H8/2", "paged16"; "": none), in label_at order;
+  // null where another axis's words say it (kv_heads: heads writes "H8/2").
+  std::string (*label_part)(const Spec& s) = nullptr;
+  int label_at = 0;
+  // Set (its value differs from `fallback`) only in mode fwd: what Spec::validate calls it ("a
+  // paged KV cache"); empty for an axis every mode takes.
+  std::string_view forward_only{};
 };
 
 // "64,128", "64:2048:*2" (geometric), "512:4096:512" (arithmetic), "1k", "32k" (x1024).
@@ -69,6 +82,9 @@ std::string axis_keys();
 // canonical value, in the table's order (what a child process is handed to run the same point:
 // `trace --ncu`'s target). Expanding them back gives `spec`.
 std::vector<std::string> spec_argv(const Spec& spec);
+
+// Whether the spec's value of `axis` differs from its default (Axis::fallback).
+bool axis_is_set(const Axis& axis, const Spec& spec);
 
 // One series of a grid: the values given per axis (canonical text); an axis not given takes its
 // default (Axis::fallback) or stays unset.

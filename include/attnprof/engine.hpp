@@ -34,11 +34,18 @@ enum class ClockPolicy {
 std::string_view to_string(ClockPolicy p);
 std::optional<ClockPolicy> parse_clock_policy(std::string_view s);
 
+// How a CUDA sample is timed (docs/method.md, "Timing"): cold, L2 evicted before each sample and
+// batches of short launches rotating through copies of the tensors; hot, back to back; graph, the
+// batch captured in a CUDA graph; wall, host wall time around a synchronized batch. A row writes
+// it as to_string (the CPU engine's rows say "cpu-wall").
+enum class TimingMode { cold, hot, graph, wall };
+inline constexpr std::string_view kTimingModeChoices = "cold, hot, graph, wall";
+std::string_view to_string(TimingMode m);
+std::optional<TimingMode> parse_timing_mode(std::string_view s);
+
 struct MeasureOptions {
-  // "cold" (default on CUDA: L2 evicted before each sample, and batches of short launches
-  // rotate through copies of the tensors), "hot", "graph", "wall". The CPU engine always
-  // measures host wall time ("cpu-wall").
-  std::string mode = "cold";
+  // CUDA's timing (cold by default). The CPU engine always measures host wall time.
+  TimingMode mode = TimingMode::cold;
   ClockPolicy clock = ClockPolicy::sustained;
   StoppingRule rule{};
   // CUDA, cold: a batch of short launches rotates through copies of the tensors (false: every

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,7 @@ struct Spec {
   // Every problem, each naming the field and what is allowed; empty when the spec is valid.
   std::vector<std::string> validate() const;
 
+  // Both follow the axis table (axes.hpp Axis::key_part and label_part).
   // Stable one-line key, e.g. "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd" (".p16"
   // follows for a paged cache, ".cap50" for a softcap, ".sinks" for sinks, ".sl-uniform-512-8192"
   // for a ragged batch, ".latent" for a shared latent)
@@ -110,6 +112,8 @@ struct Spec {
   // " scale0.1" for a scale of its own, " paged16" for a paged cache, " softcap50", " sinks",
   // " ragged uniform:512:8192", " latent")
   std::string label() const;
+  // The label without the words of the axes named by key ("batch", "seq").
+  std::string label_without(std::span<const std::string_view> axis_keys) const;
 
   bool operator==(const Spec&) const = default;
 };

@@ -151,6 +151,20 @@ std::vector<std::string> layouts(std::string_view list) {
   return choices(list, parse_layout, kLayoutChoices);
 }
 
+// ---- key parts and label words ------------------------------------------------------------
+
+// Seqlens text as a key part: ':' becomes '-', '/' '_' ("uniform-512-8192", "512_1024").
+std::string seqlens_key(std::string text) {
+  for (char& c : text) c = c == ':' ? '-' : c == '/' ? '_' : c;
+  return text;
+}
+
+// "prefix" and the value where it is set (> 0), "" otherwise.
+template <class T>
+std::string when_positive(std::string_view prefix, T value) {
+  return value > 0 ? fmt::format("{}{}", prefix, value) : std::string();
+}
+
 // A member's axis: its setter and its getter, through the canonical text.
 #define ATTNPROF_FIELD(member, from_text)                              \
   .set = [](Spec& s, std::string_view v) { s.member = from_text(v); }, \
@@ -163,27 +177,52 @@ const std::array kAxes = {
   Axis{.key = "batch", .flag = "--batch",
        .help = "Batch sizes: 1,8 or 1:64:*2 or 16:128:16 (default 1)", .fallback = "1",
        .json = "batch", .kind = integer, .nest = 8, .parse = integers,
-       ATTNPROF_FIELD(batch, as_int)},
+       ATTNPROF_FIELD(batch, as_int),
+       .key_part = [](const Spec& s) { return fmt::format("b{}", s.batch); }, .key_at = 0,
+       .label_part = [](const Spec& s) { return fmt::format("B{}", s.batch); }, .label_at = 0},
   Axis{.key = "heads", .flag = "--heads", .help = "Query heads (default 8)", .fallback = "8",
        .json = "q_heads", .kind = integer, .nest = 5, .model = true, .parse = integers,
-       ATTNPROF_FIELD(q_heads, as_int)},
+       ATTNPROF_FIELD(q_heads, as_int),
+       .key_part = [](const Spec& s) { return fmt::format("hq{}", s.q_heads); }, .key_at = 1,
+       .label_part = [](const Spec& s) {
+         return s.q_heads == s.kv_heads ? fmt::format("H{}", s.q_heads)
+                                        : fmt::format("H{}/{}", s.q_heads, s.kv_heads);
+       },
+       .label_at = 1},
   Axis{.key = "kv_heads", .flag = "--kv-heads",
        .help = "KV heads (must divide query heads; default: the query heads)",
        .json = "kv_heads", .kind = integer, .nest = 6, .model = true, .parse = integers,
        ATTNPROF_FIELD(kv_heads, as_int),
-       .derive = [](Spec& s) { s.kv_heads = s.q_heads; }},
+       .derive = [](Spec& s) { s.kv_heads = s.q_heads; },
+       .key_part = [](const Spec& s) { return fmt::format("hkv{}", s.kv_heads); }, .key_at = 2},
   Axis{.key = "seq", .flag = "--seq",
        .help = "Query lengths (and KV lengths unless --kv-seq; default 1024)", .fallback = "1024",
        .json = "q_len", .kind = integer, .nest = 7, .parse = integers,
-       ATTNPROF_FIELD(q_len, as_int)},
+       ATTNPROF_FIELD(q_len, as_int),
+       .key_part = [](const Spec& s) { return fmt::format("q{}", s.q_len); }, .key_at = 3,
+       .label_part = [](const Spec& s) {
+         return fmt::format(s.q_len == s.kv_len ? "N{}" : "Nq{}", s.q_len);
+       },
+       .label_at = 2},
   Axis{.key = "kv_seq", .flag = "--kv-seq",
        .help = "KV lengths, crossed with --seq (default: the query length)",
        .json = "kv_len", .kind = integer, .nest = 9, .parse = integers,
        ATTNPROF_FIELD(kv_len, as_int),
-       .derive = [](Spec& s) { s.kv_len = s.q_len; }},
+       .derive = [](Spec& s) { s.kv_len = s.q_len; },
+       .key_part = [](const Spec& s) { return fmt::format("k{}", s.kv_len); }, .key_at = 4,
+       .label_part = [](const Spec& s) {
+         return s.q_len == s.kv_len ? std::string() : fmt::format("Nk{}", s.kv_len);
+       },
+       .label_at = 3},
   Axis{.key = "head_dim", .flag = "--head-dim", .help = "Head dims of Q and K (default 64)",
        .fallback = "64", .json = "head_dim", .kind = integer, .nest = 3, .model = true,
-       .parse = integers, ATTNPROF_FIELD(head_dim, as_int)},
+       .parse = integers, ATTNPROF_FIELD(head_dim, as_int),
+       .key_part = [](const Spec& s) { return fmt::format("d{}", s.head_dim); }, .key_at = 5,
+       .label_part = [](const Spec& s) {
+         return s.dv() == s.head_dim ? fmt::format("D{}", s.head_dim)
+                                     : fmt::format("D{}/{}", s.head_dim, s.dv());
+       },
+       .label_at = 4},
   // A value equal to the head dim is stored as 0 ("the same"), so a spec's key does not depend
   // on how one shape was asked for.
   Axis{.key = "v_head_dim", .flag = "--v-head-dim",
@@ -192,47 +231,75 @@ const std::array kAxes = {
        .set = [](Spec& s, std::string_view v) {
          s.v_head_dim = as_int(v) == s.head_dim ? 0 : as_int(v);
        },
-       .get = [](const Spec& s) { return canonical(s.v_head_dim); }},
+       .get = [](const Spec& s) { return canonical(s.v_head_dim); },
+       .key_part = [](const Spec& s) { return fmt::format("dv{}", s.dv()); }, .key_at = 6},
   Axis{.key = "dtype", .flag = "--dtype",
        .help = "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2 (comma list; default fp16)",
        .fallback = "fp16", .json = "dtype", .kind = text, .nest = 1, .parse = dtypes,
-       ATTNPROF_FIELD(dtype, as_dtype)},
+       ATTNPROF_FIELD(dtype, as_dtype),
+       .key_part = [](const Spec& s) { return canonical(s.dtype); }, .key_at = 7,
+       .label_part = [](const Spec& s) { return canonical(s.dtype); }, .label_at = 5},
   Axis{.key = "mask", .flag = "--mask",
        .help = "none, causal, causal-br, window:W (comma list; default none)", .fallback = "none",
        .json = "mask", .kind = text, .nest = 2, .parse = masks,
-       ATTNPROF_FIELD(mask, as_mask)},
+       ATTNPROF_FIELD(mask, as_mask),
+       .key_part = [](const Spec& s) { return canonical(s.mask); }, .key_at = 8,
+       .label_part = [](const Spec& s) { return canonical(s.mask); }, .label_at = 6},
   Axis{.key = "mode", .flag = "--mode", .help = "fwd, bwd, fwd_bwd (comma list; default fwd)",
        .fallback = "fwd", .json = "mode", .kind = text, .nest = 0, .parse = modes,
-       ATTNPROF_FIELD(mode, as_mode)},
+       ATTNPROF_FIELD(mode, as_mode),
+       .key_part = [](const Spec& s) { return canonical(s.mode); }, .key_at = 9,
+       .label_part = [](const Spec& s) { return canonical(s.mode); }, .label_at = 7},
   Axis{.key = "layout", .flag = "--layout",
        .help = "Memory layout of Q, K, V and O: bhsd (PyTorch's SDPA), bshd (FlashAttention's, "
                "FlashInfer's NHD); 'bhsd,bshd' compares them (default bhsd)",
        .fallback = "bhsd", .json = "layout", .kind = text, .nest = 15, .parse = layouts,
-       ATTNPROF_FIELD(layout, as_layout)},
+       ATTNPROF_FIELD(layout, as_layout),
+       .key_part = [](const Spec& s) { return canonical(s.layout); }, .key_at = 10,
+       .label_part = [](const Spec& s) {
+         return s.layout == Layout::bhsd ? std::string() : canonical(s.layout);
+       },
+       .label_at = 8},
   Axis{.key = "scale", .flag = "--scale", .help = "Softmax scale (default 0: 1/sqrt(head dim))",
        .fallback = "0", .json = "scale", .kind = number, .nest = 16, .parse = numbers,
-       ATTNPROF_FIELD(scale, as_number)},
+       ATTNPROF_FIELD(scale, as_number),
+       .key_part = [](const Spec& s) { return when_positive("s", s.scale); }, .key_at = 12,
+       .label_part = [](const Spec& s) { return when_positive("scale", s.scale); }, .label_at = 9},
   Axis{.key = "page_size", .flag = "--page-size",
        .help = "Paged KV cache: keys per page, a power of two (0: contiguous; '0,16,64' compares "
                "them)",
        .fallback = "0", .json = "page_size", .json_when_set = true, .kind = integer, .nest = 10,
-       .parse = integers, ATTNPROF_FIELD(page_size, as_int)},
+       .parse = integers, ATTNPROF_FIELD(page_size, as_int),
+       .key_part = [](const Spec& s) { return when_positive("p", s.page_size); }, .key_at = 11,
+       .label_part = [](const Spec& s) { return when_positive("paged", s.page_size); },
+       .label_at = 10, .forward_only = "a paged KV cache"},
   Axis{.key = "softcap", .flag = "--softcap",
        .help = "Logit softcap C: scores become C*tanh(s/C) (Gemma 2: 50; 0: none; '0,50' compares "
                "them; forward only)",
        .fallback = "0", .json = "softcap", .json_when_set = true, .kind = number, .nest = 11,
-       .model = true, .parse = numbers, ATTNPROF_FIELD(softcap, as_number)},
+       .model = true, .parse = numbers, ATTNPROF_FIELD(softcap, as_number),
+       .key_part = [](const Spec& s) { return when_positive("cap", s.softcap); }, .key_at = 13,
+       .label_part = [](const Spec& s) { return when_positive("softcap", s.softcap); },
+       .label_at = 11, .forward_only = "softcap"},
   Axis{.key = "sinks", .flag = "--sinks",
        .help = "Attention sinks, a learned logit per head (GPT-OSS): on, off ('off,on' compares "
                "them; forward only)",
        .fallback = "off", .json = "sinks", .json_when_set = true, .kind = boolean, .nest = 12,
-       .model = true, .parse = on_off, ATTNPROF_FIELD(sinks, as_bool)},
+       .model = true, .parse = on_off, ATTNPROF_FIELD(sinks, as_bool),
+       .key_part = [](const Spec& s) { return std::string(s.sinks ? "sinks" : ""); },
+       .key_at = 14,
+       .label_part = [](const Spec& s) { return std::string(s.sinks ? "sinks" : ""); },
+       .label_at = 12, .forward_only = "sinks"},
   Axis{.key = "shared_latent", .flag = "--shared-latent",
        .help = "Absorbed MLA: V is K's first Dv columns, one latent cache (DeepSeek-V3 decode; the "
                "deepseek-v3-mla-decode model sets it): on, off (forward only)",
        .fallback = "off", .json = "shared_latent", .json_when_set = true, .kind = boolean,
        .nest = 13, .model = true, .parse = on_off,
-       ATTNPROF_FIELD(shared_latent, as_bool)},
+       ATTNPROF_FIELD(shared_latent, as_bool),
+       .key_part = [](const Spec& s) { return std::string(s.shared_latent ? "latent" : ""); },
+       .key_at = 16,
+       .label_part = [](const Spec& s) { return std::string(s.shared_latent ? "latent" : ""); },
+       .label_at = 14, .forward_only = "a shared latent (absorbed MLA)"},
   Axis{.key = "seqlens", .flag = "--seqlens",
        .help = "Ragged batch: each sequence's keys drawn from uniform:A:B, zipf:A:B[:S] or a list "
                "L1/L2/... (at most the KV length; off: uniform lengths; 'off,uniform:512:8192' "
@@ -240,7 +307,15 @@ const std::array kAxes = {
        .fallback = "off", .json = "seqlens", .json_when_set = true, .kind = text, .nest = 14,
        .parse = parse_seqlens_list,
        .set = [](Spec& s, std::string_view v) { s.seqlens = std::string(v); },
-       .get = [](const Spec& s) { return s.seqlens.empty() ? std::string("off") : s.seqlens; }},
+       .get = [](const Spec& s) { return s.seqlens.empty() ? std::string("off") : s.seqlens; },
+       .key_part = [](const Spec& s) {
+         return s.ragged() ? "sl-" + seqlens_key(s.seqlens) : std::string();
+       },
+       .key_at = 15,
+       .label_part = [](const Spec& s) {
+         return s.ragged() ? "ragged " + s.seqlens : std::string();
+       },
+       .label_at = 13, .forward_only = "a ragged batch (seqlens)"},
   // The rules, after the axes they read.
   Axis{.key = "tokens", .flag = "--tokens",
        .help = "Tokens per batch: batch = tokens / seq (replaces --batch)", .kind = integer,
@@ -345,6 +420,10 @@ std::string axis_keys() {
   std::string out;
   for (const Axis& a : kAxes) out += (out.empty() ? "" : ", ") + std::string(a.key);
   return out;
+}
+
+bool axis_is_set(const Axis& axis, const Spec& spec) {
+  return axis.get != nullptr && !axis.fallback.empty() && axis.get(spec) != axis.fallback;
 }
 
 std::vector<std::string> spec_argv(const Spec& spec) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attnprof/axes.hpp"
 #include "attnprof/ragged.hpp"
 
 namespace attnprof {
@@ -24,10 +25,20 @@ int64_t elems(int64_t b, int64_t h, int64_t n, int64_t d) {
   return mul_sat(mul_sat(mul_sat(b, h), n), d);
 }
 
-// Seqlens text as a key part: ':' becomes '-', '/' '_' ("uniform-512-8192", "512_1024").
-std::string seqlens_key(std::string text) {
-  for (char& c : text) c = c == ':' ? '-' : c == '/' ? '_' : c;
-  return text;
+// The parts the axes give (Axis::key_part or label_part), in the order they say, joined.
+std::string joined_parts(const Spec& spec, bool key, std::span<const std::string_view> omit) {
+  std::vector<std::pair<int, std::string>> parts;
+  for (const Axis& a : axes()) {
+    const auto part = key ? a.key_part : a.label_part;
+    if (part == nullptr || std::find(omit.begin(), omit.end(), a.key) != omit.end()) continue;
+    std::string text = part(spec);
+    if (!text.empty()) parts.emplace_back(key ? a.key_at : a.label_at, std::move(text));
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (const auto& [at, text] : parts) out += (out.empty() ? "" : key ? "." : " ") + text;
+  return out;
 }
 
 }  // namespace
@@ -141,11 +152,6 @@ std::vector<std::string> Spec::validate() const {
   if (page_size < 0 || (page_size > 0 && (page_size & (page_size - 1)) != 0)) {
     errors.push_back(fmt::format(
         "page_size must be a power of two, or 0 for contiguous K and V (got {})", page_size));
-  } else if (page_size > 0 && mode != Mode::fwd) {
-    errors.push_back(
-        fmt::format("a paged KV cache is read by the forward only (mode {} needs "
-                    "page_size 0)",
-                    to_string(mode)));
   } else if (page_size > 0 && batch >= 1 && kv_len >= 1 &&
              block_table_elems() > std::numeric_limits<int32_t>::max()) {
     errors.push_back(
@@ -154,30 +160,16 @@ std::vector<std::string> Spec::validate() const {
   if (!(softcap >= 0) || std::isinf(softcap)) {
     errors.push_back(
         fmt::format("softcap must be finite and >= 0, 0 meaning none (got {})", softcap));
-  } else if ((softcap > 0 || sinks) && mode != Mode::fwd) {
-    errors.push_back(fmt::format("{} {} forward only here (mode {} needs neither)",
-                                 softcap > 0 && sinks ? "softcap and sinks"
-                                 : softcap > 0        ? "softcap"
-                                                      : "sinks",
-                                 softcap > 0 && sinks ? "are" : "is", to_string(mode)));
   }
   if (shared_latent && head_dim >= 1 && dv() > head_dim) {
     errors.push_back(fmt::format(
         "a shared latent is V as K's first Dv columns: it needs v_head_dim <= head_dim (got {} > "
         "{})",
         dv(), head_dim));
-  } else if (shared_latent && mode != Mode::fwd) {
-    errors.push_back(fmt::format(
-        "a shared latent (absorbed MLA) is forward only here (mode {} needs separate K and V)",
-        to_string(mode)));
   }
   if (ragged()) {
     if (auto why = seqlens_problem(seqlens)) {
       errors.push_back("seqlens: " + *why);
-    } else if (mode != Mode::fwd) {
-      errors.push_back(fmt::format(
-          "a ragged batch (seqlens) is forward only here (mode {} needs uniform lengths)",
-          to_string(mode)));
     } else if (q_len > kv_len && q_len >= 1) {
       errors.push_back(fmt::format(
           "a ragged batch (seqlens) needs q_len <= kv_len (got {} > {}): each sequence's queries "
@@ -190,6 +182,13 @@ std::vector<std::string> Spec::validate() const {
         errors.push_back(fmt::format(
             "seqlens {} gives a sequence {} keys, past kv_len {} (the longest the tensors hold)",
             seqlens, longest, kv_len));
+    }
+  }
+  // The variants only the forward takes (Axis::forward_only).
+  for (const Axis& a : axes()) {
+    if (!a.forward_only.empty() && mode != Mode::fwd && axis_is_set(a, *this)) {
+      errors.push_back(fmt::format("{} is forward only here (mode {} needs {} {})", a.forward_only,
+                                   to_string(mode), a.flag, a.fallback));
     }
   }
   if (errors.empty()) {
@@ -213,31 +212,15 @@ std::vector<std::string> Spec::validate() const {
 }
 
 std::string Spec::key() const {
-  return fmt::format(
-      "b{}.hq{}.hkv{}.q{}.k{}.d{}.dv{}.{}.{}.{}.{}{}", batch, q_heads, kv_heads, q_len, kv_len,
-      head_dim, dv(), to_string(dtype), to_string(mask), to_string(mode), to_string(layout),
-      (page_size > 0 ? fmt::format(".p{}", page_size) : std::string()) +
-          (scale > 0 ? fmt::format(".s{}", scale) : std::string()) +
-          (softcap > 0 ? fmt::format(".cap{}", softcap) : std::string()) + (sinks ? ".sinks" : "") +
-          (ragged() ? ".sl-" + seqlens_key(seqlens) : std::string()) +
-          (shared_latent ? ".latent" : ""));
+  return joined_parts(*this, true, {});
 }
 
 std::string Spec::label() const {
-  std::string heads =
-      q_heads == kv_heads ? fmt::format("H{}", q_heads) : fmt::format("H{}/{}", q_heads, kv_heads);
-  std::string len =
-      q_len == kv_len ? fmt::format("N{}", q_len) : fmt::format("Nq{} Nk{}", q_len, kv_len);
-  std::string dim =
-      dv() == head_dim ? fmt::format("D{}", head_dim) : fmt::format("D{}/{}", head_dim, dv());
-  return fmt::format("B{} {} {} {} {} {} {}{}{}{}{}{}{}{}", batch, heads, len, dim,
-                     to_string(dtype), to_string(mask), to_string(mode),
-                     layout == Layout::bhsd ? std::string() : fmt::format(" {}", to_string(layout)),
-                     scale > 0 ? fmt::format(" scale{}", scale) : std::string(),
-                     page_size > 0 ? fmt::format(" paged{}", page_size) : std::string(),
-                     softcap > 0 ? fmt::format(" softcap{}", softcap) : std::string(),
-                     sinks ? " sinks" : "", ragged() ? " ragged " + seqlens : std::string(),
-                     shared_latent ? " latent" : "");
+  return joined_parts(*this, false, {});
+}
+
+std::string Spec::label_without(std::span<const std::string_view> axis_keys) const {
+  return joined_parts(*this, false, axis_keys);
 }
 
 std::size_t dtype_bytes(DType t) {

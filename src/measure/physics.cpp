@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "attnprof/engine.hpp"
 #include "attnprof/model.hpp"
 
 namespace attnprof {
@@ -98,7 +99,8 @@ std::string implausible_reason(const Result& r, const Device& device,
   const double tbps = r.bytes / t / 1e12;
   // Cold: the L2 was evicted before the sample, and each launch of a batch read a copy of its
   // own (a batch over one copy may find the previous launch's data in the L2).
-  const bool cold = r.timing.mode == "cold" && r.bytes > double(device.l2_bytes) &&
+  const bool cold = r.timing.mode == to_string(TimingMode::cold) &&
+                    r.bytes > double(device.l2_bytes) &&
                     (r.timing.launches_per_sample == 1 || r.timing.copies > 1);
   if (gpu && cold && l.tbps > 0 && tbps > l.tbps * margin) {
     return fmt::format(

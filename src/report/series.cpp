@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 
 namespace attnprof {
 
@@ -28,16 +27,13 @@ std::string tokens_key(const Spec& spec) {
   return base_key(spec) + fmt::format("|t{}", spec.batch * spec.q_len);
 }
 
-// The label without batch and lengths, then what is fixed: "H12 D64 fp16 causal fwd, B1".
+// The label without batch and lengths (a cross-attention's query length stays: the x axis is
+// the KV length), then what is fixed: "H12 D64 fp16 causal fwd, B1".
 std::string group_title(const Spec& spec, bool fixed_batch) {
-  std::istringstream words(spec.label());
-  std::string word, out;
-  while (words >> word) {
-    const bool length =
-        word.starts_with("N") && !(word.starts_with("Nq") && spec.q_len != spec.kv_len);
-    if (word.starts_with("B") || length) continue;
-    out += (out.empty() ? "" : " ") + word;
-  }
+  static constexpr std::string_view kSelf[] = {"batch", "seq", "kv_seq"};
+  static constexpr std::string_view kCross[] = {"batch", "kv_seq"};
+  const std::string out =
+      spec.q_len == spec.kv_len ? spec.label_without(kSelf) : spec.label_without(kCross);
   if (fixed_batch) return fmt::format("{}, B{}", out, spec.batch);
   return fmt::format("{}, B·N = {} tokens", out, spec.batch * spec.q_len);
 }

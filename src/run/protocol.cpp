@@ -61,7 +61,7 @@ Spec read_spec(const Json& j) {
 Json options_json(const RunOptions& o) {
   const StoppingRule& r = o.measure.rule;
   return {{"seed", o.seed},
-          {"timing", o.measure.mode},
+          {"timing", to_string(o.measure.mode)},
           {"clock_policy", to_string(o.measure.clock)},
           {"rotate", o.measure.rotate},
           {"launches_per_sample", o.measure.launches_per_sample},
@@ -92,7 +92,7 @@ RunOptions read_options(const Json& j) {
   RunOptions o;
   StoppingRule& r = o.measure.rule;
   o.seed = field<uint64_t>(j, "seed");
-  o.measure.mode = field<std::string>(j, "timing");
+  o.measure.mode = choice<TimingMode>(j, "timing", parse_timing_mode);
   o.measure.clock = choice<ClockPolicy>(j, "clock_policy", parse_clock_policy);
   o.measure.rotate = field<bool>(j, "rotate");
   o.measure.launches_per_sample = field<int64_t>(j, "launches_per_sample");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -108,6 +109,54 @@ TEST(Axes, TheFlagsOfASpecGiveItBack) {
   for (const char* flag : {"--layout bshd", "--scale 0.1", "--shared-latent on"}) {
     EXPECT_NE(line.find(flag), std::string::npos) << line;
   }
+}
+
+// Every field of the spec is in its key (which resume, compare, merge and the history database
+// match points by) and its label: a new axis without its key part fails here. Each axis's value
+// changed alone changes the key.
+TEST(Axes, EveryFieldIsInTheKeyAndTheLabel) {
+  const std::map<std::string_view, std::string_view> other = {
+      {"batch", "3"},      {"heads", "16"},    {"kv_heads", "4"},    {"seq", "77"},
+      {"kv_seq", "99"},    {"head_dim", "32"}, {"v_head_dim", "16"}, {"dtype", "bf16"},
+      {"mask", "causal"},  {"mode", "bwd"},    {"layout", "bshd"},   {"scale", "0.5"},
+      {"page_size", "16"}, {"softcap", "30"},  {"sinks", "on"},      {"shared_latent", "on"},
+      {"seqlens", "8/16"}};
+  std::set<int> key_at;
+  for (const Axis& a : axes()) {
+    if (a.json.empty()) continue;  // a rule sets other axes' fields
+    ASSERT_NE(a.key_part, nullptr) << a.key;
+    EXPECT_TRUE(key_at.insert(a.key_at).second) << a.key << " shares key_at " << a.key_at;
+    ASSERT_TRUE(other.contains(a.key)) << a.key << ": give it another value here";
+    Spec base;
+    base.batch = 2, base.q_heads = 8, base.kv_heads = 8, base.q_len = 64, base.kv_len = 64;
+    base.head_dim = 64;
+    Spec changed = base;
+    a.set(changed, other.at(a.key));
+    EXPECT_NE(base.key(), changed.key()) << a.key;
+    EXPECT_NE(base.label(), changed.label()) << a.key;
+  }
+}
+
+// Keys are stored (history, tune files, journals): the table writes them as they always were.
+TEST(Axes, KeyAndLabelOfEveryVariant) {
+  Spec s;
+  s.batch = 4, s.q_heads = 8, s.kv_heads = 2, s.q_len = 1, s.kv_len = 4096, s.head_dim = 576;
+  s.v_head_dim = 512, s.dtype = DType::bf16, s.mask = *parse_mask("causal-br");
+  s.layout = Layout::bshd, s.page_size = 64, s.scale = 0.125, s.softcap = 30, s.sinks = true;
+  s.seqlens = "uniform:512:4096", s.shared_latent = true;
+  EXPECT_EQ(s.key(),
+            "b4.hq8.hkv2.q1.k4096.d576.dv512.bf16.causal-br.fwd.bshd.p64.s0.125.cap30.sinks"
+            ".sl-uniform-512-4096.latent");
+  EXPECT_EQ(s.label(),
+            "B4 H8/2 Nq1 Nk4096 D576/512 bf16 causal-br fwd bshd scale0.125 paged64 softcap30 "
+            "sinks ragged uniform:512:4096 latent");
+  Spec plain;
+  plain.batch = 1, plain.q_heads = plain.kv_heads = 12, plain.q_len = plain.kv_len = 2048;
+  plain.head_dim = 64;
+  EXPECT_EQ(plain.key(), "b1.hq12.hkv12.q2048.k2048.d64.dv64.fp16.none.fwd.bhsd");
+  EXPECT_EQ(plain.label(), "B1 H12 N2048 D64 fp16 none fwd");
+  static constexpr std::string_view kNoLengths[] = {"batch", "seq", "kv_seq"};
+  EXPECT_EQ(plain.label_without(kNoLengths), "H12 D64 fp16 none fwd");
 }
 
 // The layout is an axis: `--layout bhsd,bshd` (or a preset's layout key) crosses it with the

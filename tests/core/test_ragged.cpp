@@ -97,7 +97,7 @@ TEST(Ragged, ValidationNamesTheProblem) {
   Spec bwd = ragged("8/16");
   bwd.mode = Mode::bwd;
   EXPECT_EQ(only(bwd),
-            "a ragged batch (seqlens) is forward only here (mode bwd needs uniform lengths)");
+            "a ragged batch (seqlens) is forward only here (mode bwd needs --seqlens off)");
   Spec longer = ragged("8/16", 128, 64);
   longer.mask = Mask{};
   EXPECT_EQ(only(longer),

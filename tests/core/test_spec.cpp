@@ -69,20 +69,20 @@ TEST(Spec, EveryBadInputIsRejectedNamingTheField) {
          s.page_size = 16;
          s.mode = Mode::fwd_bwd;
        },
-       "a paged KV cache is read by the forward only"},
+       "a paged KV cache is forward only here (mode fwd_bwd needs --page-size 0)"},
       {"negative softcap", [](Spec& s) { s.softcap = -1; }, "softcap must be finite and >= 0"},
       {"softcap backward",
        [](Spec& s) {
          s.softcap = 50;
          s.mode = Mode::fwd_bwd;
        },
-       "softcap is forward only here (mode fwd_bwd needs neither)"},
+       "softcap is forward only here (mode fwd_bwd needs --softcap 0)"},
       {"sinks backward",
        [](Spec& s) {
          s.sinks = true;
          s.mode = Mode::bwd;
        },
-       "sinks is forward only here"},
+       "sinks is forward only here (mode bwd needs --sinks off)"},
       {"more pages than int32 ids",
        [](Spec& s) {
          s.page_size = 1;

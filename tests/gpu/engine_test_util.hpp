@@ -49,7 +49,7 @@ class CudaEngineTest : public ::testing::Test {
   // Short measurements for tests: at least 10 samples and 0.1 s of timed work, 2 s at most.
   static MeasureOptions quick(const std::string& mode) {
     MeasureOptions o;
-    o.mode = mode;
+    o.mode = *parse_timing_mode(mode);
     o.rule.min_time_s = 0.1;
     o.rule.timeout_s = 2.0;
     return o;

@@ -18,7 +18,7 @@ namespace {
 
 RunOptions timed(const std::string& mode) {
   RunOptions o;
-  o.measure.mode = mode;
+  o.measure.mode = *parse_timing_mode(mode);
   o.measure.rule.min_time_s = 0.2;
   o.measure.rule.timeout_s = 2.0;
   o.trace_kernels = false;

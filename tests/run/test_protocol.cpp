@@ -29,7 +29,7 @@ TEST(Protocol, RequestRoundTripsExactly) {
   r.provider = "cpu.flash";
   r.spec = odd_spec();
   r.options.seed = 0xFFFF'FFFF'FFFF'FFF0ull;
-  r.options.measure.mode = "graph";
+  r.options.measure.mode = TimingMode::graph;
   r.options.measure.rule.min_samples = 7;
   r.options.measure.rule.max_noise = 0.003;
   r.options.measure.rule.min_time_s = 1.0 / 3;
@@ -49,7 +49,7 @@ TEST(Protocol, RequestRoundTripsExactly) {
   EXPECT_EQ(back.provider, r.provider);
   EXPECT_EQ(back.spec, r.spec);
   EXPECT_EQ(back.options.seed, r.options.seed);
-  EXPECT_EQ(back.options.measure.mode, "graph");
+  EXPECT_EQ(back.options.measure.mode, TimingMode::graph);
   EXPECT_EQ(back.options.measure.rule.min_samples, 7);
   EXPECT_EQ(back.options.measure.rule.max_noise, 0.003);
   EXPECT_EQ(back.options.measure.rule.min_time_s, 1.0 / 3);

@@ -39,17 +39,6 @@ constexpr uint64_t kSpinMinNs = 20'000, kSpinStartNs = 100'000, kSpinMaxNs = 50'
 // sample's time, at least kRecoverMinS; the point's timeout grows by kRecoverTimeoutScale.
 constexpr double kRecoverMinS = 2e-3, kRecoverFactor = 2.0, kRecoverTimeoutScale = 3.0;
 
-enum class TimingMode { cold, hot, graph, wall };
-
-TimingMode parse_mode(const std::string& m) {
-  if (m == "cold") return TimingMode::cold;
-  if (m == "hot") return TimingMode::hot;
-  if (m == "graph") return TimingMode::graph;
-  if (m == "wall") return TimingMode::wall;
-  throw std::invalid_argument(
-      fmt::format("--timing: unknown mode '{}' (allowed: cold, hot, graph, wall)", m));
-}
-
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -242,7 +231,7 @@ double median_of(std::vector<double> v) {
 
 TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensors,
                                const MeasureOptions& options) {
-  const TimingMode mode = parse_mode(options.mode);
+  const TimingMode mode = options.mode;
   Sampler sampler(ctx, run, tensors, options, mode);
   StoppingRule rule = options.rule;
   if (options.clock == ClockPolicy::recover) rule.timeout_s *= kRecoverTimeoutScale;
@@ -311,7 +300,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     if (decision.stop) break;
   }
 
-  TimingResult t = to_timing(options.mode, summarize(samples), decision);
+  TimingResult t = to_timing(std::string(to_string(options.mode)), summarize(samples), decision);
   t.launches_per_sample = n;
   t.dropped_throttled = dropped;
   std::erase(clocks, 0.0);

@@ -199,7 +199,7 @@ TimingResult time_run(Engine& engine, Run& run) {
     ATTNPROF_CUDA(cudaStreamSynchronize(stream));
   } while (Clock::now() - t0 < std::chrono::milliseconds(100));
   MeasureOptions m;
-  m.mode = "cold";
+  m.mode = TimingMode::cold;
   m.keep_throttled = true;
   m.rule.timeout_s = 3.0;
   NoTensors none;
