@@ -9,7 +9,16 @@ Tensors reach a provider as an `Io`: q, k, v (and d_o, o, lse, dq, dk, dv where 
 them) as torch tensors (framework "torch") or numpy arrays (framework "numpy"), logical shape
 (batch, heads, len, dim) whatever the spec's layout (bshd tensors are strided views); the LSE is
 (batch, heads, len); the sink logits (spec.sinks) are (q_heads,) float32. Device tensors hold the
-spec's dtype; host tensors always hold float32.
+spec's dtype (fp8 as torch.float8_e4m3fn / float8_e5m2, each tensor's stored value being its real
+value times io.scales[role]); host tensors always hold float32 (fp8 inputs as their real values).
+
+A paged spec (spec.page_size > 0; trait `paged_kv`) gives K and V as their container of pages,
+not as (batch, heads, len, dim): (num_pages, heads, page_size, dim) for bhsd and (num_pages,
+page_size, heads, dim) for bshd, num_pages = batch * ceil(kv_len / page_size); sequence b's p-th
+page is io.block_table[b, p] ((batch, pages_per_seq) int32). A ragged batch (spec.seqlens; trait
+`ragged`) gives io.seq_q and io.seq_kv, (batch,) int32: sequence b uses its first seq_q[b] query
+rows and seq_kv[b] keys (the mask applies to those lengths); rows past them are padding no one
+verifies, and K and V hold poison past each sequence's keys (io.hpp).
 """
 from __future__ import annotations
 
@@ -138,13 +147,28 @@ class Provider:
 
 
 class Io:
-    """The tensors of one set (see the module's docstring); absent ones are None."""
+    """The tensors of one set (see the module's docstring); absent ones are None. Beside them:
+    block_table ((batch, pages_per_seq) int32) and page_size (0: contiguous) of a paged K and V;
+    seq_q and seq_kv ((batch,) int32) of a ragged batch, None when uniform; scales: per present
+    role, stored value / real value (1.0 except for fp8 device tensors). Arrays of the set's kind
+    (numpy on the CPU, torch tensors where the framework is torch), in the tensors' memory."""
 
     ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")
 
-    def __init__(self, **tensors: Any):
+    def __init__(self, block_table: Any = None, page_size: int = 0, seq_q: Any = None,
+                 seq_kv: Any = None, scales: Optional[dict] = None, **tensors: Any):
         for role in self.ROLES:
             setattr(self, role, tensors.get(role))
+        self.block_table = block_table
+        self.page_size = int(page_size)
+        self.seq_q = seq_q
+        self.seq_kv = seq_kv
+        self.scales = dict(scales) if scales else {r: 1.0 for r in self.ROLES
+                                                   if tensors.get(r) is not None}
+
+    @property
+    def paged(self) -> bool:
+        return self.page_size > 0
 
     def __getitem__(self, role: str) -> Any:
         return getattr(self, role)
