@@ -51,8 +51,37 @@ class Run:
         return 0
 
 
+# The traits a provider declares, the Python twin of include/attnprof/traits.hpp: (attribute,
+# JSON key of src/core/result_json.cpp traits_json, kind). `describe()` (_loader.py) writes exactly
+# these; a C++ test (PythonTraits.TheTableMatchesTheCodec) holds the keys to traits_json's.
+# library_version comes from Provider.library_version(), not from an attribute.
+TRAITS = (
+    ("name", "name", str),
+    ("description", "description", str),
+    ("device", "device", str),
+    ("family", "family", str),
+    ("fused", "fused", bool),
+    ("library", "library", str),
+    ("library_version", "library_version", str),
+    ("in_default_set", "in_default_set", bool),
+    ("role", "role", str),
+    ("variant_of", "variant_of", str),
+    ("forward", "forward", bool),
+    ("backward", "backward", bool),
+    ("writes_lse", "writes_lse", bool),
+    ("paged_kv", "paged_kv", bool),
+    ("fp8", "fp8", bool),
+    ("softcap", "softcap", bool),
+    ("sinks", "sinks", bool),
+    ("ragged", "ragged", bool),
+    ("own_streams", "own_streams", bool),
+    ("quantization", "quantization", str),
+    ("output_tolerance", "output_tolerance", float),
+)
+
+
 class Provider:
-    # Traits (include/attnprof/traits.hpp): every row records them.
+    # Traits (include/attnprof/traits.hpp): every row records them. TRAITS above lists them.
     name: str = ""
     description: str = ""
     device: str = "cuda"  # cpu or cuda
@@ -67,6 +96,16 @@ class Provider:
     forward: bool = True
     backward: bool = False
     writes_lse: bool = False
+    # Reads K and V from a paged cache (spec.page_size > 0): io.k and io.v are containers of
+    # pages, io.block_table maps them (see the module's docstring). Without it the runner refuses
+    # paged points.
+    paged_kv: bool = False
+    # Takes fp8 inputs (spec.dtype fp8_e4m3 / fp8_e5m2) and writes O in the same format, each
+    # tensor scaled by io.scales[role]. Without it the runner refuses fp8 points.
+    fp8: bool = False
+    # Takes a ragged batch (spec.seqlens): reads io.seq_q and io.seq_kv, never reads past a
+    # sequence's keys. Without it the runner refuses ragged points.
+    ragged: bool = False
     # Applies the spec's logit softcap (spec.softcap: scaled scores s become C * tanh(s / C)).
     # Without it the runner refuses capped points.
     softcap: bool = False

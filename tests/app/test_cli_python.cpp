@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "app/python_cli.hpp"
 #include "attnprof/journal.hpp"
+#include "attnprof/result_json.hpp"
 #include "cli_runner.hpp"
 
 namespace attnprof {
@@ -40,6 +42,74 @@ class PythonCli : public testing_python::PythonCliTest {
     return run_rows(args + kPoint, outcome, env);
   }
 };
+
+// One traits table (python/attnprof/provider.py TRAITS, issue 58): describe() writes exactly its
+// keys, which are the keys the C++ codec writes (to_json(ProviderTraits)) with every optional trait
+// set, in its order; a Python provider declaring every flag reaches the C++ traits through
+// traits_from_json, as python_info.cpp reads them (and so the runner's variant_refusal).
+TEST(PythonTraits, TheTableMatchesTheCodec) {
+  if (std::system("python3 -c '' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const fs::path script = fs::temp_directory_path() /
+                          fmt::format("attnprof_traits_{}.py", static_cast<long>(::getpid()));
+  {
+    std::ofstream f(script);
+    f << "import json, sys\n"
+      << "sys.path.insert(0, '" << ATTNPROF_TEST_PY_PKG << "')\n"
+      << "from attnprof.provider import TRAITS, Provider\n"
+      << "from attnprof._loader import describe\n"
+      << "class Every(Provider):\n"
+      << "    name = 'py.test.every'; device = 'cpu'; family = 'naive'; fused = True\n"
+      << "    library = 'numpy'; role = 'baseline'; variant_of = 'py.numpy.naive'\n"
+      << "    backward = True; writes_lse = True; in_default_set = False\n"
+      << "    paged_kv = fp8 = softcap = sinks = ragged = own_streams = True\n"
+      << "    quantization = 'int8 Q K^T'; output_tolerance = 0.05\n"
+      << "print(json.dumps({'keys': [key for _, key, _ in TRAITS],\n"
+      << "                  'traits': describe(Every())['traits']}))\n";
+  }
+  FILE* p = ::popen(("python3 " + script.string()).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  fs::remove(script);
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json got = nlohmann::json::parse(out);
+
+  ProviderTraits every;
+  every.paged_kv = every.fp8 = every.softcap = every.sinks = every.ragged = every.own_streams =
+      true;
+  every.quantization = "q";
+  every.output_tolerance = 0.05;
+  std::vector<std::string> cpp_keys;
+  const nlohmann::ordered_json written = to_json(every);
+  for (const auto& item : written.items()) cpp_keys.push_back(item.key());
+  const auto python_keys = got.at("keys").get<std::vector<std::string>>();
+  EXPECT_EQ(python_keys, cpp_keys) << "provider.py TRAITS and result_json.cpp traits_json differ";
+  std::vector<std::string> described;
+  for (const auto& item : got.at("traits").items()) described.push_back(item.key());
+  std::sort(described.begin(), described.end());
+  std::vector<std::string> sorted = python_keys;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(described, sorted) << "describe() does not follow the table";
+
+  const ProviderTraits t = traits_from_json(got.at("traits"));
+  EXPECT_EQ(t.name, "py.test.every");
+  EXPECT_EQ(t.device, DeviceKind::cpu);
+  EXPECT_EQ(t.role, Role::baseline);
+  EXPECT_EQ(t.variant_of, "py.numpy.naive");
+  EXPECT_TRUE(t.fused && t.backward && t.writes_lse);
+  EXPECT_FALSE(t.in_default_set);
+  EXPECT_TRUE(t.paged_kv);
+  EXPECT_TRUE(t.fp8);
+  EXPECT_TRUE(t.softcap);
+  EXPECT_TRUE(t.sinks);
+  EXPECT_TRUE(t.ragged);
+  EXPECT_TRUE(t.own_streams);
+  EXPECT_EQ(t.quantization, "int8 Q K^T");
+  EXPECT_DOUBLE_EQ(t.output_tolerance, 0.05);
+}
 
 TEST_F(PythonCli, ListShowsPythonProvidersWithTheirTraitsOrWhy) {
   const Outcome o = run_cli("list");
