@@ -178,6 +178,54 @@ TEST_F(PythonCli, ASoftcapAndSinksReachPython) {
   }
 }
 
+// A paged cache and a ragged batch reach Python (ABI 3: page size, block table, seq_q, seq_kv):
+// py.numpy.naive reads K and V through the block table and each sequence at its own lengths, and
+// every row it owes passes. The harness shuffles the pages and fills K and V with kPageTailValue
+// past each sequence's keys (75 keys leave 5 poisoned rows on the last page of 16), so reading the
+// pages in memory order, or attending past seq_kv[b], fails verification: tests/python_providers/
+// paged.py's two providers do each and must end incorrect.
+TEST_F(PythonCli, APagedCacheAndARaggedBatchReachPython) {
+  REQUIRE_PYTHON();
+  const std::string point =
+      " --device cpu --batch 3 --heads 4 --kv-heads 2 --seq 24 --kv-seq 75 --head-dim 16 "
+      "--dtype fp32 --min-time 1ms --point-timeout 50ms --min-samples 3 --no-trace --no-history "
+      "--py-provider " +
+      kFiles + "/paged.py ";
+  struct Case {
+    const char* args;
+    const char* wrong;  // the provider of paged.py that must fail here
+  };
+  for (const Case& c : {
+           Case{"--page-size 16 --mask causal", "py.test.pages_in_order"},
+           Case{"--page-size 16 --layout bshd --mask none", "py.test.pages_in_order"},
+           Case{"--page-size 16 --layout bshd --mask window:9 --sinks on", nullptr},
+           Case{"--seqlens 75/30/7 --mask causal-br", "py.test.ignores_lengths"},
+           Case{"--seqlens 75/30/7 --mask none --layout bshd", "py.test.ignores_lengths"},
+           Case{"--seqlens 9/75/40 --page-size 16 --mask causal --softcap 2", nullptr},
+       }) {
+    const std::string providers =
+        c.wrong ? fmt::format("py.numpy.naive,{}", c.wrong) : std::string("py.numpy.naive");
+    auto rows = run_rows(fmt::format("--providers {} {}{}", providers, c.args, point));
+    ASSERT_TRUE(rows.count("py.numpy.naive")) << c.args;
+    const Result& r = rows["py.numpy.naive"];
+    EXPECT_EQ(r.status, Status::passed) << c.args << ": " << r.reason << " " << r.verify.detail;
+    EXPECT_GT(r.verify.rows_total, 0) << c.args;
+    EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total) << c.args;
+    EXPECT_LT(r.verify.rel_l2_err, 1e-5) << c.args;
+    EXPECT_TRUE(r.traits.paged_kv);
+    EXPECT_TRUE(r.traits.ragged);
+    if (c.wrong == nullptr) continue;
+    ASSERT_TRUE(rows.count(c.wrong)) << c.args;
+    EXPECT_EQ(rows[c.wrong].status, Status::incorrect)
+        << c.wrong << " " << c.args << ": " << rows[c.wrong].reason;
+  }
+  // Without the trait the runner refuses such points to a Python provider, in words.
+  auto rows = run_rows("--providers py.test.ignores_lengths --page-size 16" + point);
+  EXPECT_EQ(rows["py.test.ignores_lengths"].status, Status::not_supported);
+  EXPECT_NE(rows["py.test.ignores_lengths"].reason.find("no paged KV cache"), std::string::npos)
+      << rows["py.test.ignores_lengths"].reason;
+}
+
 // A Python provider declares its settings too: --set checks them, sweeps the values, and each
 // point's value reaches its prepare() in the Python worker (the note says it) and its row's env.
 TEST_F(PythonCli, APythonProviderDeclaresSettingsThatSweep) {
