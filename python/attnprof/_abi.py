@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ctypes
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")  # TensorRole order
-DTYPES = ("fp32", "fp16", "bf16")  # DType order
+DTYPES = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")  # DType order
 LAYOUTS = ("bhsd", "bshd")  # Layout order
 
 OP_SUPPORTS = 1  # handle: provider index; json: {"spec": ...}; out: {"reason": null | "..."}
@@ -34,11 +34,22 @@ class Tensor(ctypes.Structure):
         ("heads", ctypes.c_int64),
         ("len", ctypes.c_int64),
         ("dim", ctypes.c_int64),
+        # Version 3: K and V of a paged spec (0 and null: contiguous), and the per-tensor scale
+        # (stored value = real value * scale; 1 except for fp8 storage).
+        ("page_size", ctypes.c_int64),
+        ("block_table", ctypes.c_void_p),
+        ("scale", ctypes.c_float),
+        ("reserved", ctypes.c_int32),
     ]
 
 
 class IoStruct(ctypes.Structure):
-    _fields_ = [("t", Tensor * len(ROLES))]
+    _fields_ = [
+        ("t", Tensor * len(ROLES)),
+        # Version 3: a ragged batch's lengths, (batch) int32 each; null when uniform.
+        ("seq_q", ctypes.c_void_p),
+        ("seq_kv", ctypes.c_void_p),
+    ]
 
 
 CALLBACK = ctypes.CFUNCTYPE(
@@ -67,6 +78,13 @@ def load(path: str) -> ctypes.CDLL:
     version = lib.attnprof_py_abi_version()
     if version != ABI_VERSION:
         raise RuntimeError(f"{path} speaks ABI {version}, this package {ABI_VERSION}")
+    lib.attnprof_py_struct_size.restype = ctypes.c_int64
+    lib.attnprof_py_struct_size.argtypes = [ctypes.c_int32]
+    for which, struct in enumerate((Tensor, IoStruct)):
+        size = lib.attnprof_py_struct_size(which)
+        if size != ctypes.sizeof(struct):
+            raise RuntimeError(f"{path}: {struct.__name__} is {size} bytes there, "
+                               f"{ctypes.sizeof(struct)} here (c_api.h and _abi.py disagree)")
     return lib
 
 

@@ -12,7 +12,7 @@ import sys
 
 from ._inference import InferenceError
 from .function_provider import FunctionProvider
-from .provider import Provider
+from .provider import TRAITS, Provider
 
 
 class LoadError(Exception):
@@ -120,6 +120,16 @@ def load(user_specs: list) -> list:
     return out
 
 
+def traits_json(p: Provider, library_version: str) -> dict:
+    """The provider's traits as the C++ side reads them (result_json.cpp read_traits): one entry
+    per row of provider.TRAITS, each cast to its kind."""
+    out = {}
+    for attribute, key, kind in TRAITS:
+        value = library_version if attribute == "library_version" else getattr(p, attribute, kind())
+        out[key] = kind(value)
+    return out
+
+
 def describe(p: Provider) -> dict:
     """What the C++ side reads: the traits, whether it can run here, fingerprint entries."""
     try:
@@ -132,26 +142,7 @@ def describe(p: Provider) -> dict:
     except Exception:
         version, fingerprint = "", {}
     return {
-        "traits": {
-            "name": p.name,
-            "description": p.description,
-            "device": p.device,
-            "family": p.family,
-            "fused": bool(p.fused),
-            "library": p.library,
-            "library_version": version,
-            "in_default_set": bool(p.in_default_set),
-            "role": p.role,
-            "variant_of": p.variant_of,
-            "forward": bool(p.forward),
-            "backward": bool(p.backward),
-            "writes_lse": bool(p.writes_lse),
-            "softcap": bool(p.softcap),
-            "sinks": bool(p.sinks),
-            "own_streams": bool(getattr(p, "own_streams", False)),
-            "quantization": str(p.quantization),
-            "output_tolerance": float(p.output_tolerance),
-        },
+        "traits": traits_json(p, version),
         "settings": [{"name": str(s["name"]), "values": [str(v) for v in s.get("values", ())],
                       "help": str(s.get("help", ""))} for s in p.settings],
         "available": reason is None,

@@ -9,7 +9,16 @@ Tensors reach a provider as an `Io`: q, k, v (and d_o, o, lse, dq, dk, dv where 
 them) as torch tensors (framework "torch") or numpy arrays (framework "numpy"), logical shape
 (batch, heads, len, dim) whatever the spec's layout (bshd tensors are strided views); the LSE is
 (batch, heads, len); the sink logits (spec.sinks) are (q_heads,) float32. Device tensors hold the
-spec's dtype; host tensors always hold float32.
+spec's dtype (fp8 as torch.float8_e4m3fn / float8_e5m2, each tensor's stored value being its real
+value times io.scales[role]); host tensors always hold float32 (fp8 inputs as their real values).
+
+A paged spec (spec.page_size > 0; trait `paged_kv`) gives K and V as their container of pages,
+not as (batch, heads, len, dim): (num_pages, heads, page_size, dim) for bhsd and (num_pages,
+page_size, heads, dim) for bshd, num_pages = batch * ceil(kv_len / page_size); sequence b's p-th
+page is io.block_table[b, p] ((batch, pages_per_seq) int32). A ragged batch (spec.seqlens; trait
+`ragged`) gives io.seq_q and io.seq_kv, (batch,) int32: sequence b uses its first seq_q[b] query
+rows and seq_kv[b] keys (the mask applies to those lengths); rows past them are padding no one
+verifies, and K and V hold poison past each sequence's keys (io.hpp).
 """
 from __future__ import annotations
 
@@ -42,8 +51,37 @@ class Run:
         return 0
 
 
+# The traits a provider declares, the Python twin of include/attnprof/traits.hpp: (attribute,
+# JSON key of src/core/result_json.cpp traits_json, kind). `describe()` (_loader.py) writes exactly
+# these; a C++ test (PythonTraits.TheTableMatchesTheCodec) holds the keys to traits_json's.
+# library_version comes from Provider.library_version(), not from an attribute.
+TRAITS = (
+    ("name", "name", str),
+    ("description", "description", str),
+    ("device", "device", str),
+    ("family", "family", str),
+    ("fused", "fused", bool),
+    ("library", "library", str),
+    ("library_version", "library_version", str),
+    ("in_default_set", "in_default_set", bool),
+    ("role", "role", str),
+    ("variant_of", "variant_of", str),
+    ("forward", "forward", bool),
+    ("backward", "backward", bool),
+    ("writes_lse", "writes_lse", bool),
+    ("paged_kv", "paged_kv", bool),
+    ("fp8", "fp8", bool),
+    ("softcap", "softcap", bool),
+    ("sinks", "sinks", bool),
+    ("ragged", "ragged", bool),
+    ("own_streams", "own_streams", bool),
+    ("quantization", "quantization", str),
+    ("output_tolerance", "output_tolerance", float),
+)
+
+
 class Provider:
-    # Traits (include/attnprof/traits.hpp): every row records them.
+    # Traits (include/attnprof/traits.hpp): every row records them. TRAITS above lists them.
     name: str = ""
     description: str = ""
     device: str = "cuda"  # cpu or cuda
@@ -58,6 +96,16 @@ class Provider:
     forward: bool = True
     backward: bool = False
     writes_lse: bool = False
+    # Reads K and V from a paged cache (spec.page_size > 0): io.k and io.v are containers of
+    # pages, io.block_table maps them (see the module's docstring). Without it the runner refuses
+    # paged points.
+    paged_kv: bool = False
+    # Takes fp8 inputs (spec.dtype fp8_e4m3 / fp8_e5m2) and writes O in the same format, each
+    # tensor scaled by io.scales[role]. Without it the runner refuses fp8 points.
+    fp8: bool = False
+    # Takes a ragged batch (spec.seqlens): reads io.seq_q and io.seq_kv, never reads past a
+    # sequence's keys. Without it the runner refuses ragged points.
+    ragged: bool = False
     # Applies the spec's logit softcap (spec.softcap: scaled scores s become C * tanh(s / C)).
     # Without it the runner refuses capped points.
     softcap: bool = False
@@ -138,13 +186,28 @@ class Provider:
 
 
 class Io:
-    """The tensors of one set (see the module's docstring); absent ones are None."""
+    """The tensors of one set (see the module's docstring); absent ones are None. Beside them:
+    block_table ((batch, pages_per_seq) int32) and page_size (0: contiguous) of a paged K and V;
+    seq_q and seq_kv ((batch,) int32) of a ragged batch, None when uniform; scales: per present
+    role, stored value / real value (1.0 except for fp8 device tensors). Arrays of the set's kind
+    (numpy on the CPU, torch tensors where the framework is torch), in the tensors' memory."""
 
     ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")
 
-    def __init__(self, **tensors: Any):
+    def __init__(self, block_table: Any = None, page_size: int = 0, seq_q: Any = None,
+                 seq_kv: Any = None, scales: Optional[dict] = None, **tensors: Any):
         for role in self.ROLES:
             setattr(self, role, tensors.get(role))
+        self.block_table = block_table
+        self.page_size = int(page_size)
+        self.seq_q = seq_q
+        self.seq_kv = seq_kv
+        self.scales = dict(scales) if scales else {r: 1.0 for r in self.ROLES
+                                                   if tensors.get(r) is not None}
+
+    @property
+    def paged(self) -> bool:
+        return self.page_size > 0
 
     def __getitem__(self, role: str) -> Any:
         return getattr(self, role)

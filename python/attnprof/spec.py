@@ -28,7 +28,7 @@ class Spec:
     mode: str  # fwd, bwd, fwd_bwd
     layout: str  # bhsd, bshd
     scale: float  # 0: 1/sqrt(head_dim)
-    page_size: int = 0  # paged K/V (keys per page); 0: contiguous. No Python provider reads pages.
+    page_size: int = 0  # paged K/V (keys per page); 0: contiguous. Io.block_table maps the pages
     softcap: float = 0.0  # logit softcap C: scaled scores become C * tanh(s / C); 0: none
     sinks: bool = False  # a learned sink logit per query head joins each row's softmax (io.sink)
     shared_latent: bool = False  # V is K's first Dv columns (absorbed MLA decode)

@@ -48,6 +48,13 @@ extern "C" ATTNPROF_EXPORT int32_t attnprof_py_abi_version(void) {
   return ATTNPROF_PY_ABI_VERSION;
 }
 
+static_assert(sizeof(attnprof_tensor) == ATTNPROF_PY_TENSOR_BYTES);
+static_assert(sizeof(attnprof_io) == ATTNPROF_PY_IO_BYTES);
+
+extern "C" ATTNPROF_EXPORT int64_t attnprof_py_struct_size(int32_t which) {
+  return which == 0 ? int64_t{sizeof(attnprof_tensor)} : int64_t{sizeof(attnprof_io)};
+}
+
 extern "C" ATTNPROF_EXPORT int32_t attnprof_py_serve(int32_t argc, const char* const* argv,
                                                      const char* providers_json,
                                                      attnprof_callback callback) {

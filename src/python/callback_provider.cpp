@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/inputs.hpp"
 #include "attnprof/result_json.hpp"
 
 namespace attnprof::python {
@@ -16,13 +17,20 @@ namespace {
 constexpr int64_t kReplyBytes = 1 << 16;
 
 attnprof_tensor to_c(const TensorView& t) {
-  return {t.data,
-          static_cast<int32_t>(t.storage),
-          static_cast<int32_t>(t.layout),
-          t.batch,
-          t.heads,
-          t.len,
-          t.dim};
+  attnprof_tensor c{};
+  c.data = t.data;
+  c.dtype = static_cast<int32_t>(t.storage);
+  c.layout = static_cast<int32_t>(t.layout);
+  c.batch = t.batch;
+  c.heads = t.heads;
+  c.len = t.len;
+  c.dim = t.dim;
+  c.page_size = t.page_size;
+  c.block_table = t.block_table;
+  // fp8 storage holds the real value times the format's scale (inputs.hpp); host tensors hold
+  // real values as fp32.
+  c.scale = is_fp8(t.storage) ? fp8_tensor_scale(t.storage == DType::fp8_e4m3 ? 0 : 1) : 1.0f;
+  return c;
 }
 
 // The ABI's ten tensors: every role, in TensorRole order (the sink logits last).
@@ -32,6 +40,8 @@ attnprof_io to_c(const Io& io) {
   static_assert(kAbiRoles == kTensorRoles.size() &&
                 kTensorRoles[kAbiRoles - 1] == TensorRole::sink);
   for (size_t r = 0; r < kAbiRoles; ++r) out.t[r] = to_c(io[kTensorRoles[r]]);
+  out.seq_q = io.seq_q;
+  out.seq_kv = io.seq_kv;
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "app/python_cli.hpp"
 #include "attnprof/journal.hpp"
+#include "attnprof/result_json.hpp"
 #include "cli_runner.hpp"
 
 namespace attnprof {
@@ -40,6 +42,74 @@ class PythonCli : public testing_python::PythonCliTest {
     return run_rows(args + kPoint, outcome, env);
   }
 };
+
+// One traits table (python/attnprof/provider.py TRAITS, issue 58): describe() writes exactly its
+// keys, which are the keys the C++ codec writes (to_json(ProviderTraits)) with every optional trait
+// set, in its order; a Python provider declaring every flag reaches the C++ traits through
+// traits_from_json, as python_info.cpp reads them (and so the runner's variant_refusal).
+TEST(PythonTraits, TheTableMatchesTheCodec) {
+  if (std::system("python3 -c '' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const fs::path script = fs::temp_directory_path() /
+                          fmt::format("attnprof_traits_{}.py", static_cast<long>(::getpid()));
+  {
+    std::ofstream f(script);
+    f << "import json, sys\n"
+      << "sys.path.insert(0, '" << ATTNPROF_TEST_PY_PKG << "')\n"
+      << "from attnprof.provider import TRAITS, Provider\n"
+      << "from attnprof._loader import describe\n"
+      << "class Every(Provider):\n"
+      << "    name = 'py.test.every'; device = 'cpu'; family = 'naive'; fused = True\n"
+      << "    library = 'numpy'; role = 'baseline'; variant_of = 'py.numpy.naive'\n"
+      << "    backward = True; writes_lse = True; in_default_set = False\n"
+      << "    paged_kv = fp8 = softcap = sinks = ragged = own_streams = True\n"
+      << "    quantization = 'int8 Q K^T'; output_tolerance = 0.05\n"
+      << "print(json.dumps({'keys': [key for _, key, _ in TRAITS],\n"
+      << "                  'traits': describe(Every())['traits']}))\n";
+  }
+  FILE* p = ::popen(("python3 " + script.string()).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  fs::remove(script);
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json got = nlohmann::json::parse(out);
+
+  ProviderTraits every;
+  every.paged_kv = every.fp8 = every.softcap = every.sinks = every.ragged = every.own_streams =
+      true;
+  every.quantization = "q";
+  every.output_tolerance = 0.05;
+  std::vector<std::string> cpp_keys;
+  const nlohmann::ordered_json written = to_json(every);
+  for (const auto& item : written.items()) cpp_keys.push_back(item.key());
+  const auto python_keys = got.at("keys").get<std::vector<std::string>>();
+  EXPECT_EQ(python_keys, cpp_keys) << "provider.py TRAITS and result_json.cpp traits_json differ";
+  std::vector<std::string> described;
+  for (const auto& item : got.at("traits").items()) described.push_back(item.key());
+  std::sort(described.begin(), described.end());
+  std::vector<std::string> sorted = python_keys;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(described, sorted) << "describe() does not follow the table";
+
+  const ProviderTraits t = traits_from_json(got.at("traits"));
+  EXPECT_EQ(t.name, "py.test.every");
+  EXPECT_EQ(t.device, DeviceKind::cpu);
+  EXPECT_EQ(t.role, Role::baseline);
+  EXPECT_EQ(t.variant_of, "py.numpy.naive");
+  EXPECT_TRUE(t.fused && t.backward && t.writes_lse);
+  EXPECT_FALSE(t.in_default_set);
+  EXPECT_TRUE(t.paged_kv);
+  EXPECT_TRUE(t.fp8);
+  EXPECT_TRUE(t.softcap);
+  EXPECT_TRUE(t.sinks);
+  EXPECT_TRUE(t.ragged);
+  EXPECT_TRUE(t.own_streams);
+  EXPECT_EQ(t.quantization, "int8 Q K^T");
+  EXPECT_DOUBLE_EQ(t.output_tolerance, 0.05);
+}
 
 TEST_F(PythonCli, ListShowsPythonProvidersWithTheirTraitsOrWhy) {
   const Outcome o = run_cli("list");
@@ -106,6 +176,54 @@ TEST_F(PythonCli, ASoftcapAndSinksReachPython) {
     EXPECT_EQ(rows["cpu.naive"].status, Status::not_supported) << args;
     EXPECT_EQ(rows["cpu.naive"].reason.rfind("cpu.naive has no ", 0), 0u) << args;
   }
+}
+
+// A paged cache and a ragged batch reach Python (ABI 3: page size, block table, seq_q, seq_kv):
+// py.numpy.naive reads K and V through the block table and each sequence at its own lengths, and
+// every row it owes passes. The harness shuffles the pages and fills K and V with kPageTailValue
+// past each sequence's keys (75 keys leave 5 poisoned rows on the last page of 16), so reading the
+// pages in memory order, or attending past seq_kv[b], fails verification: tests/python_providers/
+// paged.py's two providers do each and must end incorrect.
+TEST_F(PythonCli, APagedCacheAndARaggedBatchReachPython) {
+  REQUIRE_PYTHON();
+  const std::string point =
+      " --device cpu --batch 3 --heads 4 --kv-heads 2 --seq 24 --kv-seq 75 --head-dim 16 "
+      "--dtype fp32 --min-time 1ms --point-timeout 50ms --min-samples 3 --no-trace --no-history "
+      "--py-provider " +
+      kFiles + "/paged.py ";
+  struct Case {
+    const char* args;
+    const char* wrong;  // the provider of paged.py that must fail here
+  };
+  for (const Case& c : {
+           Case{"--page-size 16 --mask causal", "py.test.pages_in_order"},
+           Case{"--page-size 16 --layout bshd --mask none", "py.test.pages_in_order"},
+           Case{"--page-size 16 --layout bshd --mask window:9 --sinks on", nullptr},
+           Case{"--seqlens 75/30/7 --mask causal-br", "py.test.ignores_lengths"},
+           Case{"--seqlens 75/30/7 --mask none --layout bshd", "py.test.ignores_lengths"},
+           Case{"--seqlens 9/75/40 --page-size 16 --mask causal --softcap 2", nullptr},
+       }) {
+    const std::string providers =
+        c.wrong ? fmt::format("py.numpy.naive,{}", c.wrong) : std::string("py.numpy.naive");
+    auto rows = run_rows(fmt::format("--providers {} {}{}", providers, c.args, point));
+    ASSERT_TRUE(rows.count("py.numpy.naive")) << c.args;
+    const Result& r = rows["py.numpy.naive"];
+    EXPECT_EQ(r.status, Status::passed) << c.args << ": " << r.reason << " " << r.verify.detail;
+    EXPECT_GT(r.verify.rows_total, 0) << c.args;
+    EXPECT_EQ(r.verify.rows_checked, r.verify.rows_total) << c.args;
+    EXPECT_LT(r.verify.rel_l2_err, 1e-5) << c.args;
+    EXPECT_TRUE(r.traits.paged_kv);
+    EXPECT_TRUE(r.traits.ragged);
+    if (c.wrong == nullptr) continue;
+    ASSERT_TRUE(rows.count(c.wrong)) << c.args;
+    EXPECT_EQ(rows[c.wrong].status, Status::incorrect)
+        << c.wrong << " " << c.args << ": " << rows[c.wrong].reason;
+  }
+  // Without the trait the runner refuses such points to a Python provider, in words.
+  auto rows = run_rows("--providers py.test.ignores_lengths --page-size 16" + point);
+  EXPECT_EQ(rows["py.test.ignores_lengths"].status, Status::not_supported);
+  EXPECT_NE(rows["py.test.ignores_lengths"].reason.find("no paged KV cache"), std::string::npos)
+      << rows["py.test.ignores_lengths"].reason;
 }
 
 // A Python provider declares its settings too: --set checks them, sweeps the values, and each
