@@ -43,6 +43,10 @@ mkdir -p "$pkg/bin" "$pkg/lib"
 # libattnprof_py.so next to attnprof: the Python worker's instrument (found there by attnprof).
 cp "$build/attnprof" "$build/tests/test_gpu" "$build/libattnprof_py.so" "$pkg/bin/"
 strip --strip-unneeded "$pkg/bin/attnprof" "$pkg/bin/test_gpu" "$pkg/bin/libattnprof_py.so"
+# The Python package as built beside them (bin/python, where attnprof looks first after
+# $ATTNPROF_PYTHON_DIR): the worker's ctypes structs must match the library's ABI, so a working
+# tree changed after the build may not lend its python/ to this bundle.
+tar -C "$root" --exclude=__pycache__ -cf - python | tar -x -C "$pkg/bin/"
 
 # Shared libraries the machine already has (or must come from its own system).
 keep_system='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+)\.'

@@ -14,7 +14,6 @@
 set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
-export ATTNPROF_PYTHON_DIR="$root/python"
 providers=${ATTNPROF_ARBITER_PROVIDERS:-cudnn.sdpa,py.torch.sdpa.flash}
 point=(--batch 64 --heads 32 --kv-heads 8 --head-dim 128 --dtype bf16
   --mask "${ATTNPROF_ARBITER_MASK:-none}" --seq 1)

@@ -67,7 +67,6 @@ if [[ -f $pkg/TORCH ]]; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/opt/torch/.venv/lib/python3.12/site-packages/torch/lib"
 fi
 export ATTNPROF_PRESETS="$root/presets"
-export ATTNPROF_PYTHON_DIR="$root/python"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/attnprof-cache}
 exec > >(tee -a "$out/h200.log") 2>&1
 

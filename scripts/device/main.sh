@@ -8,5 +8,4 @@ set -uo pipefail
 # shellcheck source=scripts/device/bundle_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 use_staged flashinfer fa4
-export ATTNPROF_PYTHON_DIR="$root/python"
 ATTNPROF_RESULTS="$out/main" bash "$root/scripts/main_job.sh" "$pkg/bin/attnprof" "$@"
