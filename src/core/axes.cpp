@@ -201,7 +201,7 @@ const std::array kAxes = {
        ATTNPROF_FIELD(q_len, as_int),
        .key_part = [](const Spec& s) { return fmt::format("q{}", s.q_len); }, .key_at = 3,
        .label_part = [](const Spec& s) {
-         return fmt::format(s.q_len == s.kv_len ? "N{}" : "Nq{}", s.q_len);
+         return (s.q_len == s.kv_len ? "N" : "Nq") + std::to_string(s.q_len);
        },
        .label_at = 2},
   Axis{.key = "kv_seq", .flag = "--kv-seq",
