@@ -120,8 +120,9 @@ int trace_command(const TraceCliOptions& o) {
     throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
   }
   // Named providers that cannot run here are refused (one line, exit 2), as run and tune do.
-  const std::vector<Provider*> providers = chosen_providers(
-      o.providers, exec.devices(wants_cuda && exec.cuda_ok()), python_providers_unavailable());
+  const std::vector<Provider*> providers =
+      chosen_providers(o.providers, exec.devices(wants_cuda && exec.cuda_ok()),
+                       python_providers_unavailable(), std::span<const Spec>(&spec, 1));
   const SettingsByProvider settings = settings_of_run(o.settings, providers);
   const std::vector<Point> points = plan_points({spec}, providers, settings);
   if (o.ncu_target && points.size() != 1) {

@@ -146,8 +146,9 @@ int tune_command(const TuneCliOptions& o) {
     throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
   }
   const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
+  // The default set: the providers that can run a point of the grid (at its start value).
   const std::vector<Provider*> providers =
-      chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable());
+      chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable(), specs);
   const SettingsByProvider settings = settings_of_run(o.measure.settings, providers);
   warn_cuda_only_options(o.measure, providers);
   within_device_memory(t, providers, exec);

@@ -20,7 +20,30 @@ struct SampleStats {
 };
 
 // Percentiles by linear interpolation between order statistics (p in [0, 100]).
-double percentile(std::vector<double> sorted_values, double p);
+double percentile(std::vector<double> values, double p);
+// The same of values already sorted ascending (no copy, no sort).
+double percentile_of_sorted(const std::vector<double>& sorted, double p);
+
+// The samples of one point as they come: in the order taken (the clock's settling drops the older
+// ones) and sorted (the order statistics), kept sorted as each arrives, so a decision after each
+// sample costs a pass over them, not a sort.
+class SampleSeries {
+ public:
+  SampleSeries() = default;
+  SampleSeries(const std::vector<double>& samples);  // NOLINT: a vector is a series
+  void add(double x);
+  // Drops the `count` oldest samples.
+  void drop_oldest(std::size_t count);
+  std::size_t size() const { return in_order_.size(); }
+  bool empty() const { return in_order_.empty(); }
+  const std::vector<double>& in_order() const { return in_order_; }
+  const std::vector<double>& sorted() const { return sorted_; }
+  SampleStats stats() const;
+
+ private:
+  std::vector<double> in_order_, sorted_;
+};
+
 SampleStats summarize(const std::vector<double>& samples);
 
 // When to stop sampling a point. Defaults (docs/method.md, "When to stop"): at least 10 samples and
@@ -59,8 +82,8 @@ struct StopDecision {
 
 // Decide after each sample. `measured_s` is the sum of the timed samples; `elapsed_s` the wall
 // time spent measuring this point so far.
-StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
-                         double measured_s, double elapsed_s);
+StopDecision should_stop(const StoppingRule& rule, const SampleSeries& samples, double measured_s,
+                         double elapsed_s);
 
 // Whether the SM clock is still falling over a point's samples (`clocks`, one per sample in the
 // order taken, MHz): the mean of the last quarter more than `tolerance` (relative) under the mean

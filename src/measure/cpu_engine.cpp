@@ -45,7 +45,7 @@ class CpuEngine final : public Engine {
     // steady_clock's tick is 1 ns on Linux, but a call costs ~20-50 ns: 1 us is a safe floor.
     rule.timer_resolution_s = 1e-6;
     const Io& io = tensors.io();
-    std::vector<double> samples;
+    SampleSeries samples;
     double measured = 0;
     const CpuTimes before = read_cpu_times();
     const auto start = Clock::now();
@@ -63,12 +63,12 @@ class CpuEngine final : public Engine {
       run.publish(stream_, io);
       require_written(tensors, fmt::format("timed sample {}", samples.size() + 1));
       audit_s += std::chrono::duration<double>(t0 - a0).count() + seconds_since(t1);
-      samples.push_back(s);
+      samples.add(s);
       measured += s;
       d = should_stop(rule, samples, measured, seconds_since(start));
       if (d.stop) break;
     }
-    TimingResult t = to_timing("cpu-wall", summarize(samples), d);
+    TimingResult t = to_timing("cpu-wall", samples.stats(), d);
     t.audit_s = audit_s;
     t.host_busy = others_busy_share(before, read_cpu_times());
     t.host_load = load_average_1m();

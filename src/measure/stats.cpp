@@ -8,9 +8,8 @@
 
 namespace attnprof {
 
-double percentile(std::vector<double> v, double p) {
+double percentile_of_sorted(const std::vector<double>& v, double p) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto hi = std::min(lo + 1, v.size() - 1);
@@ -18,18 +17,39 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * frac;
 }
 
-SampleStats summarize(const std::vector<double>& samples) {
-  SampleStats s;
-  s.samples = static_cast<int64_t>(samples.size());
-  if (samples.empty()) return s;
-  std::vector<double> v = samples;
+double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
+  return percentile_of_sorted(v, p);
+}
+
+SampleSeries::SampleSeries(const std::vector<double>& samples)
+    : in_order_(samples), sorted_(samples) {
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+void SampleSeries::add(double x) {
+  in_order_.push_back(x);
+  sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), x), x);
+}
+
+void SampleSeries::drop_oldest(std::size_t count) {
+  count = std::min(count, in_order_.size());
+  for (std::size_t i = 0; i < count; ++i)
+    sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), in_order_[i]));
+  in_order_.erase(in_order_.begin(), in_order_.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
+SampleStats SampleSeries::stats() const {
+  SampleStats s;
+  const std::vector<double>& v = sorted_;
+  s.samples = static_cast<int64_t>(v.size());
+  if (v.empty()) return s;
   const double n = static_cast<double>(v.size());
   s.min = v.front();
   s.max = v.back();
-  s.median = percentile(v, 50);
-  s.p5 = percentile(v, 5);
-  s.p95 = percentile(v, 95);
+  s.median = percentile_of_sorted(v, 50);
+  s.p5 = percentile_of_sorted(v, 5);
+  s.p95 = percentile_of_sorted(v, 95);
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
   double ss = 0;
   for (double x : v) ss += (x - s.mean) * (x - s.mean);
@@ -37,12 +57,25 @@ SampleStats summarize(const std::vector<double>& samples) {
   s.cv = s.mean > 0 ? s.stddev / s.mean : 0;
   // The noise the stopping rule judges is the relative standard error of the median,
   // 1.2533 * sigma / sqrt(n) / median, with sigma estimated robustly from the median absolute
-  // deviation (1.4826 * MAD) so that one preempted sample does not keep a point running.
-  std::vector<double> dev(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) dev[i] = std::abs(v[i] - s.median);
-  const double sigma = 1.4826 * percentile(dev, 50);
+  // deviation (1.4826 * MAD) so that one preempted sample does not keep a point running. The
+  // deviations of sorted samples from their median come sorted by walking out from the median,
+  // merging the two sides: no sort.
+  std::vector<double> dev;
+  dev.reserve(v.size());
+  auto right = std::lower_bound(v.begin(), v.end(), s.median);
+  auto left = right;
+  while (left != v.begin() || right != v.end()) {
+    const bool take_left =
+        right == v.end() || (left != v.begin() && s.median - *(left - 1) <= *right - s.median);
+    dev.push_back(take_left ? std::abs(*--left - s.median) : std::abs(*right++ - s.median));
+  }
+  const double sigma = 1.4826 * percentile_of_sorted(dev, 50);
   s.rel_noise = (s.median > 0 && v.size() > 1) ? 1.2533 * sigma / std::sqrt(n) / s.median : 1.0;
   return s;
+}
+
+SampleStats summarize(const std::vector<double>& samples) {
+  return SampleSeries(samples).stats();
 }
 
 namespace {
@@ -68,11 +101,11 @@ std::string_view to_string(StopReason r) {
   return "";
 }
 
-StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& samples,
-                         double measured_s, double elapsed_s) {
+StopDecision should_stop(const StoppingRule& rule, const SampleSeries& samples, double measured_s,
+                         double elapsed_s) {
   const auto n = static_cast<int64_t>(samples.size());
   if (elapsed_s >= rule.timeout_s && n >= 1) {
-    const SampleStats st = summarize(samples);
+    const SampleStats st = samples.stats();
     const bool noisy = st.rel_noise > rule.max_noise;
     if (n < rule.min_samples) {
       return {true, true, StopReason::timeout,
@@ -81,22 +114,15 @@ StopDecision should_stop(const StoppingRule& rule, const std::vector<double>& sa
     return {true, noisy, StopReason::timeout, noisy ? noise_detail(st, rule) : ""};
   }
   if (n >= rule.max_samples) {
-    const SampleStats st = summarize(samples);
+    const SampleStats st = samples.stats();
     const bool noisy = st.rel_noise > rule.max_noise;
     return {true, noisy, StopReason::max_samples, noisy ? noise_detail(st, rule) : ""};
   }
-  if (rule.over_limit_s > 0 && n >= 10) {
-    // The third smallest is above the limit when at most two samples are at or under it. Called
-    // after every sample: a scan that stops at the third sample under the limit (near the start
-    // for a point that keeps sampling), no copy.
-    int under = 0;
-    for (double x : samples) {
-      if (x <= rule.over_limit_s && ++under == 3) break;
-    }
-    if (under < 3) return {true, false, StopReason::over_limit, ""};
-  }
+  // The third smallest above the limit: at most two samples at or under it.
+  if (rule.over_limit_s > 0 && n >= 10 && samples.sorted()[2] > rule.over_limit_s)
+    return {true, false, StopReason::over_limit, ""};
   if (n < rule.min_samples || measured_s < rule.min_time_s) return {};
-  const SampleStats st = summarize(samples);
+  const SampleStats st = samples.stats();
   // The timer cannot resolve noise finer than its own resolution relative to the median.
   const double floor = st.median > 0 ? rule.timer_resolution_s / st.median : 0;
   if (st.rel_noise <= std::max(rule.max_noise, floor))

@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::array kSystems = {
     SeedSystem{"naive, PyTorch eager", "torch.naive"},
-    SeedSystem{"SDPA, PyTorch's choice", "torch.sdpa.default,py.torch.sdpa"},
+    SeedSystem{"SDPA, PyTorch's choice", "torch.sdpa.default,py.torch.sdpa,py.torch.sdpa.cpu"},
     SeedSystem{"SDPA, flash backend (FlashAttention-2 in ATen)",
                "torch.sdpa.flash,py.torch.sdpa.flash"},
     SeedSystem{"SDPA, efficient backend (xFormers' kernel in ATen)", "torch.sdpa.efficient"},
@@ -29,6 +29,8 @@ constexpr std::array kSystems = {
     SeedSystem{"TensorRT FP16", "trt.fp16"},
     SeedSystem{"FlashInfer", "py.flashinfer.*"},
     SeedSystem{"FlashAttention-4", "py.fa4"},
+    SeedSystem{"OpenVINO", "py.openvino.*"},
+    SeedSystem{"JAX / XLA", "py.jax.*"},
 };
 
 bool stands_for(std::string_view globs, const std::string& provider) {

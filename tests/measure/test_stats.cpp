@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "attnprof/stats.hpp"
 
@@ -19,6 +21,42 @@ TEST(Stats, SummaryOfKnownSamples) {
   EXPECT_DOUBLE_EQ(s.p95, 4.8);
   EXPECT_NEAR(s.stddev, std::sqrt(2.5), 1e-12);
   EXPECT_NEAR(s.cv, std::sqrt(2.5) / 3, 1e-12);
+}
+
+// The series kept sorted as samples arrive gives what sorting them all gives, the median's
+// noise (MAD from the deviations walked out from the median) included; dropping the oldest keeps
+// the two orders together.
+TEST(Stats, ASeriesKeptAsSamplesArriveMatchesTheSortedSummary) {
+  std::mt19937 gen(7);
+  std::lognormal_distribution<double> noise(0, 0.05);
+  std::vector<double> all;
+  SampleSeries series;
+  for (int i = 0; i < 301; ++i) {
+    const double x = (i % 37 == 0 ? 3.0 : 1.0) * noise(gen);  // a few preempted samples
+    all.push_back(x);
+    series.add(x);
+    if (i % 50 == 9) {
+      const SampleStats a = series.stats();
+      std::vector<double> sorted = all;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<double> dev;
+      const double median = percentile(sorted, 50);
+      for (double v : sorted) dev.push_back(std::abs(v - median));
+      const double sigma = 1.4826 * percentile(dev, 50);
+      EXPECT_DOUBLE_EQ(a.median, median);
+      EXPECT_DOUBLE_EQ(a.p95, percentile(sorted, 95));
+      EXPECT_DOUBLE_EQ(a.rel_noise, 1.2533 * sigma / std::sqrt(double(all.size())) / median);
+      EXPECT_EQ(series.sorted(), sorted);
+    }
+  }
+  series.drop_oldest(150);
+  const std::vector<double> newer(all.begin() + 150, all.end());
+  EXPECT_EQ(series.in_order(), newer);
+  std::vector<double> sorted = newer;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(series.sorted(), sorted);
+  EXPECT_DOUBLE_EQ(series.stats().median, summarize(newer).median);
+  EXPECT_DOUBLE_EQ(series.stats().rel_noise, summarize(newer).rel_noise);
 }
 
 TEST(Stats, NeedsMinimumSamplesAndTime) {

@@ -240,7 +240,8 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
   const double rated_mhz = ctx.device->clock_khz / 1e3;
 
   // Per kept sample, in order: its time per launch, SM clock and board power (0: unknown).
-  std::vector<double> samples, clocks, watts;
+  SampleSeries samples;
+  std::vector<double> clocks, watts;
   double measured_s = 0;
   int64_t n = 1, dropped = 0, settling = 0;
   bool probing = mode != TimingMode::wall;  // the first sample decides the batch size
@@ -269,7 +270,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     if (keep && !options.keep_throttled && x.mhz > 0 && x.mhz < kThrottleFraction * rated_mhz) {
       ++dropped;
     } else if (keep) {
-      samples.push_back(x.seconds / static_cast<double>(n));
+      samples.add(x.seconds / static_cast<double>(n));
       measured_s += x.seconds;
       clocks.push_back(x.mhz);
       watts.push_back(x.watts);
@@ -289,9 +290,9 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     if (decision.stop && decision.why == StopReason::converged &&
         options.clock == ClockPolicy::sustained && clock_falling(clocks)) {
       const auto half = static_cast<std::ptrdiff_t>(samples.size() / 2);
-      for (auto it = samples.begin(); it != samples.begin() + half; ++it)
+      for (auto it = samples.in_order().begin(); it != samples.in_order().begin() + half; ++it)
         measured_s -= *it * static_cast<double>(n);
-      samples.erase(samples.begin(), samples.begin() + half);
+      samples.drop_oldest(static_cast<std::size_t>(half));
       clocks.erase(clocks.begin(), clocks.begin() + half);
       watts.erase(watts.begin(), watts.begin() + half);
       ++settling;
@@ -300,7 +301,7 @@ TimingResult measure_on_stream(TimerContext& ctx, Run& run, PointTensors& tensor
     if (decision.stop) break;
   }
 
-  TimingResult t = to_timing(std::string(to_string(options.mode)), summarize(samples), decision);
+  TimingResult t = to_timing(std::string(to_string(options.mode)), samples.stats(), decision);
   t.launches_per_sample = n;
   t.dropped_throttled = dropped;
   std::erase(clocks, 0.0);

@@ -159,7 +159,9 @@ class DecodeProvider final : public Provider {
   Availability availability() const override { return cuda::device_availability(); }
 
   Support supports(const Spec& spec, const Device& device) const override {
-    if (Support base = cuda::supports_own_kernel(spec, device, name(), {64, 128, 256}); !base.ok)
+    if (Support base =
+            cuda::supports_own_kernel(spec, device, name(), cuda::DecodeHeadDims::list());
+        !base.ok)
       return base;
     const int64_t rows = spec.group_size() * spec.q_len;
     if (rows > max_rows(spec.head_dim))

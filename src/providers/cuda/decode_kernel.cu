@@ -383,20 +383,6 @@ void launch_rows(const DecodeArgs& a, cudaStream_t stream) {
   if (a.splits > 1) launch_decode_merge(a, D, stream);
 }
 
-template <class T>
-void launch_dim(const DecodeArgs& a, cudaStream_t stream) {
-  switch (a.head_dim) {
-    case 64:
-      return launch_rows<T, 64>(a, stream);
-    case 128:
-      return launch_rows<T, 128>(a, stream);
-    case 256:
-      return launch_rows<T, 256>(a, stream);
-    default:
-      throw CudaError(cudaErrorInvalidValue, "cuda.decode: head dim not instantiated");
-  }
-}
-
 }  // namespace
 
 int decode_merge_columns(int splits, int value_dim) {
@@ -416,7 +402,7 @@ DecodePipeline decode_pipeline_used(DecodePipeline asked, DecodeCopy copy) {
 }
 
 bool decode_uses_mma(int head_dim, int rows) {
-  return (head_dim == 64 || head_dim == 128) && rows <= kMmaRows;
+  return DecodeMmaHeadDims::contains(head_dim) && rows <= kMmaRows;
 }
 
 int decode_smem_bytes(int head_dim, int rows, DecodePipeline pipeline) {
@@ -435,8 +421,11 @@ int64_t decode_partial_floats(int64_t batch, int64_t q_heads, int64_t q_len, int
 }
 
 void launch_decode(const DecodeArgs& a, cudaStream_t stream) {
-  if (a.dtype == DType::bf16) return launch_dim<__nv_bfloat16>(a, stream);
-  return launch_dim<__half>(a, stream);
+  dispatch_dtype<__half, __nv_bfloat16>(a.dtype, "cuda.decode", [&](auto t) {
+    DecodeHeadDims::dispatch(a.head_dim, "cuda.decode", [&](auto d) {
+      launch_rows<decltype(t), decltype(d)::value>(a, stream);
+    });
+  });
 }
 
 void launch_decode_merge(const DecodeArgs& a, int value_dim, cudaStream_t stream) {

@@ -28,9 +28,15 @@
 #include "attnprof/io.hpp"
 #include "attnprof/spec.hpp"
 #include "providers/cuda/attention_args.hpp"
+#include "providers/cuda/kernel_dispatch.hpp"
 #include "providers/cuda/tensor_map.hpp"
 
 namespace attnprof::cuda {
+
+// The head dims the decode is instantiated for (fp16 and bf16 each), and those of its
+// tensor-core kernels (decode_mma.cu, decode_producer.cu; the others take the scalar one).
+using DecodeHeadDims = HeadDims<64, 128, 256>;
+using DecodeMmaHeadDims = HeadDims<64, 128>;
 
 // The most query rows (G x q_len) one CTA holds.
 inline constexpr int kMaxDecodeRows = 64;

@@ -174,10 +174,11 @@ int producer_smem_bytes(int head_dim, DecodePipeline p) {
 }
 
 void launch_producer(const DecodeArgs& a, cudaStream_t stream) {
-  const bool bf16 = a.dtype == DType::bf16;
-  if (a.head_dim == 64)
-    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+  dispatch_dtype<__half, __nv_bfloat16>(a.dtype, "cuda.decode", [&](auto t) {
+    DecodeMmaHeadDims::dispatch(a.head_dim, "cuda.decode's tensor-core kernel", [&](auto d) {
+      launch_typed<decltype(t), decltype(d)::value>(a, stream);
+    });
+  });
 }
 
 }  // namespace attnprof::cuda::decode

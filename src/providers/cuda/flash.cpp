@@ -62,9 +62,13 @@ class FlashProvider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     Spec forward = spec;
     forward.mode = Mode::fwd;
-    if (Support base = cuda::supports_own_kernel(forward, device, name(), {64, 128}); !base.ok)
+    if (Support base =
+            cuda::supports_own_kernel(forward, device, name(), cuda::FlashHeadDims::list());
+        !base.ok)
       return base;
-    if (Support bwd = cuda::flash_backward_supports(spec, name()); !bwd.ok) return bwd;
+    if (Support bwd = cuda::flash_backward_supports(spec, name(), cuda::FlashBwdHeadDims::list());
+        !bwd.ok)
+      return bwd;
     if (spec.q_len >= (int64_t{1} << 30) || spec.kv_len >= (int64_t{1} << 30) ||
         spec.batch > 65535 || spec.q_heads > 65535)
       return Support::no(fmt::format(

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -15,8 +16,14 @@ bool flash_deterministic(const Settings& settings) {
   return setting_of(settings, "deterministic") == "1";
 }
 
-Support flash_backward_supports(const Spec& spec, const std::string& provider) {
+Support flash_backward_supports(const Spec& spec, const std::string& provider,
+                                std::span<const int64_t> head_dims) {
   if (spec.mode == Mode::fwd) return Support::yes();
+  if (std::find(head_dims.begin(), head_dims.end(), spec.head_dim) == head_dims.end())
+    return Support::no(
+        fmt::format("{}'s backward is built for head dims {}; this spec has D {} in "
+                    "mode {}",
+                    provider, dims_text(head_dims), spec.head_dim, to_string(spec.mode)));
   if (spec.softcap > 0 || spec.sinks)
     return Support::no(fmt::format(
         "{}'s backward has no logit softcap or sinks (its forward has); mode {} with {}", provider,

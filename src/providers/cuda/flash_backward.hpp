@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -17,8 +18,10 @@ namespace attnprof::cuda {
 // dQ summed in key order by a kernel of its own.
 bool flash_deterministic(const Settings& settings);
 
-// The backward's own refusals (no softcap, sinks or ragged batch); yes in mode fwd.
-Support flash_backward_supports(const Spec& spec, const std::string& provider);
+// The backward's own refusals (a head dim outside `head_dims`, the list its kernel is built for;
+// a softcap, sinks or a ragged batch); yes in mode fwd.
+Support flash_backward_supports(const Spec& spec, const std::string& provider,
+                                std::span<const int64_t> head_dims);
 
 // Bytes of the backward's workspace for `spec` (0 in mode fwd).
 int64_t flash_backward_workspace_bytes(const Spec& spec, const Settings& settings);

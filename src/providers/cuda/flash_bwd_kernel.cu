@@ -545,12 +545,11 @@ int flash_bwd_step_queries(int head_dim) {
 void launch_flash_bwd(const FlashBwdArgs& a, cudaStream_t stream, FlashBwdKeyBlocks key_blocks) {
   if (reinterpret_cast<std::uintptr_t>(a.dq_acc) % 16 != 0)
     throw std::logic_error("cuda.flash backward: dQ's accumulator must be 16-byte aligned");
-  const bool bf16 = a.dtype == DType::bf16;
-  if (a.head_dim == 64)
-    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream, key_blocks)
-                : launch_typed<__half, 64>(a, stream, key_blocks);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream, key_blocks)
-              : launch_typed<__half, 128>(a, stream, key_blocks);
+  dispatch_dtype<__half, __nv_bfloat16>(a.dtype, "cuda.flash backward", [&](auto t) {
+    FlashBwdHeadDims::dispatch(a.head_dim, "cuda.flash backward", [&](auto d) {
+      launch_typed<decltype(t), decltype(d)::value>(a, stream, key_blocks);
+    });
+  });
 }
 
 }  // namespace attnprof::cuda

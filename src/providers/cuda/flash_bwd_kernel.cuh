@@ -30,11 +30,15 @@
 #include <cstdint>
 
 #include "providers/cuda/attention_args.hpp"
+#include "providers/cuda/kernel_dispatch.hpp"
 
 namespace attnprof::cuda {
 
 // Keys per CTA of the key-block kernel (eight warps), and queries per CTA of the deterministic
 // option's dQ kernel.
+// The head dims the backward is instantiated for (fp16 and bf16 each).
+using FlashBwdHeadDims = HeadDims<64, 128>;
+
 inline constexpr int kFlashBwdKeys = 128;
 inline constexpr int kFlashBwdQueries = 64;
 

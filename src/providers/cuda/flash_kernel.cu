@@ -266,18 +266,21 @@ void launch_typed(const FlashArgs& a, cudaStream_t stream) {
 }  // namespace
 
 int flash_key_tile(int head_dim) {
-  return head_dim == 64 ? key_tile<64>() : key_tile<128>();
+  return FlashHeadDims::dispatch(head_dim, "cuda.flash",
+                                 [](auto d) { return key_tile<decltype(d)::value>(); });
 }
 
 int flash_smem_bytes(int head_dim) {
-  return head_dim == 64 ? smem_bytes<64>() : smem_bytes<128>();
+  return FlashHeadDims::dispatch(head_dim, "cuda.flash",
+                                 [](auto d) { return smem_bytes<decltype(d)::value>(); });
 }
 
 void launch_flash(const FlashArgs& a, cudaStream_t stream) {
-  const bool bf16 = a.dtype == DType::bf16;
-  if (a.head_dim == 64)
-    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+  dispatch_dtype<__half, __nv_bfloat16>(a.dtype, "cuda.flash", [&](auto t) {
+    FlashHeadDims::dispatch(a.head_dim, "cuda.flash", [&](auto d) {
+      launch_typed<decltype(t), decltype(d)::value>(a, stream);
+    });
+  });
 }
 
 }  // namespace attnprof::cuda

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "providers/cuda/attention_args.hpp"
+#include "providers/cuda/kernel_dispatch.hpp"
 
 namespace attnprof::cuda {
 
@@ -28,6 +29,9 @@ inline constexpr int kFlashThreads = 128;
 
 // Nothing beyond what every attnprof kernel is told.
 using FlashArgs = AttentionArgs;
+
+// The head dims the kernel is instantiated for (fp16 and bf16 each).
+using FlashHeadDims = HeadDims<64, 128>;
 
 // Keys per tile at a head dim (64 or 128).
 int flash_key_tile(int head_dim);

@@ -115,14 +115,14 @@ class FlashSm90Provider final : public Provider {
   Support supports(const Spec& spec, const Device& device) const override {
     Spec forward = spec;
     forward.mode = Mode::fwd;
-    if (Support base = cuda::supports_own_kernel(forward, device, name(), {64, 128, 256}); !base.ok)
+    if (Support base =
+            cuda::supports_own_kernel(forward, device, name(), cuda::FlashSm90HeadDims::list());
+        !base.ok)
       return base;
-    if (spec.mode != Mode::fwd && spec.head_dim == 256)
-      return Support::no(fmt::format(
-          "{}'s backward is built for head dims 64 and 128 (its forward for 256 too); this spec "
-          "has D 256 in mode {}",
-          name(), to_string(spec.mode)));
-    if (Support bwd = cuda::flash_backward_supports(spec, name()); !bwd.ok) return bwd;
+    if (Support bwd =
+            cuda::flash_backward_supports(spec, name(), cuda::FlashSm90BwdHeadDims::list());
+        !bwd.ok)
+      return bwd;
     if (spec.mode != Mode::fwd && (spec.batch > 65535 || spec.kv_heads > 65535))
       return Support::no(fmt::format(
           "{}'s backward launches a (key blocks, kv_heads, batch) grid: at most 65535 sequences "

@@ -318,14 +318,16 @@ int flash_sm90_bwd_step_queries(int head_dim) {
 }
 
 int flash_sm90_bwd_smem_bytes(int head_dim) {
-  return head_dim == 64 ? Cfg<64>::kSmemBytes : Cfg<128>::kSmemBytes;
+  return FlashSm90BwdHeadDims::dispatch(head_dim, "cuda.flash.sm90 backward",
+                                        [](auto d) { return Cfg<decltype(d)::value>::kSmemBytes; });
 }
 
 void launch_flash_sm90_bwd_key_blocks(const FlashBwdArgs& a, cudaStream_t stream) {
-  const bool bf16 = a.dtype == DType::bf16;
-  if (a.head_dim == 64)
-    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+  dispatch_dtype<__half, __nv_bfloat16>(a.dtype, "cuda.flash.sm90 backward", [&](auto t) {
+    FlashSm90BwdHeadDims::dispatch(a.head_dim, "cuda.flash.sm90 backward", [&](auto d) {
+      launch_typed<decltype(t), decltype(d)::value>(a, stream);
+    });
+  });
 }
 
 }  // namespace attnprof::cuda

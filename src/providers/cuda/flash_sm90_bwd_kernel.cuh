@@ -18,6 +18,9 @@
 
 namespace attnprof::cuda {
 
+// The head dims the backward is instantiated for (fp16 and bf16 each).
+using FlashSm90BwdHeadDims = HeadDims<64, 128>;
+
 // Queries per step: 128 at D 64, 64 at D 128.
 int flash_sm90_bwd_step_queries(int head_dim);
 // Bytes of dynamic shared memory a CTA asks for.

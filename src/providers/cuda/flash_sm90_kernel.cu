@@ -354,18 +354,16 @@ void launch_typed(const FlashSm90Args& a, cudaStream_t stream) {
 }  // namespace
 
 int flash_sm90_smem_bytes(int head_dim) {
-  if (head_dim == 256) return Cfg<256>::kSmemBytes;
-  return head_dim == 64 ? Cfg<64>::kSmemBytes : Cfg<128>::kSmemBytes;
+  return FlashSm90HeadDims::dispatch(head_dim, "cuda.flash.sm90",
+                                     [](auto d) { return Cfg<decltype(d)::value>::kSmemBytes; });
 }
 
 void launch_flash_sm90(const FlashSm90Args& a, cudaStream_t stream) {
-  const bool bf16 = a.dtype == DType::bf16;
-  if (a.head_dim == 64)
-    return bf16 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__half, 64>(a, stream);
-  if (a.head_dim == 256)
-    return bf16 ? launch_typed<__nv_bfloat16, 256>(a, stream)
-                : launch_typed<__half, 256>(a, stream);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(a, stream) : launch_typed<__half, 128>(a, stream);
+  dispatch_dtype<__half, __nv_bfloat16>(a.dtype, "cuda.flash.sm90", [&](auto t) {
+    FlashSm90HeadDims::dispatch(a.head_dim, "cuda.flash.sm90", [&](auto d) {
+      launch_typed<decltype(t), decltype(d)::value>(a, stream);
+    });
+  });
 }
 
 }  // namespace attnprof::cuda

@@ -19,8 +19,12 @@
 #include <cuda_runtime.h>
 
 #include "providers/cuda/attention_args.hpp"
+#include "providers/cuda/kernel_dispatch.hpp"
 
 namespace attnprof::cuda {
+
+// The head dims the forward is instantiated for (fp16 and bf16 each).
+using FlashSm90HeadDims = HeadDims<64, 128, 256>;
 
 inline constexpr int kFlashSm90Rows = 128;     // query rows per CTA: two warpgroups of 64
 inline constexpr int kFlashSm90Threads = 384;  // two consumer warpgroups and a producer

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -85,8 +86,8 @@ class MlaDecodeProvider final : public Provider {
   Availability availability() const override { return cuda::device_availability(); }
 
   Support supports(const Spec& spec, const Device& device) const override {
-    if (Support base =
-            cuda::supports_own_kernel(spec, device, name(), {cuda::kMlaQkDim}, cuda::kMlaVDim);
+    if (Support base = cuda::supports_own_kernel(
+            spec, device, name(), std::array<int64_t, 1>{cuda::kMlaQkDim}, cuda::kMlaVDim);
         !base.ok)
       return base;
     if (!spec.shared_latent)

@@ -37,8 +37,15 @@ Support supports_forward_on(const Spec& spec, const Device& device, const std::s
   return Support::yes();
 }
 
+std::string dims_text(std::span<const int64_t> dims) {
+  std::string list;
+  for (auto d = dims.begin(); d != dims.end(); ++d)
+    list += (d == dims.begin() ? "" : d + 1 == dims.end() ? " and " : ", ") + std::to_string(*d);
+  return list;
+}
+
 Support supports_own_kernel(const Spec& spec, const Device& device, const std::string& provider,
-                            std::initializer_list<int64_t> dims, int64_t dv) {
+                            std::span<const int64_t> dims, int64_t dv) {
   if (Support base = supports_forward_on(spec, device, provider); !base.ok) return base;
   if (spec.dtype != DType::fp16 && spec.dtype != DType::bf16)
     return Support::no(
@@ -46,9 +53,7 @@ Support supports_own_kernel(const Spec& spec, const Device& device, const std::s
   if (spec.dv() == (dv > 0 ? dv : spec.head_dim) &&
       std::find(dims.begin(), dims.end(), spec.head_dim) != dims.end())
     return Support::yes();
-  std::string list;  // "64, 128 and 256"
-  for (auto d = dims.begin(); d != dims.end(); ++d)
-    list += (d == dims.begin() ? "" : d + 1 == dims.end() ? " and " : ", ") + std::to_string(*d);
+  const std::string list = dims_text(dims);
   return Support::no(
       fmt::format("{} is built for head dim{} {} with Dv {}; this spec has D {} and Dv {}",
                   provider, dims.size() > 1 ? "s" : "", list, dv > 0 ? std::to_string(dv) : "== D",

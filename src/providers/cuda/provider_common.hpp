@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,11 +27,14 @@ Availability device_availability();
 // whose size in bytes fits an int64 (`provider` names who says no: the reason stands alone).
 Support supports_forward_on(const Spec& spec, const Device& device, const std::string& provider);
 
+// "64, 128 and 256": the head dims a kernel is built for, in words.
+std::string dims_text(std::span<const int64_t> dims);
+
 // The further checks attnprof's own kernels (cuda.decode, cuda.flash, cuda.mla.decode) share:
 // fp16 or bf16, and one of the head dims `dims` (ascending) they are built for, with Dv == D
 // (`dv` 0) or with Dv == `dv`.
 Support supports_own_kernel(const Spec& spec, const Device& device, const std::string& provider,
-                            std::initializer_list<int64_t> dims, int64_t dv = 0);
+                            std::span<const int64_t> dims, int64_t dv = 0);
 
 // What attnprof's own kernels (cuda.decode, cuda.flash) are told about a point: the spec's shape,
 // mask, scale and softcap, and the bound tensors with their strides, lengths and sinks.
