@@ -70,6 +70,18 @@ def _extras(io: IoStruct):
     return table, batch, scales
 
 
+def _io(io: IoStruct, out: dict, ints) -> Io:
+    """The set's Io: its tensors `out`, and the block table and ragged lengths as the framework's
+    int32 arrays (`ints(pointer, count)`)."""
+    table, batch, scales = _extras(io)
+    if table is not None:
+        pointer, per_seq, out["page_size"] = table
+        out["block_table"] = ints(pointer, batch * per_seq).reshape(batch, per_seq)
+    if io.seq_q:
+        out["seq_q"], out["seq_kv"] = ints(io.seq_q, batch), ints(io.seq_kv, batch)
+    return Io(scales=scales, **out)
+
+
 def torch_views(io: IoStruct, device: str) -> Io:
     import torch
 
@@ -92,13 +104,7 @@ def torch_views(io: IoStruct, device: str) -> Io:
             buffer = (ctypes.c_float * count).from_address(t.data)
             flat = torch.frombuffer(buffer, dtype=torch.float32)
         out[role] = flat.as_strided(shape, strides)
-    table, batch, scales = _extras(io)
-    if table is not None:
-        pointer, per_seq, out["page_size"] = table
-        out["block_table"] = ints(pointer, batch * per_seq).view(batch, per_seq)
-    if io.seq_q:
-        out["seq_q"], out["seq_kv"] = ints(io.seq_q, batch), ints(io.seq_kv, batch)
-    return Io(scales=scales, **out)
+    return _io(io, out, ints)
 
 
 def numpy_views(io: IoStruct) -> Io:
@@ -113,10 +119,4 @@ def numpy_views(io: IoStruct) -> Io:
     for role, t, shape, strides, count in _present(io):
         flat = np.ctypeslib.as_array(ctypes.cast(t.data, ctypes.POINTER(ctypes.c_float)), (count,))
         out[role] = np.lib.stride_tricks.as_strided(flat, shape, tuple(4 * s for s in strides))
-    table, batch, scales = _extras(io)
-    if table is not None:
-        pointer, per_seq, out["page_size"] = table
-        out["block_table"] = ints(pointer, batch * per_seq).reshape(batch, per_seq)
-    if io.seq_q:
-        out["seq_q"], out["seq_kv"] = ints(io.seq_q, batch), ints(io.seq_kv, batch)
-    return Io(scales=scales, **out)
+    return _io(io, out, ints)
