@@ -155,61 +155,44 @@ int run_on_every_gpu(const RunCliOptions& o) {
       {o.gpus, o.out, o.csv, o.markdown, o.history.path, o.history.off, o.resume, o.force});
 }
 
-int run_command(RunCliOptions& o) {
-  RunOptions ro = parse_run_options(o);
-  if (!o.gpus.empty()) return run_on_every_gpu(o);
-  check_output_paths(
-      {{"--out", o.out, /*own_rules=*/true}, {"--csv", o.csv}, {"--markdown", o.markdown}}, {},
-      o.force);
-  const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
-  const JournalRows journal = read_journal_to_resume(o);
-
-  StopRequest stop;
-  const StopSignals signals(stop, /*second_kills=*/o.in_process);
-  Execution exec({o.in_process, o.device, o.measure.threads, o.hang_timeout_s}, stop);
-  // Which device: auto picks CUDA where a device answers, else the CPU. Only the CPU needs no
-  // look at the devices, so the grid is checked before a worker starts.
-  if (o.device != "cpu") exec.open();
-  if (o.device == "cuda" && !exec.cuda_ok()) {
-    throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
-  }
-  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
-  const Plan plan = make_plan(o, on_cuda, exec.devices(on_cuda));
-  if (o.device == "cpu") exec.open();
-  Executor& executor = exec.executor(ro);
-
-  std::unique_ptr<Sink> history = open_history(o.history, o.out, exec.device_name(on_cuda));
-  // Every check has passed: from here on files are written.
-  begin_work();
-  if (lock) lock->keep();
+// Where a run's rows go: the console, the journal, CSV and Markdown (which resumed rows are
+// replayed into), the history database, and the time split of its summary line.
+struct RunSinks {
   std::vector<std::unique_ptr<Sink>> owned;
+  std::vector<Sink*> all, replay;
+  TimeSplit split;
+};
+
+void open_sinks(const RunCliOptions& o, const Plan& plan, std::unique_ptr<Sink> history,
+                RunSinks& s) {
   std::size_t provider_width = 0;
   for (const Provider* p : plan.providers)
     provider_width = std::max(provider_width, p->name().size());
-  owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0, provider_width));
-  std::vector<Sink*> replay;
-  if (!o.out.empty()) owned.push_back(make_jsonl_sink(o.out, o.resume));
-  if (!o.csv.empty()) replay.push_back(owned.emplace_back(make_csv_sink(o.csv)).get());
+  s.owned.push_back(make_console_sink(std::cout, isatty(STDOUT_FILENO) != 0, provider_width));
+  if (!o.out.empty()) s.owned.push_back(make_jsonl_sink(o.out, o.resume));
+  if (!o.csv.empty()) s.replay.push_back(s.owned.emplace_back(make_csv_sink(o.csv)).get());
   if (!o.markdown.empty())
-    replay.push_back(owned.emplace_back(make_markdown_sink(o.markdown)).get());
-  if (history) owned.push_back(std::move(history));
-  std::vector<Sink*> sinks;
-  for (auto& s : owned) sinks.push_back(s.get());
-  TimeSplit split;
-  sinks.push_back(&split);
+    s.replay.push_back(s.owned.emplace_back(make_markdown_sink(o.markdown)).get());
+  if (history) s.owned.push_back(std::move(history));
+  for (auto& sink : s.owned) s.all.push_back(sink.get());
+  s.all.push_back(&s.split);
+}
 
-  const auto points = plan_points(plan.specs, plan.providers, plan.settings);
-  const auto count = [](std::size_t n, const char* what) {
-    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
-  };
-  fmt::print("attnprof run: {} x {} = {} on {}{}{}, {}\n", count(plan.specs.size(), "shape"),
-             count(plan.providers.size(), "provider"), count(points.size(), "point"),
-             exec.device_name(on_cuda),
+std::string count_of(std::size_t n, const char* what) {
+  return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+}
+
+// "attnprof run: 12 shapes x 2 providers = 24 points on ...", and what a resume finds.
+void print_run_header(const RunCliOptions& o, const Plan& plan, const std::vector<Point>& points,
+                      const std::string& device, const std::string& where,
+                      const JournalRows& journal, Executor& executor) {
+  fmt::print("attnprof run: {} x {} = {} on {}{}{}, {}\n", count_of(plan.specs.size(), "shape"),
+             count_of(plan.providers.size(), "provider"), count_of(points.size(), "point"), device,
              plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset),
              o.shard.empty() ? ""
                              : fmt::format(" (shard {}/{} of {} shapes)", o.shard_parsed.index,
                                            o.shard_parsed.count, plan.grid_shapes),
-             exec.where());
+             where);
   if (const std::string why = charts_unavailable(); !why.empty()) {
     fmt::print(stderr, "attnprof: no charts in `attnprof report --html` of this run: {}\n", why);
   }
@@ -224,16 +207,13 @@ int run_command(RunCliOptions& o) {
                           other.points, other.differs));
   }
   std::cout.flush();
-  SweepControl control;
-  control.journal = &journal.rows;
-  control.replay = replay;
-  control.stop = &stop;
-  control.seed = ro.seed;
-  const auto sweep_t0 = std::chrono::steady_clock::now();
-  const SweepSummary sum = run_sweep(points, executor, sinks, control);
-  const double sweep_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count();
+}
 
+// The summary line, what a stop leaves and how to resume, and the exit code (README, "Exit
+// codes": 128 + the signal after a stop; 1 with --fail-on-error for a failed point or none
+// passed).
+int finish_run(const RunCliOptions& o, const SweepSummary& sum, const TimeSplit& split,
+               double sweep_s) {
   std::string counts;
   for (const auto& [status, n] : sum.by_status) {
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, to_string(status));
@@ -266,6 +246,47 @@ int run_command(RunCliOptions& o) {
                o.fail_on_error ? "" : " (--fail-on-error makes that exit 1)");
   }
   return (o.fail_on_error && (bad > 0 || none_passed)) ? kFailedExit : 0;
+}
+
+int run_command(RunCliOptions& o) {
+  RunOptions ro = parse_run_options(o);
+  if (!o.gpus.empty()) return run_on_every_gpu(o);
+  check_output_paths(
+      {{"--out", o.out, /*own_rules=*/true}, {"--csv", o.csv}, {"--markdown", o.markdown}}, {},
+      o.force);
+  const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
+  const JournalRows journal = read_journal_to_resume(o);
+
+  StopRequest stop;
+  const StopSignals signals(stop, /*second_kills=*/o.in_process);
+  Execution exec({o.in_process, o.device, o.measure.threads, o.hang_timeout_s}, stop);
+  // Which device: auto picks CUDA where a device answers, else the CPU. Only the CPU needs no
+  // look at the devices, so the grid is checked before a worker starts.
+  if (o.device != "cpu") exec.open();
+  const bool on_cuda = exec.use_cuda(o.device);
+  const Plan plan = make_plan(o, on_cuda, exec.devices(on_cuda));
+  if (o.device == "cpu") exec.open();
+  Executor& executor = exec.executor(ro);
+
+  std::unique_ptr<Sink> history = open_history(o.history, o.out, exec.device_name(on_cuda));
+  // Every check has passed: from here on files are written.
+  begin_work();
+  if (lock) lock->keep();
+  RunSinks sinks;
+  open_sinks(o, plan, std::move(history), sinks);
+  const auto points = plan_points(plan.specs, plan.providers, plan.settings);
+  print_run_header(o, plan, points, exec.device_name(on_cuda), exec.where(), journal, executor);
+
+  SweepControl control;
+  control.journal = &journal.rows;
+  control.replay = sinks.replay;
+  control.stop = &stop;
+  control.seed = ro.seed;
+  const auto sweep_t0 = std::chrono::steady_clock::now();
+  const SweepSummary sum = run_sweep(points, executor, sinks.all, control);
+  const double sweep_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count();
+  return finish_run(o, sum, sinks.split, sweep_s);
 }
 
 }  // namespace

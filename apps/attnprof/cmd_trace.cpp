@@ -116,13 +116,11 @@ int trace_command(const TraceCliOptions& o) {
   const bool in_process = o.in_process || o.ncu_target;
   Execution exec({in_process, wants_cuda ? "auto" : "cpu", o.threads, o.hang_timeout_s}, stop);
   exec.open();
-  if (o.device == "cuda" && !exec.cuda_ok()) {
-    throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
-  }
+  const bool on_cuda = exec.use_cuda(o.device) && wants_cuda;
   // Named providers that cannot run here are refused (one line, exit 2), as run and tune do.
   const std::vector<Provider*> providers =
-      chosen_providers(o.providers, exec.devices(wants_cuda && exec.cuda_ok()),
-                       python_providers_unavailable(), std::span<const Spec>(&spec, 1));
+      chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable(),
+                       std::span<const Spec>(&spec, 1));
   const SettingsByProvider settings = settings_of_run(o.settings, providers);
   const std::vector<Point> points = plan_points({spec}, providers, settings);
   if (o.ncu_target && points.size() != 1) {
@@ -154,8 +152,7 @@ int trace_command(const TraceCliOptions& o) {
     if (ncu.empty()) fmt::print(stderr, "--ncu: ncu not found on PATH\n");
   }
 
-  std::unique_ptr<Sink> history =
-      open_history(o.history, "", exec.device_name(wants_cuda && exec.cuda_ok()));
+  std::unique_ptr<Sink> history = open_history(o.history, "", exec.device_name(on_cuda));
   if (history) history->begin(static_cast<int64_t>(points.size()));
   std::vector<Result> traces;
   std::string markdown = fmt::format("# attnprof trace: {}\n", spec.label());

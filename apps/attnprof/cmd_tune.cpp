@@ -142,10 +142,7 @@ int tune_command(const TuneCliOptions& o) {
                   default_hang_timeout_s(t.run.measure.rule.timeout_s)},
                  stop);
   exec.open();
-  if (o.device == "cuda" && !exec.cuda_ok()) {
-    throw std::runtime_error(fmt::format("--device cuda: {}", exec.cuda_unavailable()));
-  }
-  const bool on_cuda = o.device == "cuda" || (o.device == "auto" && exec.cuda_ok());
+  const bool on_cuda = exec.use_cuda(o.device);
   // The default set: the providers that can run a point of the grid (at its start value).
   const std::vector<Provider*> providers =
       chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable(), specs);

@@ -1,8 +1,18 @@
 #include "run_execution.hpp"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
 #include "composition.hpp"
 
 namespace attnprof::cli {
+
+bool Execution::use_cuda(const std::string& device) const {
+  if (device == "cuda" && !cuda_ok_)
+    throw std::runtime_error(fmt::format("--device cuda: {}", cuda_unavailable()));
+  return device == "cuda" || (device == "auto" && cuda_ok_);
+}
 
 void Execution::open_in_process() {
   cpu_ = make_cpu_engine(options_.threads);

@@ -33,6 +33,9 @@ class Execution {
   Executor& executor(RunOptions& ro);
 
   bool cuda_ok() const { return cuda_ok_; }
+  // Whether the points run on CUDA, by the user's --device: cuda (refused with the reason where
+  // no CUDA device can run: std::runtime_error), or auto where one can. After open().
+  bool use_cuda(const std::string& device) const;
   std::string cuda_unavailable() const {
     return cuda_built_ ? cuda_reason_ : "CUDA is not built into this binary";
   }
