@@ -1,9 +1,12 @@
 """py.jax.xla.cpu: `jax.nn.dot_product_attention(implementation="xla")` on JAX's CPU backend,
 jitted in prepare. (py.jax.xla, jax_dpa.py, is the same call on the GPU.)
 
-The harness's host tensors go to JAX through DLPack in the launch (timed): XLA's CPU client takes
-them without a copy when they are 64-byte aligned and copies them otherwise; the row's note says
-which happened. GQA is JAX's own (K/V heads divide Q heads), masks are its `is_causal` (top-left)
+The harness's host tensors are copied into JAX arrays in the launch (timed: Q, K and V, a few MB
+at cpu-small's largest shape against a second of attention). Handing them over without a copy
+(DLPack, which XLA's CPU client aliases when they are 64-byte aligned) made the worker die of a
+segfault in one of XLA's threads at 1 to 3 of cpu-small's 15 points in each of three runs
+(jaxlib 0.10.2, 2026-12-06, with XLA's Eigen pool on one thread too); with the copy, none in two
+runs of the same 15 points. GQA is JAX's own (K/V heads divide Q heads), masks are its `is_causal` (top-left)
 or a boolean mask. fp32 only: with bf16 (a cast inside the jitted function) the worker died of a
 segfault in one of XLA's threads about once in 30 points under the harness with jaxlib 0.10.2
 (not reproduced in a plain loop of the same call), so bf16 is refused with that reason. The launch
@@ -15,25 +18,19 @@ from ..masks import has_empty_rows, numpy_mask
 from ..provider import Provider, Run
 
 
-def _zero_copy(array) -> bool:
-    """Whether XLA's CPU client aliases `array` (its DLPack import copies what is not aligned)."""
-    import jax
-
-    return jax.dlpack.from_dlpack(array).unsafe_buffer_pointer() == array.ctypes.data
-
-
 class _Run(Run):
-    def __init__(self, fn, spec, aliased):
-        self.fn, self.spec, self.aliased = fn, spec, aliased
+    def __init__(self, fn, spec):
+        self.fn, self.spec = fn, spec
 
     def _inputs(self, io):
-        import jax
+        import jax.numpy as jnp
+        import numpy as np
 
         s = self.spec
-        # bshd storage is JAX's own (B, S, H, D) order: handed over as it lies; bhsd is swapped
-        # inside the jitted function.
+        # bshd storage is JAX's own (B, S, H, D) order: copied as it lies; bhsd is swapped inside
+        # the jitted function.
         order = (0, 2, 1, 3) if s.layout == "bshd" else (0, 1, 2, 3)
-        return [jax.dlpack.from_dlpack(io[r].transpose(order)) for r in ("q", "k", "v")]
+        return [jnp.asarray(np.array(io[r].transpose(order))) for r in ("q", "k", "v")]
 
     def launch(self, io):
         import numpy as np
@@ -45,9 +42,8 @@ class _Run(Run):
 
     def note(self):
         s = self.spec
-        copies = ("inputs aliased by XLA (no copies)" if self.aliased else
-                  "inputs copied into XLA's buffers inside the timed launch (the harness's host "
-                  "tensors are not 64-byte aligned)")
+        copies = ("inputs copied into JAX arrays inside the timed launch (aliasing the harness's "
+                  "memory crashed XLA's CPU runtime)")
         mask = {"none": "no mask", "causal": "is_causal"}.get(s.mask, "a boolean mask")
         return (f"jax.nn.dot_product_attention(implementation='xla') on JAX's CPU backend, "
                 f"jitted; {mask}; {copies}; O copied into the harness's tensor untimed")
@@ -62,9 +58,6 @@ class JaxXlaCpu(Provider):
     library = "JAX"
     framework = "numpy"
     requires = ("jax", "jaxlib")
-    # Out of the default set: its worker died of SIGSEGV at 2 of 135 cpu-small points (fp32, N 1024
-    # and 2048, jaxlib 0.10.2) and the cause is not found; named with --providers it still runs.
-    in_default_set = False
 
     def library_version(self):
         from importlib import metadata
@@ -104,8 +97,7 @@ class JaxXlaCpu(Provider):
                 implementation="xla")
             return o
 
-        order = (0, 2, 1, 3) if spec.layout == "bshd" else (0, 1, 2, 3)
-        run = _Run(fn, spec, all(_zero_copy(io[r].transpose(order)) for r in ("q", "k", "v")))
+        run = _Run(fn, spec)
         run.launch(io)  # compiles (prepare is not timed)
         return run
 
