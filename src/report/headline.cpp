@@ -92,6 +92,10 @@ void deploy(const std::vector<Leader>& leads, std::vector<Finding>& out) {
 
 // What binds each leader where it leads: compute- or memory-bound shapes, from the measured
 // ceilings, and the most of each ceiling it reached.
+// A row this far above a measured ceiling (% of it) shows the ceiling is not the device's limit;
+// a little above (101%) is the ceiling's own noise.
+constexpr double kBeyondTheCeiling = 110;
+
 void binds(const std::vector<Result>& rows, const std::vector<ClassAnswer>& answers,
            const std::vector<Leader>& leads, std::vector<Finding>& out) {
   std::vector<std::string> parts;
@@ -122,6 +126,17 @@ void binds(const std::vector<Result>& rows, const std::vector<ClassAnswer>& answ
     // what is left to gain there. (Counts per provider are in its own section further down.)
     const bool by_compute = compute >= memory;
     const double near = by_compute ? flops : bw;
+    if (near > kBeyondTheCeiling) {
+      // Well above its ceiling: that figure is not this device's limit for this provider's
+      // kernels (a CPU whose AVX-512 peak OpenBLAS's AVX2 sgemm does not reach), so it says
+      // nothing of what binds it.
+      parts.push_back(fmt::format(
+          "{} runs at up to {}% of the measured {} where it leads: above it, so that ceiling "
+          "(`attnprof peaks`) is not this device's limit for its kernels and what binds it is "
+          "not known",
+          code(l.provider), format_sig3(near), by_compute ? "FLOP/s ceiling" : "bandwidth"));
+      continue;
+    }
     std::string text =
         near > 0
             ? fmt::format(
@@ -275,12 +290,11 @@ void noisy(const std::vector<Result>& rows, std::vector<Finding>& out) {
         fmt::format("{} stopped at the limit with the median's noise above the bound", rest));
   }
   const bool timing_limited = few + (noisy - busy - few) > 0;
-  out.push_back({"noise",
-                 fmt::format("{} of {} timed rows are noisy: {}{}.", noisy, timed,
-                             fmt::join(why, "; "),
-                             timing_limited ? " (a longer --point-timeout gives them more samples)"
-                                            : ""),
-                 ""});
+  out.push_back(
+      {"noise",
+       fmt::format("{} of {} timed rows are noisy: {}{}.", noisy, timed, fmt::join(why, "; "),
+                   timing_limited ? " (a longer --point-timeout gives them more samples)" : ""),
+       ""});
 }
 
 }  // namespace

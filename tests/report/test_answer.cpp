@@ -159,6 +159,16 @@ TEST(Answer, TheHeadlineNamesWhoToDeployPerKind) {
   EXPECT_EQ(h[1].text,
             "`cuda.decode` reaches up to 97.0% of the measured bandwidth where it leads, so memory "
             "bandwidth binds it.");
+  // Well above the ceiling (a CPU's AVX-512 kernels against OpenBLAS's AVX2 sgemm): the ceiling
+  // is not the limit, and nothing is said to bind.
+  for (Result& r : rows)
+    if (r.provider == "cuda.decode") r.pct_peak_bw = 154.0;
+  const std::vector<Finding> above = headline_findings(rows, answers, "", {});
+  ASSERT_GE(above.size(), 2u);
+  EXPECT_EQ(above[1].text,
+            "`cuda.decode` runs at up to 154% of the measured bandwidth where it leads: above it, "
+            "so that ceiling (`attnprof peaks`) is not this device's limit for its kernels and "
+            "what binds it is not known.");
 }
 
 // ---- golden: the first screen of reports of committed H200 journals --------------------------
