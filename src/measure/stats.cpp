@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 namespace attnprof {
 
@@ -101,32 +103,71 @@ std::string_view to_string(StopReason r) {
   return "";
 }
 
+namespace {
+
+// What a stopping criterion sees of a point after each sample.
+struct Sampled {
+  const StoppingRule& rule;
+  const SampleSeries& samples;
+  double measured_s, elapsed_s;
+  int64_t n() const { return static_cast<int64_t>(samples.size()); }
+};
+using Criterion = std::optional<StopDecision> (*)(const Sampled&);
+
+// A stop at a limit: noisy where the median's noise is above the bound.
+StopDecision at_limit(const Sampled& p, StopReason why) {
+  const SampleStats st = p.samples.stats();
+  const bool noisy = st.rel_noise > p.rule.max_noise;
+  return {true, noisy, why, noisy ? noise_detail(st, p.rule) : ""};
+}
+
+// The point's time ran out (noisy, too, with fewer samples than --min-samples asks for).
+std::optional<StopDecision> out_of_time(const Sampled& p) {
+  if (p.elapsed_s < p.rule.timeout_s || p.n() < 1) return std::nullopt;
+  if (p.n() < p.rule.min_samples) {
+    return StopDecision{
+        true, true, StopReason::timeout,
+        fmt::format("{} of the {} samples --min-samples asks for", p.n(), p.rule.min_samples)};
+  }
+  return at_limit(p, StopReason::timeout);
+}
+
+// The sample cap.
+std::optional<StopDecision> at_the_cap(const Sampled& p) {
+  if (p.n() < p.rule.max_samples) return std::nullopt;
+  return at_limit(p, StopReason::max_samples);
+}
+
+// Tune's p95 limit cannot be met: the third smallest of ten or more samples is above it (at most
+// two at or under it).
+std::optional<StopDecision> over_the_limit(const Sampled& p) {
+  if (p.rule.over_limit_s > 0 && p.n() >= 10 && p.samples.sorted()[2] > p.rule.over_limit_s)
+    return StopDecision{true, false, StopReason::over_limit, ""};
+  return std::nullopt;
+}
+
+// Enough samples and measured time, and the median's noise under the bound (or under what the
+// timer's resolution allows relative to the median).
+std::optional<StopDecision> converged(const Sampled& p) {
+  if (p.n() < p.rule.min_samples || p.measured_s < p.rule.min_time_s) return std::nullopt;
+  const SampleStats st = p.samples.stats();
+  const double floor = st.median > 0 ? p.rule.timer_resolution_s / st.median : 0;
+  if (st.rel_noise <= std::max(p.rule.max_noise, floor))
+    return StopDecision{true, false, StopReason::converged, ""};
+  return std::nullopt;
+}
+
+// In order: the limits (time, the sample cap, tune's p95 limit), then convergence. (The CUDA
+// timer adds the clock's settling after a convergence: cuda_timer.cpp.)
+constexpr std::array<Criterion, 4> kCriteria = {out_of_time, at_the_cap, over_the_limit, converged};
+
+}  // namespace
+
 StopDecision should_stop(const StoppingRule& rule, const SampleSeries& samples, double measured_s,
                          double elapsed_s) {
-  const auto n = static_cast<int64_t>(samples.size());
-  if (elapsed_s >= rule.timeout_s && n >= 1) {
-    const SampleStats st = samples.stats();
-    const bool noisy = st.rel_noise > rule.max_noise;
-    if (n < rule.min_samples) {
-      return {true, true, StopReason::timeout,
-              fmt::format("{} of the {} samples --min-samples asks for", n, rule.min_samples)};
-    }
-    return {true, noisy, StopReason::timeout, noisy ? noise_detail(st, rule) : ""};
-  }
-  if (n >= rule.max_samples) {
-    const SampleStats st = samples.stats();
-    const bool noisy = st.rel_noise > rule.max_noise;
-    return {true, noisy, StopReason::max_samples, noisy ? noise_detail(st, rule) : ""};
-  }
-  // The third smallest above the limit: at most two samples at or under it.
-  if (rule.over_limit_s > 0 && n >= 10 && samples.sorted()[2] > rule.over_limit_s)
-    return {true, false, StopReason::over_limit, ""};
-  if (n < rule.min_samples || measured_s < rule.min_time_s) return {};
-  const SampleStats st = samples.stats();
-  // The timer cannot resolve noise finer than its own resolution relative to the median.
-  const double floor = st.median > 0 ? rule.timer_resolution_s / st.median : 0;
-  if (st.rel_noise <= std::max(rule.max_noise, floor))
-    return {true, false, StopReason::converged, ""};
+  const Sampled point{rule, samples, measured_s, elapsed_s};
+  for (const Criterion criterion : kCriteria)
+    if (std::optional<StopDecision> d = criterion(point)) return *d;
   return {};
 }
 

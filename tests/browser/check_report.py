@@ -129,6 +129,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="attnprof-browser-") as name:
         tmp = pathlib.Path(name)
         env = without_gnuplot(tmp)
+        # Its own cache: a CPU run measures the ceilings where none are cached, and figures taken
+        # while the test suite loads the machine must not become the user's.
+        env["XDG_CACHE_HOME"] = str(tmp / "cache")
         run([str(binary), "run", "--device", "cpu", "--in-process", "--no-history", "--no-trace",
              "--providers", "cpu.naive,cpu.flash", "--seq", "64,128,256", "--heads", "2",
              "--head-dim", "16", "--dtype", "fp32", "--min-time", "1ms", "--point-timeout", "50ms",
