@@ -98,7 +98,7 @@ class _Run(Run):
 class FlashAttention4(Provider):
     name = "py.fa4"
     description = ("FlashAttention-4's forward and backward (flash-attn-4, CuTe DSL kernels; bshd "
-                   "layout)")
+                   "layout; the backward not yet run on a GPU)")
     device = "cuda"
     family = "fused"
     fused = True

@@ -6,9 +6,13 @@ engines' attention: SGLang, vLLM), on the harness's tensors.
   sequences of q_len queries and kv_len keys; the ragged tensors are (tokens, heads, dim), which
   the harness's bshd layout is without a copy (`--layout bshd`), so bhsd points are refused.
   Any query count, so multi-token decode (the spec-decode preset) runs here too.
-- decode: BatchDecodeWithPagedKVCacheWrapper with tensor cores, one query token per sequence. The
-  harness's contiguous K and V are a paged cache of one page per sequence (page size kv_len):
-  bhsd is FlashInfer's HND layout, bshd its NHD, so both run.
+- decode: BatchDecodeWithPagedKVCacheWrapper with tensor cores, one query token per sequence. A
+  paged point's K and V are the harness's containers of pages, which are FlashInfer's paged cache
+  as they lie (bhsd: HND, bshd: NHD), with the harness's block table as its page indices, each
+  sequence's pages up to its keys; contiguous K and V are a paged cache of one page per sequence
+  (page size kv_len). A ragged batch's sequence b has seq_kv[b] keys (its last page's length); a
+  sequence with none is refused. Paged and ragged decode are written against 0.6.13's plan() and
+  have not yet run on a GPU.
 
 FlashInfer's causal mask is bottom-right aligned; a window of W keys is causal with window_left
 W - 1; the softcap is logits_soft_cap. The plans (and FlashInfer's JIT compile of each kernel
@@ -111,26 +115,51 @@ class _Prefill(Run):
                 "as (tokens, heads, dim) views of the bshd tensors")
 
 
+def _page_table(spec, io):
+    """FlashInfer's page table of the batch, on the host: (indptr, indices, last_page_len,
+    page_size). Paged: the harness's block table, each sequence's pages up to its keys;
+    contiguous: one page of kv_len keys per sequence. A ragged batch's sequence b has seq_kv[b]
+    keys."""
+    import torch
+
+    b = spec.batch
+    keys = (io.seq_kv.to("cpu", torch.int64) if io.seq_kv is not None
+            else torch.full((b,), spec.kv_len, dtype=torch.int64))
+    if bool((keys < 1).any()):
+        raise NotSupported("a sequence with no key (FlashInfer's decode needs at least one)")
+    if io.page_size > 0:
+        page = io.page_size
+        used = (keys + page - 1) // page
+        table = io.block_table.to("cpu", torch.int32)
+        indices = torch.cat([table[i, :int(used[i])] for i in range(b)])
+    else:
+        page = spec.kv_len
+        used = torch.ones(b, dtype=torch.int64)
+        indices = torch.arange(b, dtype=torch.int32)
+    indptr = torch.zeros(b + 1, dtype=torch.int32)
+    indptr[1:] = torch.cumsum(used, 0)
+    return indptr, indices, (keys - (used - 1) * page).to(torch.int32), page
+
+
 class _Decode(Run):
     def __init__(self, spec, io):
-        import torch
         import flashinfer
 
         self.spec = spec
-        b = spec.batch
         self.layout = "HND" if spec.layout == "bhsd" else "NHD"
+        self.paged = io.page_size > 0
         self.workspace = _workspace(io)
         self.wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
             self.workspace, kv_layout=self.layout, use_tensor_cores=True)
-        _planned(self.wrapper.plan, torch.arange(b + 1, dtype=torch.int32),
-                 torch.arange(b, dtype=torch.int32),
-                 torch.full((b,), spec.kv_len, dtype=torch.int32), spec.q_heads, spec.kv_heads,
-                 spec.head_dim, spec.kv_len, **_plan_options(spec))
+        indptr, indices, last, self.page = _page_table(spec, io)
+        _planned(self.wrapper.plan, indptr, indices, last, spec.q_heads, spec.kv_heads,
+                 spec.head_dim, self.page, **_plan_options(spec))
 
     def _cache(self, t):
-        # One page per sequence: (pages, heads, page, dim) is bhsd's memory, (pages, page, heads,
+        # A paged point's containers are FlashInfer's layout as they lie; contiguous K and V are
+        # one page per sequence: (pages, heads, page, dim) is bhsd's memory, (pages, page, heads,
         # dim) bshd's.
-        return t if self.layout == "HND" else t.transpose(1, 2)
+        return t if self.paged or self.layout == "HND" else t.transpose(1, 2)
 
     def launch(self, io):
         s = self.spec
@@ -139,8 +168,11 @@ class _Decode(Run):
                          out=io.o.view(s.batch, s.q_heads, s.dv))
 
     def note(self):
-        return (f"BatchDecodeWithPagedKVCacheWrapper with tensor cores, {self.layout}: one page "
-                f"of {self.spec.kv_len} keys per sequence (the harness's contiguous K and V)")
+        pages = (f"the harness's pages of {self.page} keys through its block table" if self.paged
+                 else f"one page of {self.page} keys per sequence (the harness's contiguous K and "
+                      "V)")
+        return (f"BatchDecodeWithPagedKVCacheWrapper with tensor cores, {self.layout}: {pages}"
+                + (", each sequence's own length" if self.spec.seqlens else ""))
 
 
 class _FlashInfer(Provider):
@@ -195,8 +227,11 @@ class FlashInferPrefill(_FlashInfer):
 
 class FlashInferDecode(_FlashInfer):
     name = "py.flashinfer.decode"
-    description = ("FlashInfer's batch decode with tensor cores (one query token; the contiguous "
-                   "K and V as one page per sequence)")
+    description = ("FlashInfer's batch decode with tensor cores (one query token; the harness's "
+                   "pages or its contiguous K and V as one page per sequence; paged and ragged "
+                   "batches not yet run on a GPU)")
+    paged_kv = True  # the harness's block table as its page indices
+    ragged = True  # each sequence's keys as its last page's length
 
     def supports(self, spec):
         why = _common_problems(spec)
