@@ -78,6 +78,11 @@ struct ProviderTraits {
   // tolerance_for; at most kMaxDeclaredTolerance). Rows and reports say the bound was declared.
   std::string quantization;
   double output_tolerance = 0;
+  // Seconds its prepare() may take beyond the worker's hang limit (--hang-timeout): a library that
+  // JIT-compiles a kernel module on first use (FlashInfer: up to 65 s on the H200). The supervisor
+  // waits that much longer for its points before it calls the worker hung; the time lands in
+  // prepare_s like any preparation. 0: none.
+  double prepare_allowance_s = 0;
   // The knobs it takes beyond the spec (provider_settings.hpp): `--set NAME=...` is checked
   // against them, and its points carry their values to prepare() (PrepareContext::settings).
   std::vector<ProviderSetting> settings;

@@ -77,6 +77,7 @@ TRAITS = (
     ("own_streams", "own_streams", bool),
     ("quantization", "quantization", str),
     ("output_tolerance", "output_tolerance", float),
+    ("prepare_allowance_s", "prepare_allowance_s", float),
 )
 
 
@@ -121,6 +122,9 @@ class Provider:
     # L2 bound it promises for O (replaces the dtype's when looser; at most 0.1). Rows say so.
     quantization: str = ""
     output_tolerance: float = 0.0
+    # Seconds prepare() may take beyond the worker's hang limit (a JIT compile on first use); the
+    # supervisor waits that much longer for this provider's points. 0: none.
+    prepare_allowance_s: float = 0.0
     # How tensors are handed over: "torch" (torch tensors; launches run on the instrument's
     # stream) or "numpy" (host arrays; device cpu only).
     framework: str = "torch"

@@ -113,6 +113,8 @@ OrderedJson traits_json(const ProviderTraits& t) {
     j["quantization"] = t.quantization;
     j["output_tolerance"] = number(t.output_tolerance);
   }
+  // Only where its first prepare compiles for long (a JIT).
+  if (t.prepare_allowance_s > 0) j["prepare_allowance_s"] = number(t.prepare_allowance_s);
   return j;
 }
 
@@ -405,6 +407,7 @@ ProviderTraits read_traits(const Reader& in) {
   // Rows written before quantized providers existed have neither.
   if (in.has("quantization")) t.quantization = in.string("quantization");
   if (in.has("output_tolerance")) t.output_tolerance = in.number("output_tolerance");
+  if (in.has("prepare_allowance_s")) t.prepare_allowance_s = in.number("prepare_allowance_s");
   return t;
 }
 

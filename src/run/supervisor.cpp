@@ -233,10 +233,16 @@ Result Supervisor::lost_point(const Point& point, const std::string& group, bool
   Result r;
   if (hung) {
     w.kill_and_reap();
+    const double allowance = point.provider->traits().prepare_allowance_s;
     r = fault_row(point, Status::timeout, Fault::timeout,
-                  fmt::format("no answer within the hang limit ({} s, --hang-timeout); worker "
+                  fmt::format("no answer within the hang limit ({} s, --hang-timeout{}); worker "
                               "killed{}",
-                              options_.hang_timeout_s, last_words(w)));
+                              options_.hang_timeout_s + allowance,
+                              allowance > 0 ? fmt::format(", with the provider's {} s for its "
+                                                          "prepare",
+                                                          allowance)
+                                            : std::string(),
+                              last_words(w)));
   } else {
     const int status = w.reap(kExitGrace);
     // SIGKILL that attnprof did not send, while the kernel's OOM killer killed someone.
@@ -270,7 +276,9 @@ std::optional<Result> Supervisor::run(const Point& point) {
   ChildProcess& w = *worker(group.name);
   const int64_t oom_kills_before = oom_kills();
   std::string line;
-  const auto wait = w.read_line(line, after(options_.hang_timeout_s), stop_now);
+  // A provider that JIT-compiles in prepare is given its declared allowance on top.
+  const double limit_s = options_.hang_timeout_s + point.provider->traits().prepare_allowance_s;
+  const auto wait = w.read_line(line, after(limit_s), stop_now);
   if (wait == ChildProcess::Wait::stopped) {
     retire(group.name, true);
     return std::nullopt;

@@ -63,6 +63,7 @@ TEST(PythonTraits, TheTableMatchesTheCodec) {
       << "    backward = True; writes_lse = True; in_default_set = False\n"
       << "    paged_kv = fp8 = softcap = sinks = ragged = own_streams = True\n"
       << "    quantization = 'int8 Q K^T'; output_tolerance = 0.05\n"
+      << "    prepare_allowance_s = 90.0\n"
       << "print(json.dumps({'keys': [key for _, key, _ in TRAITS],\n"
       << "                  'traits': describe(Every())['traits']}))\n";
   }
@@ -82,6 +83,7 @@ TEST(PythonTraits, TheTableMatchesTheCodec) {
       true;
   every.quantization = "q";
   every.output_tolerance = 0.05;
+  every.prepare_allowance_s = 90;
   std::vector<std::string> cpp_keys;
   const nlohmann::ordered_json written = to_json(every);
   for (const auto& item : written.items()) cpp_keys.push_back(item.key());
@@ -109,6 +111,7 @@ TEST(PythonTraits, TheTableMatchesTheCodec) {
   EXPECT_TRUE(t.own_streams);
   EXPECT_EQ(t.quantization, "int8 Q K^T");
   EXPECT_DOUBLE_EQ(t.output_tolerance, 0.05);
+  EXPECT_DOUBLE_EQ(t.prepare_allowance_s, 90);
 }
 
 TEST_F(PythonCli, ListShowsPythonProvidersWithTheirTraitsOrWhy) {
@@ -246,6 +249,24 @@ TEST_F(PythonCli, APythonProviderDeclaresSettingsThatSweep) {
   const Outcome bad = run_cli("run" + file + " --set py.test.tagged.tag=c" + kPoint);
   EXPECT_EQ(bad.code, 2) << bad.err;
   EXPECT_NE(bad.err.find("py.test.tagged.tag takes one of a, b"), std::string::npos) << bad.err;
+}
+
+// A provider whose prepare compiles for long (FlashInfer's JIT) declares prepare_allowance_s: the
+// supervisor waits that much beyond --hang-timeout for its points. The same 3 s prepare without
+// the allowance is a hung worker at a 1 s limit, and says the limit.
+TEST_F(PythonCli, APrepareAllowanceOutlastsTheHangLimit) {
+  REQUIRE_PYTHON();
+  const std::string file = " --py-provider " + kFiles + "/slow_prepare.py --hang-timeout 1s";
+  auto rows = run("--providers py.test.slow_prepare" + file);
+  EXPECT_EQ(rows["py.test.slow_prepare"].status, Status::passed)
+      << rows["py.test.slow_prepare"].reason;
+  EXPECT_GE(rows["py.test.slow_prepare"].prepare_s.value_or(0), 3.0);
+  rows = run("--providers py.test.slow_prepare_undeclared" + file);
+  const Result& hung = rows["py.test.slow_prepare_undeclared"];
+  EXPECT_EQ(hung.status, Status::timeout) << hung.reason;
+  EXPECT_NE(hung.reason.find("no answer within the hang limit (1 s, --hang-timeout)"),
+            std::string::npos)
+      << hung.reason;
 }
 
 // ONNX Runtime's three graph forms on the CPU EP, every mask, GQA where the form takes it: the

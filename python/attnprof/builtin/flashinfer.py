@@ -182,6 +182,9 @@ class _FlashInfer(Provider):
     library = "FlashInfer"
     softcap = True
     requires = ("flashinfer", "torch")
+    # Its first use of a kernel module JIT-compiles it in prepare (16-65 s on the H200's 16 cores):
+    # the supervisor waits this much beyond --hang-timeout for such a point.
+    prepare_allowance_s = 240.0
 
     def availability(self):
         reason = super().availability()
