@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ctypes
 
+from .provider import Io
+
 ABI_VERSION = 3
 
-ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")  # TensorRole order
+ROLES = Io.ROLES  # TensorRole order (io.hpp), declared once with the Io providers see
 DTYPES = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")  # DType order
 LAYOUTS = ("bhsd", "bshd")  # Layout order
 

@@ -8,9 +8,9 @@ from ._abi import DTYPES, LAYOUTS, ROLES, IoStruct, Tensor
 from .provider import Io
 
 
-def _pages(t: Tensor) -> int:
-    """Pages of a paged tensor: ceil(len / page_size) per sequence (io.hpp TensorView)."""
-    return t.batch * -(-t.len // t.page_size)
+def _pages_per_seq(t: Tensor) -> int:
+    """Pages of each sequence of a paged tensor: ceil(len / page_size) (io.hpp TensorView)."""
+    return -(-t.len // t.page_size)
 
 
 def _shape_strides(t: Tensor, role: str):
@@ -21,7 +21,7 @@ def _shape_strides(t: Tensor, role: str):
         return (h,), (1,)
     bhsd = LAYOUTS[t.layout] == "bhsd"
     if t.page_size > 0:  # the container of pages: each (H, P, D) for bhsd, (P, H, D) for bshd
-        n, p = _pages(t), t.page_size
+        n, p = t.batch * _pages_per_seq(t), t.page_size
         if bhsd:
             return (n, h, p, d), (h * p * d, p * d, d, 1)
         return (n, p, h, d), (p * h * d, h * d, d, 1)
@@ -64,7 +64,7 @@ def _extras(io: IoStruct):
         if (v.data and (v.page_size != k.page_size or v.block_table != k.block_table)):
             raise RuntimeError("K and V of a set are paged differently: the harness shares one "
                                "block table (io.hpp)")
-        table = (k.block_table, -(-k.len // k.page_size), k.page_size)
+        table = (k.block_table, _pages_per_seq(k), k.page_size)
     batch = io.t[ROLES.index("q")].batch
     scales = {role: float(io.t[i].scale) for i, role in enumerate(ROLES) if io.t[i].data}
     return table, batch, scales

@@ -196,7 +196,7 @@ class Io:
     role, stored value / real value (1.0 except for fp8 device tensors). Arrays of the set's kind
     (numpy on the CPU, torch tensors where the framework is torch), in the tensors' memory."""
 
-    ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")
+    ROLES = ("q", "k", "v", "d_o", "o", "lse", "dq", "dk", "dv", "sink")  # io.hpp TensorRole order
 
     def __init__(self, block_table: Any = None, page_size: int = 0, seq_q: Any = None,
                  seq_kv: Any = None, scales: Optional[dict] = None, **tensors: Any):

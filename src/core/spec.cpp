@@ -25,19 +25,30 @@ int64_t elems(int64_t b, int64_t h, int64_t n, int64_t d) {
   return mul_sat(mul_sat(mul_sat(b, h), n), d);
 }
 
-// The parts the axes give (Axis::key_part or label_part), in the order they say, joined.
+// The axes that write a part of the key (Axis::key_part) or of the label (label_part), in the
+// order they say: sorted once, the table being fixed.
+const std::vector<const Axis*>& axes_in_order(bool key) {
+  static const auto ordered = [](bool k) {
+    std::vector<const Axis*> out;
+    for (const Axis& a : axes())
+      if (k ? a.key_part != nullptr : a.label_part != nullptr) out.push_back(&a);
+    std::stable_sort(out.begin(), out.end(), [k](const Axis* a, const Axis* b) {
+      return k ? a->key_at < b->key_at : a->label_at < b->label_at;
+    });
+    return out;
+  };
+  static const std::vector<const Axis*> by_key = ordered(true), by_label = ordered(false);
+  return key ? by_key : by_label;
+}
+
+// The parts the axes give, in their order, joined ('.' for the key, ' ' for the label).
 std::string joined_parts(const Spec& spec, bool key, std::span<const std::string_view> omit) {
-  std::vector<std::pair<int, std::string>> parts;
-  for (const Axis& a : axes()) {
-    const auto part = key ? a.key_part : a.label_part;
-    if (part == nullptr || std::find(omit.begin(), omit.end(), a.key) != omit.end()) continue;
-    std::string text = part(spec);
-    if (!text.empty()) parts.emplace_back(key ? a.key_at : a.label_at, std::move(text));
-  }
-  std::stable_sort(parts.begin(), parts.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string out;
-  for (const auto& [at, text] : parts) out += (out.empty() ? "" : key ? "." : " ") + text;
+  for (const Axis* a : axes_in_order(key)) {
+    if (std::find(omit.begin(), omit.end(), a->key) != omit.end()) continue;
+    const std::string text = (key ? a->key_part : a->label_part)(spec);
+    if (!text.empty()) out += (out.empty() ? "" : key ? "." : " ") + text;
+  }
   return out;
 }
 

@@ -36,9 +36,9 @@ void SampleSeries::add(double x) {
 
 void SampleSeries::drop_oldest(std::size_t count) {
   count = std::min(count, in_order_.size());
-  for (std::size_t i = 0; i < count; ++i)
-    sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), in_order_[i]));
   in_order_.erase(in_order_.begin(), in_order_.begin() + static_cast<std::ptrdiff_t>(count));
+  sorted_ = in_order_;  // rare (the clock's settling): sorted again once
+  std::sort(sorted_.begin(), sorted_.end());
 }
 
 SampleStats SampleSeries::stats() const {

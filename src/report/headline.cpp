@@ -90,12 +90,12 @@ void deploy(const std::vector<Leader>& leads, std::vector<Finding>& out) {
   out.push_back({"deploy", text + ".", ""});
 }
 
-// What binds each leader where it leads: compute- or memory-bound shapes, from the measured
-// ceilings, and the most of each ceiling it reached.
 // A row this far above a measured ceiling (% of it) shows the ceiling is not the device's limit;
 // a little above (101%) is the ceiling's own noise.
 constexpr double kBeyondTheCeiling = 110;
 
+// What binds each leader where it leads: compute- or memory-bound shapes, from the measured
+// ceilings, and the most of each ceiling it reached.
 void binds(const std::vector<Result>& rows, const std::vector<ClassAnswer>& answers,
            const std::vector<Leader>& leads, std::vector<Finding>& out) {
   std::vector<std::string> parts;
