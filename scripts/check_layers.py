@@ -58,6 +58,7 @@ HEADERS = {
     "report.hpp": "report",
     "sink.hpp": "report",
     # run: the point lifecycle, sweep, supervisor, worker, tuner.
+    "child_process.hpp": "run",
     "interrupt.hpp": "run",
     "journal_lock.hpp": "run",
     "merge.hpp": "run",

@@ -145,14 +145,14 @@ std::string resume_command() {
 }
 
 // --gpus: the shares run as child runs, one per GPU (gpus.hpp), and are merged into --out.
-int run_on_every_gpu(const RunCliOptions& o) {
+int run_on_every_gpu(const RunCliOptions& o, const CLI::App& app) {
   if (!o.shard.empty())
     throw std::invalid_argument("--gpus shards the grid itself, one share per GPU: drop --shard");
   if (o.in_process) throw std::invalid_argument("--gpus runs a process per GPU: drop --in-process");
-  if (o.device == "cpu" && std::getenv("ATTNPROF_TEST_GPU_COUNT") == nullptr)
+  if (o.device == "cpu" && !gpus_stood_in())
     throw std::invalid_argument("--gpus runs on CUDA devices: drop --device cpu");
   return run_on_gpus(
-      {o.gpus, o.out, o.csv, o.markdown, o.history.path, o.history.off, o.resume, o.force});
+      {o.gpus, o.out, o.csv, o.markdown, o.history.path, o.history.off, o.resume, o.force}, app);
 }
 
 // Where a run's rows go: the console, the journal, CSV and Markdown (which resumed rows are
@@ -248,9 +248,9 @@ int finish_run(const RunCliOptions& o, const SweepSummary& sum, const TimeSplit&
   return (o.fail_on_error && (bad > 0 || none_passed)) ? kFailedExit : 0;
 }
 
-int run_command(RunCliOptions& o) {
+int run_command(RunCliOptions& o, const CLI::App& app) {
   RunOptions ro = parse_run_options(o);
-  if (!o.gpus.empty()) return run_on_every_gpu(o);
+  if (!o.gpus.empty()) return run_on_every_gpu(o, app);
   check_output_paths(
       {{"--out", o.out, /*own_rules=*/true}, {"--csv", o.csv}, {"--markdown", o.markdown}}, {},
       o.force);
@@ -336,9 +336,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--hang-timeout", o->hang_timeout,
                   "Wall limit per point before its worker is killed and the row is timeout "
                   "(default: 5 x --point-timeout + 30s)");
-  return {sub, [o]() {
+  return {sub, [o, sub]() {
             register_python_providers(o->python, false, o->providers);
-            return run_command(*o);
+            return run_command(*o, *sub);
           }};
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "attnprof/command_line.hpp"
 #include "attnprof/interrupt.hpp"
 #include "attnprof/ncu.hpp"
 #include "attnprof/registry.hpp"
@@ -73,13 +74,6 @@ std::optional<Ceilings> ceilings_for(const Result& row) {
 #endif
 }
 
-// This executable's path (ncu starts it again).
-std::string self_exe() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("attnprof");
-}
-
 std::string phases_line(const Result& row) {
   std::string line;
   for (const TraceEvent& r : trace_of(row).ranges) {
@@ -95,38 +89,20 @@ void write_file(const std::string& path, const std::string& text, const char* op
   if (!out) throw std::runtime_error(fmt::format("{}: cannot write {}", option, path));
 }
 
-int trace_command(const TraceCliOptions& o) {
+// The one shape the grid options give, and the files checked before anything runs.
+Spec trace_spec(const TraceCliOptions& o) {
   const std::vector<Spec> specs = grid_specs(o.grid);
   if (specs.size() != 1) {
     throw std::invalid_argument(fmt::format(
         "trace takes one shape per provider; the grid options give {} points", specs.size()));
   }
-  const Spec& spec = specs.front();
   if (o.providers.empty()) throw std::invalid_argument("--providers: name at least one provider");
   check_output_paths({{"--chrome", o.chrome}, {"--breakdown", o.breakdown}}, {}, o.force);
-  bool wants_cuda = false;
-  for (const Provider* p : select_providers(o.providers))
-    wants_cuda = wants_cuda || (o.device != "cpu" && p->device_kind() == DeviceKind::cuda);
-
-  // The points run through the one lifecycle with trace hooks, where `attnprof run` runs them (a
-  // supervised worker per worker group); ncu's target is the process ncu watches: in-process.
   check_setting_forms(o.settings);
-  StopRequest stop;
-  const StopSignals signals(stop, /*second_kills=*/true);
-  const bool in_process = o.in_process || o.ncu_target;
-  Execution exec({in_process, wants_cuda ? "auto" : "cpu", o.threads, o.hang_timeout_s}, stop);
-  exec.open();
-  const bool on_cuda = exec.use_cuda(o.device) && wants_cuda;
-  // Named providers that cannot run here are refused (one line, exit 2), as run and tune do.
-  const std::vector<Provider*> providers =
-      chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable(),
-                       std::span<const Spec>(&spec, 1));
-  const SettingsByProvider settings = settings_of_run(o.settings, providers);
-  const std::vector<Point> points = plan_points({spec}, providers, settings);
-  if (o.ncu_target && points.size() != 1) {
-    throw std::invalid_argument("--ncu-target takes exactly one provider and one value a setting");
-  }
-  begin_work();
+  return specs.front();
+}
+
+RunOptions trace_run_options(const TraceCliOptions& o) {
   RunOptions ro;
   ro.seed = o.seed;
   ro.warmup_launches = o.warmup;
@@ -137,15 +113,90 @@ int trace_command(const TraceCliOptions& o) {
     ro.trace_launches = o.launches;
     ro.auto_peaks = AutoPeaks::any;
   }
-  Executor& executor = exec.executor(ro);
-  if (o.ncu_target) {
-    const std::optional<Result> row = executor.run(points.front());
-    if (!row || row->status != Status::passed) {
-      fmt::print(stderr, "attnprof trace --ncu-target: {}\n", row ? row->reason : "stopped");
-      return 1;
-    }
-    return 0;
+  return ro;
+}
+
+// What the traced points give: their rows (the Chrome trace) and the breakdown's Markdown.
+struct Traced {
+  std::vector<Result> rows;
+  std::string markdown;
+  bool all_passed = true;
+};
+
+// One traced row on the console and in the Markdown: its status and phases, and for a passed
+// one the kernel breakdown, the roofline and (with `ncu` found) Nsight Compute's view of it.
+void describe_trace(const Result& t, const Point& pt, const Spec& spec, const TraceCliOptions& o,
+                    const std::string& ncu, const std::string& title, Traced& out) {
+  const std::string status = t.reason.empty()
+                                 ? std::string(to_string(t.status))
+                                 : fmt::format("{}: {}", to_string(t.status), t.reason);
+  fmt::print("status: {}\n", status);
+  fmt::print("phases: {}\n", phases_line(t));
+  out.markdown +=
+      fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", title, status, phases_line(t));
+  if (t.status != Status::passed) return;
+  const Breakdown b = make_breakdown(t);
+  const std::optional<Ceilings> c = ceilings_for(t);
+  const Roofline r = place_on_roofline(t, b, c);
+  fmt::print("\n{}\n{}", render_breakdown(t, b, false), render_roofline(r, c, false));
+  out.markdown += fmt::format("{}\n{}", render_breakdown(t, b, true), render_roofline(r, c, true));
+  if (ncu.empty() || pt.provider->device_kind() != DeviceKind::cuda) return;
+  const NcuReport rep = run_ncu(
+      ncu_command(ncu, ncu_target_argv(this_executable().string(), spec, pt.provider->name(),
+                                       pt.settings, o.seed, o.warmup)));
+  fmt::print("\n{}", render_ncu(rep, false));
+  out.markdown += fmt::format("\n{}", render_ncu(rep, true));
+}
+
+void write_trace_files(const TraceCliOptions& o, const Traced& traced) {
+  if (!o.chrome.empty()) {
+    write_file(o.chrome, chrome_trace_json(traced.rows), "--chrome");
+    fmt::print("chrome trace: {} ({} provider(s); open in ui.perfetto.dev or chrome://tracing)\n",
+               o.chrome, traced.rows.size());
   }
+  if (!o.breakdown.empty()) {
+    write_file(o.breakdown, traced.markdown, "--breakdown");
+    fmt::print("breakdown: {}\n", o.breakdown);
+  }
+}
+
+// --ncu-target: the one launch the parent's ncu profiles, in this process.
+int profile_for_ncu(Executor& executor, const Point& point) {
+  const std::optional<Result> row = executor.run(point);
+  if (!row || row->status != Status::passed) {
+    fmt::print(stderr, "attnprof trace --ncu-target: {}\n", row ? row->reason : "stopped");
+    return 1;
+  }
+  return 0;
+}
+
+int trace_command(const TraceCliOptions& o) {
+  const Spec spec = trace_spec(o);
+  bool wants_cuda = false;
+  for (const Provider* p : select_providers(o.providers))
+    wants_cuda = wants_cuda || (o.device != "cpu" && p->device_kind() == DeviceKind::cuda);
+
+  // The points run through the one lifecycle with trace hooks, where `attnprof run` runs them (a
+  // supervised worker per worker group); ncu's target is the process ncu watches: in-process.
+  StopRequest stop;
+  const StopSignals signals(stop, /*second_kills=*/true);
+  const bool in_process = o.in_process || o.ncu_target;
+  Execution exec({in_process, wants_cuda ? "auto" : "cpu", o.threads, o.hang_timeout_s}, stop);
+  exec.open();
+  const bool on_cuda = exec.use_cuda(o.device) && wants_cuda;
+  // Named providers that cannot run here are refused (one line, exit 2), as run and tune do.
+  const std::vector<Provider*> providers =
+      chosen_providers(o.providers, exec.devices(on_cuda), python_providers_unavailable(),
+                       std::span<const Spec>(&spec, 1));
+  const std::vector<Point> points =
+      plan_points({spec}, providers, settings_of_run(o.settings, providers));
+  if (o.ncu_target && points.size() != 1) {
+    throw std::invalid_argument("--ncu-target takes exactly one provider and one value a setting");
+  }
+  begin_work();
+  RunOptions ro = trace_run_options(o);
+  Executor& executor = exec.executor(ro);
+  if (o.ncu_target) return profile_for_ncu(executor, points.front());
   std::string ncu;
   if (o.ncu) {
     ncu = find_on_path("ncu");
@@ -154,16 +205,14 @@ int trace_command(const TraceCliOptions& o) {
 
   std::unique_ptr<Sink> history = open_history(o.history, "", exec.device_name(on_cuda));
   if (history) history->begin(static_cast<int64_t>(points.size()));
-  std::vector<Result> traces;
-  std::string markdown = fmt::format("# attnprof trace: {}\n", spec.label());
-  bool all_passed = true;
+  Traced traced;
+  traced.markdown = fmt::format("# attnprof trace: {}\n", spec.label());
   for (const Point& pt : points) {
-    Provider* p = pt.provider;
-    const std::string title = pt.settings.empty()
-                                  ? p->name()
-                                  : fmt::format("{} [{}]", p->name(), settings_label(pt.settings));
+    const std::string title = pt.settings.empty() ? pt.provider->name()
+                                                  : fmt::format("{} [{}]", pt.provider->name(),
+                                                                settings_label(pt.settings));
     fmt::print("== {} · {} · {}\n", title, spec.label(),
-               exec.device_name(p->device_kind() == DeviceKind::cuda));
+               exec.device_name(pt.provider->device_kind() == DeviceKind::cuda));
     std::cout.flush();
     std::optional<Result> ran = executor.run(pt);
     if (!ran) {
@@ -176,40 +225,14 @@ int trace_command(const TraceCliOptions& o) {
     Result& t = *ran;
     t.env = point_env(executor, pt);
     if (history) history->write(t);
-    all_passed = all_passed && t.status == Status::passed;
-    const std::string status = t.reason.empty()
-                                   ? std::string(to_string(t.status))
-                                   : fmt::format("{}: {}", to_string(t.status), t.reason);
-    fmt::print("status: {}\n", status);
-    fmt::print("phases: {}\n", phases_line(t));
-    markdown += fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", title, status, phases_line(t));
-    if (t.status == Status::passed) {
-      const Breakdown b = make_breakdown(t);
-      const std::optional<Ceilings> c = ceilings_for(t);
-      const Roofline r = place_on_roofline(t, b, c);
-      fmt::print("\n{}\n{}", render_breakdown(t, b, false), render_roofline(r, c, false));
-      markdown += fmt::format("{}\n{}", render_breakdown(t, b, true), render_roofline(r, c, true));
-      if (!ncu.empty() && p->device_kind() == DeviceKind::cuda) {
-        const NcuReport rep = run_ncu(ncu_command(
-            ncu, ncu_target_argv(self_exe(), spec, p->name(), pt.settings, o.seed, o.warmup)));
-        fmt::print("\n{}", render_ncu(rep, false));
-        markdown += fmt::format("\n{}", render_ncu(rep, true));
-      }
-    }
+    traced.all_passed = traced.all_passed && t.status == Status::passed;
+    describe_trace(t, pt, spec, o, ncu, title, traced);
     fmt::print("\n");
-    traces.push_back(std::move(t));
+    traced.rows.push_back(std::move(t));
   }
   if (history) history->end();
-  if (!o.chrome.empty()) {
-    write_file(o.chrome, chrome_trace_json(traces), "--chrome");
-    fmt::print("chrome trace: {} ({} provider(s); open in ui.perfetto.dev or chrome://tracing)\n",
-               o.chrome, traces.size());
-  }
-  if (!o.breakdown.empty()) {
-    write_file(o.breakdown, markdown, "--breakdown");
-    fmt::print("breakdown: {}\n", o.breakdown);
-  }
-  return all_passed ? 0 : kFailedExit;
+  write_trace_files(o, traced);
+  return traced.all_passed ? 0 : kFailedExit;
 }
 
 }  // namespace

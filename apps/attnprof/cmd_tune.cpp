@@ -122,6 +122,63 @@ void within_device_memory(TuneOptions& t, const std::vector<Provider*>& provider
   }
 }
 
+// Every provider (and value of its settings) on every shape of the grid, each searched along the
+// axis; an impossible shape is a result that says why it was not tuned. Stops between points.
+std::vector<TuneResult> tune_grid(const std::vector<Spec>& specs,
+                                  const std::vector<Provider*>& providers,
+                                  const SettingsByProvider& settings, Executor& executor,
+                                  TuneOptions& t, const StopRequest& stop) {
+  std::vector<TuneResult> results;
+  for (const Spec& spec : specs) {
+    Spec start = spec;
+    if (t.axis == TuneAxis::seq) t.start = spec.q_len == spec.kv_len ? spec.q_len : spec.kv_len;
+    const std::string invalid = invalid_reason(spec);
+    for (Provider* p : providers) {
+      if (stop.stop_after_point()) break;  // the rest are not tuned; the summary says it stopped
+      if (!invalid.empty()) {
+        TuneResult none;
+        none.provider = p->name();
+        none.spec = start;
+        none.axis = t.axis;
+        none.boundary = "not run: an impossible point: " + invalid;
+        results.push_back(std::move(none));
+        continue;
+      }
+      const auto given = settings.find(p->name());
+      for (const Settings& set :
+           setting_combinations(given == settings.end() ? SettingValues{} : given->second)) {
+        if (stop.stop_after_point()) break;
+        fmt::print("tune {} {}{} ({}):\n", p->name(), spec.label(),
+                   set.empty() ? "" : " [" + settings_label(set) + "]",
+                   t.axis == TuneAxis::batch ? "largest batch" : "longest sequence");
+        results.push_back(tune(spec, *p, executor, t, set));
+        fmt::print("{}\n", format_tune_curve(results.back()));
+      }
+    }
+  }
+  return results;
+}
+
+// The summary, the --json answer and, after a stop, what the batches found so far are not; the
+// exit code.
+int finish_tune(const TuneCliOptions& o, const TuneOptions& t,
+                const std::vector<TuneResult>& results, int signal) {
+  fmt::print("{}", format_tune_summary(results, t.axis));
+  const std::string stopped_by = signal == 0 ? "" : std::string(signal_text(signal));
+  if (!o.json.empty()) {
+    std::ofstream out(o.json, std::ios::binary | std::ios::trunc);
+    out << tune_summary_json(results, t.limits, stopped_by);
+    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write --json {}", o.json));
+  }
+  if (signal == 0) return 0;
+  std::cout.flush();
+  fmt::print(stderr,
+             "attnprof: tune stopped by {} before its search ended: the batches above are what "
+             "was found so far, not the answer{}\n",
+             stopped_by, o.json.empty() ? "" : fmt::format(" ({} says so)", o.json));
+  return 128 + signal;
+}
+
 int tune_command(const TuneCliOptions& o) {
   TuneOptions t = tune_options(o);
   // Impossible points of the grid are reported as not tuned, with the reason; the rest are.
@@ -167,58 +224,14 @@ int tune_command(const TuneCliOptions& o) {
     fmt::print("  {}\n", format_tune_point(p, t.axis));
     std::cout.flush();
   };
-
-  std::vector<TuneResult> results;
-  for (const Spec& spec : specs) {
-    Spec start = spec;
-    if (t.axis == TuneAxis::seq) t.start = spec.q_len == spec.kv_len ? spec.q_len : spec.kv_len;
-    const std::string invalid = invalid_reason(spec);
-    for (Provider* p : providers) {
-      if (stop.stop_after_point()) break;  // the rest are not tuned; the summary says it stopped
-      if (!invalid.empty()) {
-        TuneResult none;
-        none.provider = p->name();
-        none.spec = start;
-        none.axis = t.axis;
-        none.boundary = "not run: an impossible point: " + invalid;
-        results.push_back(std::move(none));
-        continue;
-      }
-      const auto given = settings.find(p->name());
-      for (const Settings& set :
-           setting_combinations(given == settings.end() ? SettingValues{} : given->second)) {
-        if (stop.stop_after_point()) break;
-        fmt::print("tune {} {}{} ({}):\n", p->name(), spec.label(),
-                   set.empty() ? "" : " [" + settings_label(set) + "]",
-                   t.axis == TuneAxis::batch ? "largest batch" : "longest sequence");
-        results.push_back(tune(spec, *p, executor, t, set));
-        fmt::print("{}\n", format_tune_curve(results.back()));
-      }
-    }
-  }
+  const std::vector<TuneResult> results = tune_grid(specs, providers, settings, executor, t, stop);
   if (journal) journal->end();
   const int signal = stop.count.load() > 0 ? stop.signal.load() : 0;
   if (history) {
     if (signal != 0) history->stopped(signal);
     history->end();
   }
-
-  fmt::print("{}", format_tune_summary(results, t.axis));
-  const std::string stopped_by = signal == 0 ? "" : std::string(signal_text(signal));
-  if (!o.json.empty()) {
-    std::ofstream out(o.json, std::ios::binary | std::ios::trunc);
-    out << tune_summary_json(results, t.limits, stopped_by);
-    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write --json {}", o.json));
-  }
-  if (signal != 0) {
-    std::cout.flush();
-    fmt::print(stderr,
-               "attnprof: tune stopped by {} before its search ended: the batches above are what "
-               "was found so far, not the answer{}\n",
-               stopped_by, o.json.empty() ? "" : fmt::format(" ({} says so)", o.json));
-    return 128 + signal;
-  }
-  return 0;
+  return finish_tune(o, t, results, signal);
 }
 
 }  // namespace

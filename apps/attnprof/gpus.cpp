@@ -1,27 +1,28 @@
 #include "gpus.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <poll.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <array>
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 #include <utility>
 
+#include "attnprof/child_process.hpp"
 #include "attnprof/command_line.hpp"
 #include "attnprof/device.hpp"
 #include "attnprof/history.hpp"
@@ -44,101 +45,68 @@ std::optional<int> whole_number(std::string_view s) {
   return v;
 }
 
-// One child: its GPU, pid and the read end of its output.
-struct Child {
+// How long a share that has closed its output may take to exit before it is killed.
+constexpr auto kExitGrace = std::chrono::seconds(30);
+
+// The options only the parent acts on: it writes these outputs and the history from the merged
+// rows (each share gets --shard, its own --out and --no-history instead).
+constexpr std::array<std::string_view, 6> kParentOnly = {"--gpus",     "--out",     "--csv",
+                                                         "--markdown", "--history", "--no-history"};
+
+// The name an option is given by on a command line: its first long name ("--device").
+std::string option_name(const CLI::Option& opt) {
+  if (!opt.get_lnames().empty()) return "--" + opt.get_lnames().front();
+  return opt.get_snames().empty() ? std::string() : "-" + opt.get_snames().front();
+}
+
+// One share: its GPU, its child run and the thread that relays the child's lines.
+struct Share {
   int gpu = 0;
-  pid_t pid = -1;
-  int fd = -1;
-  std::string pending;  // a partial line
+  std::unique_ptr<ChildProcess> child;
+  std::thread relay;
   int code = 0;
 };
 
-// Starts `attnprof <args>` (this executable) with stdout and stderr into a pipe, seeing only
-// `gpu` unless `pin` is false.
-Child start_child(int gpu, bool pin, const std::vector<std::string>& args) {
-  int pipefd[2];
-  if (::pipe(pipefd) != 0) throw std::runtime_error("--gpus: cannot create a pipe");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("--gpus: cannot start a child process");
-  if (pid == 0) {
-    ::dup2(pipefd[1], STDOUT_FILENO);
-    ::dup2(pipefd[1], STDERR_FILENO);
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    if (pin) ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
-    std::vector<std::string> argv = {"attnprof"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> c;
-    for (std::string& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
-    ::execv("/proc/self/exe", c.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  Child ch;
-  ch.gpu = gpu;
-  ch.pid = pid;
-  ch.fd = pipefd[0];
-  return ch;
+std::mutex console;  // one relayed line at a time
+
+void print_line(std::FILE* to, int gpu, const std::string& line) {
+  const std::lock_guard<std::mutex> hold(console);
+  fmt::print(to, "[gpu {}] {}\n", gpu, line);
+  std::fflush(to);
 }
 
-// Prints the complete lines of `chunk` with the child's prefix; keeps a partial one.
-void relay(Child& c, std::string_view chunk) {
-  c.pending.append(chunk);
-  size_t start = 0;
-  for (size_t nl; (nl = c.pending.find('\n', start)) != std::string::npos; start = nl + 1) {
-    std::cout << "[gpu " << c.gpu << "] " << std::string_view(c.pending).substr(start, nl - start)
-              << '\n';
-  }
-  c.pending.erase(0, start);
-  std::cout.flush();
+// Relays the share's stdout to ours and its stderr to ours, each line prefixed by its GPU, until
+// the child closes its stdout.
+void relay(Share& s) {
+  std::string line;
+  while (s.child->read_line(line, ChildProcess::Clock::time_point::max(), nullptr) ==
+         ChildProcess::Wait::line)
+    print_line(stdout, s.gpu, line);
 }
 
-// Relays every child's output until all have closed it, passing a stop signal on to them; then
-// reaps them.
-void supervise(std::vector<Child>& children, const StopRequest& stop) {
-  int forwarded = 0;
-  size_t open = children.size();
-  char buf[4096];
-  while (open > 0) {
+// Waits for every share's output to end, passing each stop signal on to the children (the first:
+// each finishes its point and stops; the second: now); then reaps them.
+void supervise(std::vector<Share>& shares, const StopRequest& stop) {
+  std::atomic<std::size_t> open{shares.size()};
+  for (Share& s : shares) {
+    s.relay = std::thread([&s, &open] {
+      relay(s);
+      --open;
+    });
+  }
+  for (int forwarded = 0; open.load() > 0;) {
     if (const int n = stop.count.load(); n > forwarded) {
-      // The first signal: each child finishes its point and stops; the second: now.
-      for (const Child& c : children)
-        ::kill(c.pid, stop.signal.load() ? stop.signal.load() : SIGTERM);
+      for (const Share& s : shares)
+        ::kill(s.child->pid(), stop.signal.load() ? stop.signal.load() : SIGTERM);
       forwarded = n;
     }
-    std::vector<pollfd> fds;
-    std::vector<Child*> who;
-    for (Child& c : children) {
-      if (c.fd < 0) continue;
-      fds.push_back({c.fd, POLLIN, 0});
-      who.push_back(&c);
-    }
-    if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) break;
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
-        relay(*who[i], std::string_view(buf, size_t(got)));
-        continue;
-      }
-      if (got < 0 && errno == EINTR) continue;
-      if (!who[i]->pending.empty()) relay(*who[i], "\n");
-      ::close(who[i]->fd);
-      who[i]->fd = -1;
-      --open;
-    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  for (Child& c : children) {
-    int status = 0;
-    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    c.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  for (Share& s : shares) {
+    s.relay.join();
+    const int status = s.child->reap(kExitGrace);
+    s.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-}
-
-bool is_option(const std::string& a, const char* name) {
-  return a == name || a.rfind(std::string(name) + "=", 0) == 0;
 }
 
 }  // namespace
@@ -187,31 +155,34 @@ std::string gpu_journal(const std::string& out, int gpu) {
   return fmt::format("{}.gpu{}{}", stem.string(), gpu, ext);
 }
 
-std::vector<std::string> gpu_child_args(const std::vector<std::string>& args, int k, int n,
+std::vector<std::string> gpu_child_args(const CLI::App& run, int k, int n,
                                         const std::string& journal) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool dropped = false;
-    for (const char* name : {"--gpus", "--out", "--csv", "--markdown", "--history"}) {
-      if (!is_option(a, name)) continue;
-      dropped = true;
-      if (a == name) ++i;  // its value follows
+  std::vector<std::string> out = {"run"};
+  for (const CLI::Option* opt : run.get_options()) {
+    if (opt->count() == 0) continue;
+    const std::string name = option_name(*opt);
+    if (std::find(kParentOnly.begin(), kParentOnly.end(), name) != kParentOnly.end()) continue;
+    if (opt->get_expected_max() == 0) {  // a flag
+      if (opt->as<bool>()) out.push_back(name);
+      continue;
     }
-    if (dropped || a == "--no-history") continue;
-    out.push_back(a);
+    for (const std::string& value : opt->results()) out.insert(out.end(), {name, value});
   }
   out.insert(out.end(), {"--shard", fmt::format("{}/{}", k, n), "--out", journal, "--no-history"});
   return out;
 }
 
+bool gpus_stood_in() {
+  return std::getenv("ATTNPROF_TEST_GPU_COUNT") != nullptr;
+}
+
 int visible_gpu_count() {
-  if (const char* test = std::getenv("ATTNPROF_TEST_GPU_COUNT")) return std::atoi(test);
+  if (gpus_stood_in()) return std::atoi(std::getenv("ATTNPROF_TEST_GPU_COUNT"));
   return cuda_device_count();
 }
 
-int run_on_gpus(const GpuRunOptions& o) {
-  const bool test = std::getenv("ATTNPROF_TEST_GPU_COUNT") != nullptr;
+int run_on_gpus(const GpuRunOptions& o, const CLI::App& run) {
+  const bool test = gpus_stood_in();
   const std::vector<int> gpus = parse_gpus(o.gpus, visible_gpu_count());
   if (o.out.empty())
     throw std::invalid_argument("--gpus needs --out FILE: the GPUs' journals are merged into it");
@@ -223,9 +194,9 @@ int run_on_gpus(const GpuRunOptions& o) {
   check_output_paths(paths, {}, o.force);
   const std::unique_ptr<JournalLock> lock = claim_journal({o.out, o.resume, o.force});
   // Each share's journal obeys --resume and --force as --out would (checked by its own run).
-  std::vector<std::string> args = command_line_args(static_cast<int>(::getpid()));
-  if (!args.empty()) args.erase(args.begin());  // the program
-  if (!args.empty() && args.front() == "run") args.erase(args.begin());
+  std::vector<std::vector<std::string>> commands;
+  for (size_t k = 0; k < gpus.size(); ++k)
+    commands.push_back(gpu_child_args(run, int(k), int(gpus.size()), journals[k]));
 
   StopRequest stop;
   const StopSignals signals(stop, /*second_kills=*/false);
@@ -234,20 +205,31 @@ int run_on_gpus(const GpuRunOptions& o) {
   fmt::print("attnprof run --gpus {}: {} GPU{} ({}), a share of the shapes each; journals {}\n",
              o.gpus, gpus.size(), gpus.size() == 1 ? "" : "s", fmt::join(gpus, ", "),
              fmt::join(journals, ", "));
-  std::cout.flush();
-  std::vector<Child> children;
+  std::vector<Share> shares(gpus.size());
   for (size_t k = 0; k < gpus.size(); ++k) {
-    std::vector<std::string> child = {"run"};
-    const auto rest = gpu_child_args(args, int(k), int(gpus.size()), journals[k]);
-    child.insert(child.end(), rest.begin(), rest.end());
-    children.push_back(start_child(gpus[k], !test, child));
+    // What runs, as a command a user could run by hand to redo one share.
+    const std::string pin = test ? std::string() : fmt::format("CUDA_VISIBLE_DEVICES={}", gpus[k]);
+    fmt::print("  GPU {}: {}{}attnprof {}\n", gpus[k], pin, pin.empty() ? "" : " ",
+               shell_join(commands[k]));
   }
-  supervise(children, stop);
+  std::cout.flush();
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    Share& s = shares[k];
+    s.gpu = gpus[k];
+    std::vector<std::string> argv = {this_executable().string()};
+    argv.insert(argv.end(), commands[k].begin(), commands[k].end());
+    std::vector<std::string> env;
+    if (!test) env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", s.gpu));
+    s.child = std::make_unique<ChildProcess>(argv, env);
+    s.child->on_stderr_line(
+        [gpu = s.gpu](const std::string& line) { print_line(stderr, gpu, line); });
+  }
+  supervise(shares, stop);
 
   int code = 0;
-  for (const Child& c : children) {
-    if (c.code != 0) fmt::print(stderr, "attnprof: the share on GPU {} exited {}\n", c.gpu, c.code);
-    code = std::max(code, c.code);
+  for (const Share& s : shares) {
+    if (s.code != 0) fmt::print(stderr, "attnprof: the share on GPU {} exited {}\n", s.gpu, s.code);
+    code = std::max(code, s.code);
   }
   // The shares' rows, merged into --out (beside it, then renamed: never half a journal).
   std::vector<MergeInput> inputs;

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace attnprof::cli {
 
 // The physical GPU indices `text` names on a host of `device_count` devices: "all", a count N
@@ -19,14 +23,17 @@ std::vector<int> parse_gpus(const std::string& text, int device_count);
 // The journal of the share that runs on GPU `gpu`: "r.jsonl" -> "r.gpu1.jsonl".
 std::string gpu_journal(const std::string& out, int gpu);
 
-// The child's arguments (after the program): `args` (this run's, without the program) less
-// --gpus, --out, --csv, --markdown and --history, plus --shard K/N, --out `journal` and
-// --no-history (the parent writes those outputs and the history from the merged rows).
-std::vector<std::string> gpu_child_args(const std::vector<std::string>& args, int k, int n,
+// The arguments of share K of N (after the program, "run" first), built from the options `run`
+// (the parsed `attnprof run`) was given, each as its first long name and its values, less
+// --gpus, --out, --csv, --markdown, --history and --no-history, plus --shard K/N, --out `journal`
+// and --no-history (the parent writes those outputs and the history from the merged rows).
+std::vector<std::string> gpu_child_args(const CLI::App& run, int k, int n,
                                         const std::string& journal);
 
-// CUDA devices this process sees (0 without CUDA). ATTNPROF_TEST_GPU_COUNT=N stands for N
-// devices in the CPU tests: then the children are not pinned and run on whatever --device says.
+// Whether ATTNPROF_TEST_GPU_COUNT=N stands for N devices (the CPU tests): then the children are
+// not pinned and run on whatever --device says.
+bool gpus_stood_in();
+// CUDA devices this process sees (0 without CUDA), or the N that stand in for them.
 int visible_gpu_count();
 
 struct GpuRunOptions {
@@ -36,7 +43,8 @@ struct GpuRunOptions {
   bool resume = false, force = false;
 };
 
-// Runs the shares and merges them; the exit code (the worst child's; 128+N when stopped).
-int run_on_gpus(const GpuRunOptions& o);
+// Runs the shares of `run` (the parsed command) and merges them; the exit code (the worst
+// child's; 128+N when stopped).
+int run_on_gpus(const GpuRunOptions& o, const CLI::App& run);
 
 }  // namespace attnprof::cli

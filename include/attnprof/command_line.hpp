@@ -2,6 +2,7 @@
 // stopped run prints how to resume, a locked journal names the run that holds it.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,9 @@ std::string shell_join(const std::vector<std::string>& args);
 
 // This process's command line: shell_join(command_line_args(getpid())).
 std::string process_command_line();
+
+// This process's executable (/proc/self/exe resolved); empty when it cannot be read. Files that
+// travel with the binary are found beside it; child runs and ncu's target start it again.
+std::filesystem::path this_executable();
 
 }  // namespace attnprof

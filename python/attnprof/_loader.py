@@ -124,9 +124,9 @@ def traits_json(p: Provider, library_version: str) -> dict:
     """The provider's traits as the C++ side reads them (result_json.cpp read_traits): one entry
     per row of provider.TRAITS, each cast to its kind."""
     out = {}
-    for attribute, key, kind in TRAITS:
-        value = library_version if attribute == "library_version" else getattr(p, attribute, kind())
-        out[key] = kind(value)
+    for name, kind in TRAITS:
+        value = library_version if name == "library_version" else getattr(p, name, kind())
+        out[name] = kind(value)
     return out
 
 

@@ -51,33 +51,34 @@ class Run:
         return 0
 
 
-# The traits a provider declares, the Python twin of include/attnprof/traits.hpp: (attribute,
-# JSON key of src/core/result_json.cpp traits_json, kind). `describe()` (_loader.py) writes exactly
-# these; a C++ test (PythonTraits.TheTableMatchesTheCodec) holds the keys to traits_json's.
-# library_version comes from Provider.library_version(), not from an attribute.
+# The traits a provider declares, the Python twin of include/attnprof/traits.hpp: (name, kind),
+# the name both the Provider attribute and the JSON key of src/core/result_json.cpp traits_json.
+# `describe()` (_loader.py) writes exactly these; a C++ test (PythonTraits.TheTableMatchesTheCodec)
+# holds the names to traits_json's keys. library_version comes from Provider.library_version(),
+# not from an attribute.
 TRAITS = (
-    ("name", "name", str),
-    ("description", "description", str),
-    ("device", "device", str),
-    ("family", "family", str),
-    ("fused", "fused", bool),
-    ("library", "library", str),
-    ("library_version", "library_version", str),
-    ("in_default_set", "in_default_set", bool),
-    ("role", "role", str),
-    ("variant_of", "variant_of", str),
-    ("forward", "forward", bool),
-    ("backward", "backward", bool),
-    ("writes_lse", "writes_lse", bool),
-    ("paged_kv", "paged_kv", bool),
-    ("fp8", "fp8", bool),
-    ("softcap", "softcap", bool),
-    ("sinks", "sinks", bool),
-    ("ragged", "ragged", bool),
-    ("own_streams", "own_streams", bool),
-    ("quantization", "quantization", str),
-    ("output_tolerance", "output_tolerance", float),
-    ("prepare_allowance_s", "prepare_allowance_s", float),
+    ("name", str),
+    ("description", str),
+    ("device", str),
+    ("family", str),
+    ("fused", bool),
+    ("library", str),
+    ("library_version", str),
+    ("in_default_set", bool),
+    ("role", str),
+    ("variant_of", str),
+    ("forward", bool),
+    ("backward", bool),
+    ("writes_lse", bool),
+    ("paged_kv", bool),
+    ("fp8", bool),
+    ("softcap", bool),
+    ("sinks", bool),
+    ("ragged", bool),
+    ("own_streams", bool),
+    ("quantization", str),
+    ("output_tolerance", float),
+    ("prepare_allowance_s", float),
 )
 
 

@@ -42,4 +42,10 @@ std::string process_command_line() {
   return shell_join(command_line_args(static_cast<int>(::getpid())));
 }
 
+std::filesystem::path this_executable() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe;
+}
+
 }  // namespace attnprof

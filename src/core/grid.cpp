@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "attnprof/command_line.hpp"
+
 namespace attnprof {
 
 Shard parse_shard(std::string_view text) {
@@ -46,8 +48,8 @@ std::filesystem::path preset_dir() {
   // from a checkout).
   std::vector<std::filesystem::path> candidates;
   std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "attnprof" / "presets");
+  if (const auto exe = this_executable(); !exe.empty())
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "attnprof" / "presets");
 #ifdef ATTNPROF_SOURCE_PRESETS
   candidates.emplace_back(ATTNPROF_SOURCE_PRESETS);
 #endif

@@ -119,29 +119,41 @@ int64_t Spec::largest_tensor_elems() const {
   return std::max({q_elems(), k_elems(), v_elems(), o_elems()});
 }
 
-std::vector<std::string> Spec::validate() const {
-  std::vector<std::string> errors;
+namespace {
+
+// The rules a spec is held to, a function per concern, each adding its one-line errors in the
+// order validate() gives them.
+using Errors = std::vector<std::string>;
+
+void check_sizes(const Spec& s, Errors& errors) {
   auto positive = [&](const char* field, int64_t v) {
     if (v < 1) errors.push_back(fmt::format("{} must be >= 1 (got {})", field, v));
   };
-  positive("batch", batch);
-  positive("q_heads", q_heads);
-  positive("kv_heads", kv_heads);
-  positive("q_len", q_len);
-  positive("kv_len", kv_len);
-  positive("head_dim", head_dim);
-  if (v_head_dim < 0)
+  positive("batch", s.batch);
+  positive("q_heads", s.q_heads);
+  positive("kv_heads", s.kv_heads);
+  positive("q_len", s.q_len);
+  positive("kv_len", s.kv_len);
+  positive("head_dim", s.head_dim);
+  if (s.v_head_dim < 0)
     errors.push_back(
-        fmt::format("v_head_dim must be >= 1 or 0 for 'same as head_dim' (got {})", v_head_dim));
-  if (q_heads >= 1 && kv_heads >= 1 && q_heads % kv_heads != 0) {
-    errors.push_back(fmt::format("kv_heads ({}) must divide q_heads ({})", kv_heads, q_heads));
+        fmt::format("v_head_dim must be >= 1 or 0 for 'same as head_dim' (got {})", s.v_head_dim));
+  if (s.q_heads >= 1 && s.kv_heads >= 1 && s.q_heads % s.kv_heads != 0) {
+    errors.push_back(fmt::format("kv_heads ({}) must divide q_heads ({})", s.kv_heads, s.q_heads));
   }
-  if (int(dtype) < 0 || int(dtype) > int(DType::fp8_e5m2)) {
+}
+
+void check_choices(const Spec& s, Errors& errors) {
+  if (int(s.dtype) < 0 || int(s.dtype) > int(DType::fp8_e5m2)) {
     errors.push_back(fmt::format("dtype must be one of {}", kDTypeChoices));
   }
-  if (int(mode) < 0 || int(mode) > int(Mode::fwd_bwd)) {
+  if (int(s.mode) < 0 || int(s.mode) > int(Mode::fwd_bwd)) {
     errors.push_back(fmt::format("mode must be one of {}", kModeChoices));
   }
+}
+
+void check_mask(const Spec& s, Errors& errors) {
+  const Mask& mask = s.mask;
   if (int(mask.kind) < 0 || int(mask.kind) > int(MaskKind::window)) {
     errors.push_back(fmt::format("mask must be one of {}", kMaskChoices));
   } else if (mask.kind == MaskKind::window && mask.window < 1) {
@@ -149,76 +161,98 @@ std::vector<std::string> Spec::validate() const {
   } else if (mask.kind != MaskKind::window && mask.window != 0) {
     errors.push_back("mask window is only allowed with mask window:W");
   }
-  if ((mask.kind == MaskKind::causal_br || mask.kind == MaskKind::window) && q_len > kv_len &&
-      q_len >= 1 && kv_len >= 1) {
+  if ((mask.kind == MaskKind::causal_br || mask.kind == MaskKind::window) && s.q_len > s.kv_len &&
+      s.q_len >= 1 && s.kv_len >= 1) {
     errors.push_back(fmt::format(
         "mask {} needs q_len <= kv_len (got q_len {} > kv_len {}): the first queries would see "
         "no key",
-        to_string(mask), q_len, kv_len));
+        to_string(mask), s.q_len, s.kv_len));
   }
-  if (!(scale >= 0) || std::isinf(scale)) {
+}
+
+void check_numbers(const Spec& s, Errors& errors) {
+  if (!(s.scale >= 0) || std::isinf(s.scale)) {
     errors.push_back(
-        fmt::format("scale must be finite and >= 0, 0 meaning 1/sqrt(head_dim) (got {})", scale));
+        fmt::format("scale must be finite and >= 0, 0 meaning 1/sqrt(head_dim) (got {})", s.scale));
   }
-  if (page_size < 0 || (page_size > 0 && (page_size & (page_size - 1)) != 0)) {
+  if (s.page_size < 0 || (s.page_size > 0 && (s.page_size & (s.page_size - 1)) != 0)) {
     errors.push_back(fmt::format(
-        "page_size must be a power of two, or 0 for contiguous K and V (got {})", page_size));
-  } else if (page_size > 0 && batch >= 1 && kv_len >= 1 &&
-             block_table_elems() > std::numeric_limits<int32_t>::max()) {
-    errors.push_back(
-        fmt::format("{} pages do not fit the block table's 32-bit page ids", block_table_elems()));
+        "page_size must be a power of two, or 0 for contiguous K and V (got {})", s.page_size));
+  } else if (s.page_size > 0 && s.batch >= 1 && s.kv_len >= 1 &&
+             s.block_table_elems() > std::numeric_limits<int32_t>::max()) {
+    errors.push_back(fmt::format("{} pages do not fit the block table's 32-bit page ids",
+                                 s.block_table_elems()));
   }
-  if (!(softcap >= 0) || std::isinf(softcap)) {
+  if (!(s.softcap >= 0) || std::isinf(s.softcap)) {
     errors.push_back(
-        fmt::format("softcap must be finite and >= 0, 0 meaning none (got {})", softcap));
+        fmt::format("softcap must be finite and >= 0, 0 meaning none (got {})", s.softcap));
   }
-  if (shared_latent && head_dim >= 1 && dv() > head_dim) {
+  if (s.shared_latent && s.head_dim >= 1 && s.dv() > s.head_dim) {
     errors.push_back(fmt::format(
         "a shared latent is V as K's first Dv columns: it needs v_head_dim <= head_dim (got {} > "
         "{})",
-        dv(), head_dim));
+        s.dv(), s.head_dim));
   }
-  if (ragged()) {
-    if (auto why = seqlens_problem(seqlens)) {
-      errors.push_back("seqlens: " + *why);
-    } else if (q_len > kv_len && q_len >= 1) {
+}
+
+void check_ragged(const Spec& s, Errors& errors) {
+  if (!s.ragged()) return;
+  if (auto why = seqlens_problem(s.seqlens)) {
+    errors.push_back("seqlens: " + *why);
+  } else if (s.q_len > s.kv_len && s.q_len >= 1) {
+    errors.push_back(fmt::format(
+        "a ragged batch (seqlens) needs q_len <= kv_len (got {} > {}): each sequence's queries "
+        "are its last tokens",
+        s.q_len, s.kv_len));
+  } else if (s.batch >= 1 && s.batch <= (int64_t{1} << 24) && s.kv_len >= 1) {
+    const std::vector<int64_t> kv = seqlens_draw(s.seqlens, s.batch);
+    const int64_t longest = *std::max_element(kv.begin(), kv.end());
+    if (longest > s.kv_len)
       errors.push_back(fmt::format(
-          "a ragged batch (seqlens) needs q_len <= kv_len (got {} > {}): each sequence's queries "
-          "are its last tokens",
-          q_len, kv_len));
-    } else if (batch >= 1 && batch <= (int64_t{1} << 24) && kv_len >= 1) {
-      const std::vector<int64_t> kv = seqlens_draw(seqlens, batch);
-      const int64_t longest = *std::max_element(kv.begin(), kv.end());
-      if (longest > kv_len)
-        errors.push_back(fmt::format(
-            "seqlens {} gives a sequence {} keys, past kv_len {} (the longest the tensors hold)",
-            seqlens, longest, kv_len));
-    }
+          "seqlens {} gives a sequence {} keys, past kv_len {} (the longest the tensors hold)",
+          s.seqlens, longest, s.kv_len));
   }
-  // The variants only the forward takes (Axis::forward_only).
+}
+
+// The variants only the forward takes (Axis::forward_only).
+void check_forward_only(const Spec& s, Errors& errors) {
   for (const Axis& a : axes()) {
-    if (!a.forward_only.empty() && mode != Mode::fwd && axis_is_set(a, *this)) {
+    if (!a.forward_only.empty() && s.mode != Mode::fwd && axis_is_set(a, s)) {
       errors.push_back(fmt::format("{} is forward only here (mode {} needs {} {})", a.forward_only,
-                                   to_string(mode), a.flag, a.fallback));
+                                   to_string(s.mode), a.flag, a.fallback));
     }
   }
-  if (errors.empty()) {
-    // Element counts and byte sizes must fit in 64-bit signed integers.
-    const int64_t max = std::numeric_limits<int64_t>::max();
-    const int64_t width = static_cast<int64_t>(dtype_bytes(dtype));
-    for (int64_t n : {q_elems(), k_elems(), v_elems(), o_elems()}) {
-      if (n == max || n > max / width) {
-        errors.push_back(fmt::format(
-            "shape too large: a tensor of batch {} x heads x len x dim overflows 64-bit element "
-            "counts",
-            batch));
-        break;
-      }
-    }
-    if (mul_sat(mul_sat(batch, q_heads), mul_sat(q_len, kv_len)) == max) {
-      errors.push_back("shape too large: batch x q_heads x q_len x kv_len overflows 64 bits");
+}
+
+// Element counts and byte sizes must fit in 64-bit signed integers (checked on an otherwise valid
+// spec).
+void check_overflow(const Spec& s, Errors& errors) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t width = static_cast<int64_t>(dtype_bytes(s.dtype));
+  for (int64_t n : {s.q_elems(), s.k_elems(), s.v_elems(), s.o_elems()}) {
+    if (n == max || n > max / width) {
+      errors.push_back(fmt::format(
+          "shape too large: a tensor of batch {} x heads x len x dim overflows 64-bit element "
+          "counts",
+          s.batch));
+      break;
     }
   }
+  if (mul_sat(mul_sat(s.batch, s.q_heads), mul_sat(s.q_len, s.kv_len)) == max) {
+    errors.push_back("shape too large: batch x q_heads x q_len x kv_len overflows 64 bits");
+  }
+}
+
+constexpr void (*kRules[])(const Spec&, Errors&) = {
+    check_sizes, check_choices, check_mask, check_numbers, check_ragged, check_forward_only,
+};
+
+}  // namespace
+
+std::vector<std::string> Spec::validate() const {
+  Errors errors;
+  for (const auto rule : kRules) rule(*this, errors);
+  if (errors.empty()) check_overflow(*this, errors);
   return errors;
 }
 

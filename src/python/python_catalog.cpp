@@ -12,10 +12,11 @@
 #include <set>
 #include <stdexcept>
 
+#include "attnprof/child_process.hpp"
+#include "attnprof/command_line.hpp"
 #include "attnprof/python.hpp"
 #include "python/python_info.hpp"
 #include "python/python_provider.hpp"
-#include "run/child_process.hpp"
 
 namespace attnprof {
 
@@ -31,9 +32,7 @@ std::string env(const char* name) {
 }
 
 fs::path executable_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
+  return this_executable().parent_path();
 }
 
 bool is_file(const fs::path& p) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "attnprof/command_line.hpp"
 #include "attnprof/report.hpp"
 
 namespace attnprof {
@@ -20,9 +21,8 @@ constexpr const char* kInstallName = "chart.min.js";
 // The places looked at, in order, when $ATTNPROF_CHARTJS is not set.
 std::vector<fs::path> candidates() {
   std::vector<fs::path> out;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) out.push_back(exe.parent_path().parent_path() / "share" / "attnprof" / kInstallName);
+  if (const fs::path exe = this_executable(); !exe.empty())
+    out.push_back(exe.parent_path().parent_path() / "share" / "attnprof" / kInstallName);
 #ifdef ATTNPROF_BUILD_CHARTJS
   out.emplace_back(ATTNPROF_BUILD_CHARTJS);
 #endif

@@ -1,4 +1,4 @@
-#include "run/child_process.hpp"
+#include "attnprof/child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -233,12 +232,9 @@ void ChildProcess::read_stderr() {
 
 void ChildProcess::push_stderr_line(std::string line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (on_stderr_line_) on_stderr_line_(line);
   if (line.find_first_not_of(" \t") == std::string::npos) return;
   if (line.size() > kStderrLineChars) line = line.substr(0, kStderrLineChars) + "...";
-  if (!echo_prefix_.empty() && line.rfind(echo_prefix_, 0) == 0) {
-    std::fputs((line + "\n").c_str(), stderr);
-    std::fflush(stderr);
-  }
   err_lines_.push_back(std::move(line));
   if (err_lines_.size() > kStderrLines) err_lines_.pop_front();
 }

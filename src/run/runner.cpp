@@ -103,126 +103,141 @@ void require_on_stream(const KernelTrace& k) {
                                k.off_stream, k.off_stream_first));
 }
 
-// The engine's check, with its own disagreement attributed: where the device reference and the
-// host's fp64 disagree, a changed input is the provider's doing, not the instrument's.
-RowChecks checked(Engine& engine, const Spec& spec, PointTensors& tensors, const InputFill& fill,
-                  const VerifyOptions& options, bool cross_check) {
-  try {
-    return engine.check_outputs(spec, tensors, fill, options, cross_check);
-  } catch (const FaultError& e) {
-    if (e.fault() == Fault::harness) require_untouched(tensors, "the check");
-    throw;
-  }
-}
-
 // The seed of the new input values the last check launches on: another draw of the generator,
 // the same for every provider of a point.
 constexpr uint64_t kFreshSeedSalt = 0x5EED'F4E5'0000'0001ull;
 
-// The phases from allocation to release; fills `r`; may throw.
-void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
-             const RunOptions& options, const Settings& settings, const std::optional<Peaks>& peaks,
-             PointHooks& hooks) {
-  MemoryTracker* tracker = engine.tracker();
-  const int64_t base = tracker ? tracker->current() : 0;
-  if (tracker) tracker->reset_peak();
-  const InputFill fill{options.seed, InputPattern::random};
-  Stream& stream = engine.stream();
+// One point from allocation to release: a method per phase, in the order run() calls them, each
+// filling its part of the row; any may throw (a FaultError names the fault). Whatever ends the
+// point, its row says what the audits cost up to there.
+class PointLifecycle {
+ public:
+  PointLifecycle(Result& r, const Spec& spec, Provider& provider, Engine& engine,
+                 const RunOptions& options, const Settings& settings,
+                 const std::optional<Peaks>& peaks, PointHooks& hooks)
+      : r_(r),
+        spec_(spec),
+        provider_(provider),
+        engine_(engine),
+        options_(options),
+        settings_(settings),
+        peaks_(peaks),
+        hooks_(hooks),
+        tracker_(engine.tracker()),
+        base_(tracker_ ? tracker_->current() : 0),
+        fill_{options.seed, InputPattern::random},
+        stream_(engine.stream()),
+        audit_streams_(options.trace_launches == 0 && !options.profile_one_launch) {
+    if (tracker_) tracker_->reset_peak();
+  }
+  ~PointLifecycle() { r_.audits = audits_.seconds(); }
+  PointLifecycle(const PointLifecycle&) = delete;
+  PointLifecycle& operator=(const PointLifecycle&) = delete;
 
-  std::unique_ptr<PointTensors> tensors;
-  std::unique_ptr<Run> run;
-  AuditClock audits;
-  // Whatever ends the point, its row says what the audits cost up to there.
-  struct PublishAudits {
-    Result& r;
-    AuditClock& a;
-    ~PublishAudits() { r.audits = a.seconds(); }
-  } publish_audits{r, audits};
-  phase(hooks, Phase::prepare, [&] {
-    tensors = engine.allocate(spec, r.traits.writes_lse, fill);
+  void run() {
+    phase(hooks_, Phase::prepare, [&] { prepare(); });
+    bool correct = true;
+    phase(hooks_, Phase::verify, [&] { correct = verify(); });
+    if (!correct) {
+      r_.status = Status::incorrect;
+      r_.reason = fmt::format("verification failed: {}", r_.verify.detail);
+      return;
+    }
+    const auto measure_t0 = std::chrono::steady_clock::now();
+    phase(hooks_, Phase::warmup, [&] { warm_up(); });
+    phase(hooks_, Phase::measure, [&] { measure(); });
+    r_.measure_s = seconds_since(measure_t0);
+    require_plausible();  // outside the phase: a trace's timed range holds the provider's work
+                          // alone
+    phase(hooks_, Phase::verify_last, [&] { correct = verify_last(); });
+    if (!correct) {
+      r_.status = Status::incorrect;
+      return;
+    }
+    // The streams the work ran on, and which kernels (an extra launch under CUPTI). A tracer that
+    // holds CUPTI itself (trace, --ncu) sees the streams in its own trace instead.
+    if (options_.trace_kernels || audit_streams_) phase(hooks_, Phase::kernels, [&] { kernels(); });
+    finish();
+  }
+
+ private:
+  // The tensors, the provider's prepare (its time is the row's prepare_s) and the bound launch.
+  void prepare() {
+    tensors_ = engine_.allocate(spec_, r_.traits.writes_lse, fill_);
     PrepareContext ctx;
-    ctx.threads = options.threads;
-    ctx.tracker = tracker;
-    ctx.stream = &stream;
-    ctx.settings = settings;
+    ctx.threads = options_.threads;
+    ctx.tracker = tracker_;
+    ctx.stream = &stream_;
+    ctx.settings = settings_;
     const auto t0 = std::chrono::steady_clock::now();
-    run = provider.prepare(spec, engine.device(), ctx, tensors->io());
-    const Io first[] = {tensors->io()};
-    run->bind(first);
-    tensors->finish();  // work prepare queued is prepare's
-    r.prepare_s = seconds_since(t0);
-    audits(&AuditSeconds::inputs, [&] { require_untouched(*tensors, "prepare"); });
-    tensors->seal_inputs();  // mode bwd: the forward state prepare wrote is an input from here on
-  });
-  const Io& io = tensors->io();
+    run_ = provider_.prepare(spec_, engine_.device(), ctx, tensors_->io());
+    const Io first[] = {tensors_->io()};
+    run_->bind(first);
+    tensors_->finish();  // work prepare queued is prepare's
+    r_.prepare_s = seconds_since(t0);
+    audits_(&AuditSeconds::inputs, [&] { require_untouched(*tensors_, "prepare"); });
+    tensors_->seal_inputs();  // mode bwd: the forward state prepare wrote is an input from here on
+  }
 
   // Verified run: poisoned outputs, one launch, every element scanned, rows against fp64, within
   // the dtype's bounds (or the looser one a quantized provider declares: said in the detail).
-  const Tolerance bounds = tolerance_for(spec.dtype, r.traits);
-  const std::string declared =
-      bounds.output > tolerance_for(spec.dtype).output
-          ? fmt::format("; O's bound {:.3g} declared by the provider ({})", bounds.output,
-                        r.traits.quantization.empty() ? "quantized" : r.traits.quantization)
-          : "";
-  bool correct = true;
-  phase(hooks, Phase::verify, [&] {
-    audited_launch(*run, stream, *tensors, "the verified launch", &audits);
+  bool verify() {
+    bounds_ = tolerance_for(spec_.dtype, r_.traits);
+    const std::string declared =
+        bounds_.output > tolerance_for(spec_.dtype).output
+            ? fmt::format("; O's bound {:.3g} declared by the provider ({})", bounds_.output,
+                          r_.traits.quantization.empty() ? "quantized" : r_.traits.quantization)
+            : "";
+    audited_launch(*run_, stream_, *tensors_, "the verified launch", &audits_);
     const auto t0 = std::chrono::steady_clock::now();
-    r.verify =
-        judge_rows(spec, checked(engine, spec, *tensors, fill, options.verify, true), bounds);
-    r.verify.seconds = seconds_since(t0);
-    r.verify.launches_checked = 1;
-    r.verify.detail += declared;
-    correct = verify_passed(r.verify);
-  });
-  if (!correct) {
-    r.status = Status::incorrect;
-    r.reason = fmt::format("verification failed: {}", r.verify.detail);
-    return;
+    r_.verify = judge_rows(spec_, check(true), bounds_);
+    r_.verify.seconds = seconds_since(t0);
+    r_.verify.launches_checked = 1;
+    r_.verify.detail += declared;
+    return verify_passed(r_.verify);
   }
 
-  const auto measure_t0 = std::chrono::steady_clock::now();
-  phase(hooks, Phase::warmup, [&] {
-    for (int i = 0; i < options.warmup_launches; ++i) run->launch(stream, io);
-  });
-  // The point's footprint: prepare, the verified launch and the warm-up. Copies the timer makes
-  // for cold batches are a measurement device, not the point's.
-  r.memory.workspace_bytes = run->workspace_bytes();
-  r.memory.peak_bytes = tracker ? tracker->peak() - base + run->untracked_peak_bytes()
-                                : tensors->bytes() + run->workspace_bytes();
+  // The warm-up launches, then the point's footprint: prepare, the verified launch and the
+  // warm-up. Copies the timer makes for cold batches are a measurement device, not the point's.
+  void warm_up() {
+    for (int i = 0; i < options_.warmup_launches; ++i) run_->launch(stream_, tensors_->io());
+    r_.memory.workspace_bytes = run_->workspace_bytes();
+    r_.memory.peak_bytes = tracker_ ? tracker_->peak() - base_ + run_->untracked_peak_bytes()
+                                    : tensors_->bytes() + run_->workspace_bytes();
+  }
 
-  phase(hooks, Phase::measure, [&] {
-    if (!hooks.measure(*run, *tensors, engine, r)) {
-      MeasureOptions measure = options.measure;
-      const bool over_memory =
-          options.memory_limit_bytes > 0 && r.memory.peak_bytes > options.memory_limit_bytes;
-      if (over_memory) {
-        measure.rule.max_samples = std::min<int64_t>(measure.rule.max_samples, 10);
-        measure.rule.min_samples = std::min(measure.rule.min_samples, measure.rule.max_samples);
-      }
-      r.timing = engine.measure(*run, *tensors, measure);
-      audits.add(&AuditSeconds::outputs, r.timing.audit_s);
-      if (over_memory) r.timing.stop_reason = "over_memory_limit";
-      // No sample kept (every one dropped as throttled, say) is no figure: the row must not read
-      // as a measured pass, however well its outputs verified.
-      if (r.timing.samples == 0) {
-        throw FaultError(Fault::timeout,
-                         fmt::format("no timed sample: {} (its outputs verified; docs/method.md, "
-                                     "\"Timing\")",
-                                     r.timing.stop_reason));
-      }
+  // The timed samples (or the hooks' own measurement: tune's batch search, trace's one launch).
+  void measure() {
+    if (hooks_.measure(*run_, *tensors_, engine_, r_)) return;
+    MeasureOptions measure = options_.measure;
+    const bool over_memory =
+        options_.memory_limit_bytes > 0 && r_.memory.peak_bytes > options_.memory_limit_bytes;
+    if (over_memory) {
+      measure.rule.max_samples = std::min<int64_t>(measure.rule.max_samples, 10);
+      measure.rule.min_samples = std::min(measure.rule.min_samples, measure.rule.max_samples);
     }
-  });
-  r.measure_s = seconds_since(measure_t0);
-  // Outside the phase: a trace's timed range holds the provider's work alone.
-  audits(&AuditSeconds::inputs, [&] { require_untouched(*tensors, "the timed launches"); });
-  // A time no device could have run the point in is no measurement; work the timer did not see
-  // is the likeliest reason, and named when it is.
-  const bool audit_streams = options.trace_launches == 0 && !options.profile_one_launch;
-  if (std::string why = implausible_reason(r, engine.device(), peaks); !why.empty()) {
-    if (audit_streams) {
-      require_on_stream(audits(&AuditSeconds::streams, [&] {
-        return engine.trace_kernels(*run, *tensors, r.traits.own_streams);
+    r_.timing = engine_.measure(*run_, *tensors_, measure);
+    audits_.add(&AuditSeconds::outputs, r_.timing.audit_s);
+    if (over_memory) r_.timing.stop_reason = "over_memory_limit";
+    // No sample kept (every one dropped as throttled, say) is no figure: the row must not read
+    // as a measured pass, however well its outputs verified.
+    if (r_.timing.samples == 0) {
+      throw FaultError(Fault::timeout,
+                       fmt::format("no timed sample: {} (its outputs verified; docs/method.md, "
+                                   "\"Timing\")",
+                                   r_.timing.stop_reason));
+    }
+  }
+
+  // Inputs untouched by the timed launches, and a time a device could have run the point in: work
+  // the timer did not see is the likeliest reason for one it could not, and named when it is.
+  void require_plausible() {
+    audits_(&AuditSeconds::inputs, [&] { require_untouched(*tensors_, "the timed launches"); });
+    std::string why = implausible_reason(r_, engine_.device(), peaks_);
+    if (why.empty()) return;
+    if (audit_streams_) {
+      require_on_stream(audits_(&AuditSeconds::streams, [&] {
+        return engine_.trace_kernels(*run_, *tensors_, r_.traits.own_streams);
       }));
     }
     throw FaultError(Fault::implausible, why);
@@ -232,35 +247,24 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
   // sample), then `repeats` more launches, each on poisoned outputs: a kernel that is right once
   // and wrong under repetition (a race, stale state) must not pass. Then one launch on new input
   // values: an output that does not follow its inputs was not computed from them.
-  phase(hooks, Phase::verify_last, [&] {
+  bool verify_last() {
     const auto t0 = std::chrono::steady_clock::now();
+    bool correct = true;
     int repeats = 0;
     for (int t = 0; correct; ++t) {
       if (t > 0) {
-        audited_launch(*run, stream, *tensors, fmt::format("repeat launch {}", t), &audits);
+        audited_launch(*run_, stream_, *tensors_, fmt::format("repeat launch {}", t), &audits_);
       } else {
-        run->publish(stream, io);
-        audits(&AuditSeconds::outputs, [&] { require_written(*tensors, "the last timed sample"); });
+        run_->publish(stream_, tensors_->io());
+        audits_(&AuditSeconds::outputs,
+                [&] { require_written(*tensors_, "the last timed sample"); });
       }
       const auto c0 = std::chrono::steady_clock::now();
-      const VerifyResult check =
-          judge_rows(spec, checked(engine, spec, *tensors, fill, options.verify, false), bounds);
-      if (t == 0) repeats = verify_repeats(options.verify, engine.kind(), seconds_since(c0));
-      ++r.verify.launches_checked;
-      if (!verify_passed(check)) {
-        const double seconds = r.verify.seconds;
-        const int64_t launches = r.verify.launches_checked;
-        const double disagreement = r.verify.reference_disagreement;
-        r.verify = check;
-        r.verify.launches_checked = launches;
-        r.verify.seconds = seconds;
-        r.verify.reference_disagreement = disagreement;
-        r.reason = t == 0
-                       ? fmt::format("verification of the last timed run failed: {}", check.detail)
-                       : fmt::format(
-                             "verification of repeat launch {} of {} after the timed "
-                             "runs failed: {}",
-                             t, repeats, check.detail);
+      const VerifyResult result = judge_rows(spec_, check(false), bounds_);
+      if (t == 0) repeats = verify_repeats(options_.verify, engine_.kind(), seconds_since(c0));
+      ++r_.verify.launches_checked;
+      if (!verify_passed(result)) {
+        keep_failed_check(result, t, repeats);
         correct = false;
       }
       if (t >= repeats) break;
@@ -269,53 +273,98 @@ void execute(Result& r, const Spec& spec, Provider& provider, Engine& engine,
     // back on the next is seen after one of the two.
     // Both launches are the audits' own: their whole time is the audits'.
     if (correct && repeats == 0) {
-      audits(&AuditSeconds::launches,
-             [&] { audited_launch(*run, stream, *tensors, "one more launch"); });
+      audits_(&AuditSeconds::launches,
+              [&] { audited_launch(*run_, stream_, *tensors_, "one more launch"); });
     }
-    if (correct && spec.mode != Mode::bwd) {
-      const InputFill fresh{fill.seed ^ kFreshSeedSalt, fill.pattern};
-      const VerifyResult check = audits(&AuditSeconds::launches, [&] {
-        tensors->refill_inputs(fresh);
-        audited_launch(*run, stream, *tensors, "the launch on new input values");
-        return judge_rows(spec, engine.check_sample(spec, *tensors, fresh), bounds);
-      });
-      ++r.verify.launches_checked;
-      if (!verify_passed(check)) {
-        throw FaultError(Fault::stale,
-                         fmt::format("the outputs did not follow new input values (a result kept "
-                                     "from earlier inputs?): {}",
-                                     check.detail));
-      }
-    }
-    r.verify.seconds += seconds_since(t0);
-  });
-  if (!correct) {
-    r.status = Status::incorrect;
-    return;
+    if (correct && spec_.mode != Mode::bwd) require_fresh_inputs_followed();
+    r_.verify.seconds += seconds_since(t0);
+    return correct;
   }
 
-  // The streams the work ran on, and which kernels (an extra launch under CUPTI). A tracer that
-  // holds CUPTI itself (trace, --ncu) sees the streams in its own trace instead.
-  if (options.trace_kernels || audit_streams) {
-    phase(hooks, Phase::kernels, [&] {
-      // Without --kernels the whole phase is the stream audit's.
-      KernelTrace k = options.trace_kernels
-                          ? engine.trace_kernels(*run, *tensors, r.traits.own_streams)
-                          : audits(&AuditSeconds::streams, [&] {
-                              return engine.trace_kernels(*run, *tensors, r.traits.own_streams);
-                            });
-      require_on_stream(k);
-      if (options.trace_kernels) r.kernels = std::move(k.kernels);
-      r.kernels_note = std::move(k.note);
+  // The failed check of launch `t` (0: the last timed one) becomes the row's, keeping the count
+  // of launches checked, the checks' seconds and the references' disagreement.
+  void keep_failed_check(const VerifyResult& result, int t, int repeats) {
+    const double seconds = r_.verify.seconds;
+    const int64_t launches = r_.verify.launches_checked;
+    const double disagreement = r_.verify.reference_disagreement;
+    r_.verify = result;
+    r_.verify.launches_checked = launches;
+    r_.verify.seconds = seconds;
+    r_.verify.reference_disagreement = disagreement;
+    r_.reason = t == 0 ? fmt::format("verification of the last timed run failed: {}", result.detail)
+                       : fmt::format(
+                             "verification of repeat launch {} of {} after the timed "
+                             "runs failed: {}",
+                             t, repeats, result.detail);
+  }
+
+  // One launch on new input values, checked on a sample of rows: a result kept from earlier
+  // inputs is `stale`.
+  void require_fresh_inputs_followed() {
+    const InputFill fresh{fill_.seed ^ kFreshSeedSalt, fill_.pattern};
+    const VerifyResult result = audits_(&AuditSeconds::launches, [&] {
+      tensors_->refill_inputs(fresh);
+      audited_launch(*run_, stream_, *tensors_, "the launch on new input values");
+      return judge_rows(spec_, engine_.check_sample(spec_, *tensors_, fresh), bounds_);
     });
+    ++r_.verify.launches_checked;
+    if (!verify_passed(result)) {
+      throw FaultError(Fault::stale,
+                       fmt::format("the outputs did not follow new input values (a result kept "
+                                   "from earlier inputs?): {}",
+                                   result.detail));
+    }
   }
 
-  r.provider_note = run->note();
-  r.memory.extra_bytes = r.memory.peak_bytes - r.memory.analytic_bytes;
-  r.memory.process_hwm_bytes = process_hwm_bytes();
-  r.status = Status::passed;
-  derive_rates(r);
-}
+  // Without --kernels the whole phase is the stream audit's.
+  void kernels() {
+    KernelTrace k = options_.trace_kernels
+                        ? engine_.trace_kernels(*run_, *tensors_, r_.traits.own_streams)
+                        : audits_(&AuditSeconds::streams, [&] {
+                            return engine_.trace_kernels(*run_, *tensors_, r_.traits.own_streams);
+                          });
+    require_on_stream(k);
+    if (options_.trace_kernels) r_.kernels = std::move(k.kernels);
+    r_.kernels_note = std::move(k.note);
+  }
+
+  void finish() {
+    r_.provider_note = run_->note();
+    r_.memory.extra_bytes = r_.memory.peak_bytes - r_.memory.analytic_bytes;
+    r_.memory.process_hwm_bytes = process_hwm_bytes();
+    r_.status = Status::passed;
+    derive_rates(r_);
+  }
+
+  // The engine's check, with its own disagreement attributed: where the device reference and
+  // the host's fp64 disagree, a changed input is the provider's doing, not the instrument's.
+  RowChecks check(bool cross_check) {
+    try {
+      return engine_.check_outputs(spec_, *tensors_, fill_, options_.verify, cross_check);
+    } catch (const FaultError& e) {
+      if (e.fault() == Fault::harness) require_untouched(*tensors_, "the check");
+      throw;
+    }
+  }
+
+  Result& r_;
+  const Spec& spec_;
+  Provider& provider_;
+  Engine& engine_;
+  const RunOptions& options_;
+  const Settings& settings_;
+  const std::optional<Peaks>& peaks_;
+  PointHooks& hooks_;
+  MemoryTracker* tracker_;
+  const int64_t base_;  // the tracker's bytes before the point
+  const InputFill fill_;
+  Stream& stream_;
+  const bool audit_streams_;  // no tracer holds CUPTI: the streams are audited here
+  std::unique_ptr<PointTensors> tensors_;
+  std::unique_ptr<Run> run_;
+  AuditClock audits_;
+  Tolerance bounds_;
+};
 
 Result refused(Result r, Status status, Fault fault, std::string reason) {
   r.status = status;
@@ -429,7 +478,7 @@ Result run_point(const Spec& spec, Provider& provider, Engine& engine, const Run
   PointHooks& h = hooks ? *hooks : none;
   // One catch per point: whatever a provider throws ends this point only, classified here.
   try {
-    h.around([&] { execute(r, spec, provider, engine, options, settings, peaks, h); });
+    h.around([&] { PointLifecycle(r, spec, provider, engine, options, settings, peaks, h).run(); });
   } catch (const std::exception& e) {
     r.fault = classify(e);
     r.reason = fault_reason(e);

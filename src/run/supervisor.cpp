@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -12,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "run/child_process.hpp"
+#include "attnprof/child_process.hpp"
 #include "run/protocol.hpp"
 
 namespace attnprof {
@@ -96,7 +97,12 @@ void Supervisor::spawn(const WorkerGroup& group) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("worker ({}) did not start: {}", who, e.what()));
   }
-  child->echo_stderr("attnprof: ");
+  // The worker's one-line notices reach the user as they come.
+  child->on_stderr_line([](const std::string& line) {
+    if (line.rfind("attnprof: ", 0) != 0) return;
+    std::fputs((line + "\n").c_str(), stderr);
+    std::fflush(stderr);
+  });
   ++workers_started_;
   std::string line;
   const auto wait = child->read_line(line, after(options_.start_timeout_s),

@@ -463,6 +463,44 @@ TEST(CliFaults, SigintStopsTuneWithAJsonThatSaysSo) {
   fs::remove(b.err);
 }
 
+// Ctrl-C on `run --gpus`: the signal reaches every share (each ends its point and stops), the
+// parent merges what they finished into --out, exits 130 with no child left, and --resume runs
+// the rest. ATTNPROF_TEST_GPU_COUNT=2 stands for two GPUs (the shares run on the CPU).
+TEST(CliFaults, SigintStopsEveryGpuShareAndResumeFinishesTheGrid) {
+  const fs::path journal = temp_file("gpus-stop.jsonl");
+  const fs::path share0 = temp_file("gpus-stop.gpu0.jsonl"),
+                 share1 = temp_file("gpus-stop.gpu1.jsonl");
+  for (const fs::path& p : {journal, share0, share1}) fs::remove(p);
+  std::vector<std::string> args = slow_grid(journal);
+  args.insert(args.end(), {"--gpus", "2", "--no-history"});
+  ::setenv("ATTNPROF_TEST_GPU_COUNT", "2", 1);
+  const Background b = spawn_cli(args, "gpus-stop");
+  const bool started = wait_for_rows(share0, 1, 20) && wait_for_rows(share1, 1, 20);
+  ::kill(b.pid, SIGINT);
+  EXPECT_EQ(wait_exit(b.pid), 128 + SIGINT) << slurp(b.err);
+  ASSERT_TRUE(started) << slurp(b.err);
+  const std::string err = slurp(b.err);
+  for (int g : {0, 1})
+    EXPECT_NE(err.find("[gpu " + std::to_string(g) + "] attnprof: stopped by SIGINT"),
+              std::string::npos)
+        << err;
+  EXPECT_NE(err.find("run the same command with --resume"), std::string::npos) << err;
+  const int64_t finished = complete_lines(share0) + complete_lines(share1);
+  EXPECT_EQ(complete_lines(journal), finished);
+  EXPECT_LT(finished, 10);
+  // No share outlived the parent.
+  for (const auto& entry : fs::directory_iterator("/proc"))
+    EXPECT_EQ(slurp(entry.path() / "cmdline").find(share0.string()), std::string::npos);
+
+  args.push_back("--resume");
+  const Background again = spawn_cli(args, "gpus-resume");
+  EXPECT_EQ(wait_exit(again.pid), 0) << slurp(again.err);
+  ::unsetenv("ATTNPROF_TEST_GPU_COUNT");
+  EXPECT_EQ(complete_lines(journal), 10) << slurp(again.out);
+  for (const fs::path& p : {journal, share0, share1, b.out, b.err, again.out, again.err})
+    fs::remove(p);
+}
+
 // Two runs on one journal: the second is refused at once, naming the first by pid and command
 // line, and writes nothing; the first finishes its sweep with every row intact.
 TEST(CliFaults, ASecondRunOnAJournalInUseIsRefusedNamingTheFirst) {

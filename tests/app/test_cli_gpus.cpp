@@ -30,10 +30,26 @@ class GpusCli : public testing_cli::JournalDirTest {
 
 TEST_F(GpusCli, EachGpuRunsAShareAndTheJournalsAreMergedIntoOut) {
   const auto o =
-      run_cli("run " + kGrid + " --gpus all --out " + path("r.jsonl") + " --csv " + path("r.csv"),
+      run_cli("run " + kGrid + " --gpus all --out=" + path("r.jsonl") + " --csv=" + path("r.csv"),
               kTwoGpus);
   ASSERT_EQ(o.code, 0) << o.out << o.err;
   EXPECT_NE(o.out.find("attnprof run --gpus all: 2 GPUs (0, 1)"), std::string::npos) << o.out;
+  // Each share's command, built from the options the run was given (in whatever form), less
+  // those the parent acts on: a command that redoes the share by hand.
+  for (int g : {0, 1}) {
+    const size_t at = o.out.find(fmt::format("  GPU {}: attnprof run --device cpu ", g));
+    ASSERT_NE(at, std::string::npos) << o.out;
+    const std::string line = o.out.substr(at, o.out.find('\n', at) - at);
+    for (const char* given : {"--providers cpu.naive,cpu.flash", "--seq 16,32,48,64,80",
+                              "--min-time 1ms", "--no-trace --"})
+      EXPECT_NE(line.find(given), std::string::npos) << given << ": " << line;
+    EXPECT_NE(line.find(fmt::format("--shard {}/2 --out {} --no-history", g,
+                                    path(fmt::format("r.gpu{}.jsonl", g)))),
+              std::string::npos)
+        << line;
+    for (const char* parent_only : {"--gpus", "--csv", "r.csv", "r.jsonl --"})
+      EXPECT_EQ(line.find(parent_only), std::string::npos) << parent_only << ": " << line;
+  }
   EXPECT_NE(o.out.find("[gpu 0] attnprof run: 3 shapes x 2 providers"), std::string::npos);
   EXPECT_NE(o.out.find("[gpu 1] attnprof run: 2 shapes x 2 providers"), std::string::npos);
   EXPECT_NE(o.out.find("merged 10 rows of 2 GPUs into " + path("r.jsonl")), std::string::npos);

@@ -64,7 +64,7 @@ TEST(PythonTraits, TheTableMatchesTheCodec) {
       << "    paged_kv = fp8 = softcap = sinks = ragged = own_streams = True\n"
       << "    quantization = 'int8 Q K^T'; output_tolerance = 0.05\n"
       << "    prepare_allowance_s = 90.0\n"
-      << "print(json.dumps({'keys': [key for _, key, _ in TRAITS],\n"
+      << "print(json.dumps({'keys': [name for name, _ in TRAITS],\n"
       << "                  'traits': describe(Every())['traits']}))\n";
   }
   FILE* p = ::popen(("python3 " + script.string()).c_str(), "r");

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "run/child_process.hpp"
+#include "attnprof/child_process.hpp"
 
 namespace attnprof {
 namespace {
@@ -30,6 +30,25 @@ TEST(ChildProcess, LinesStderrAndExitStatus) {
   EXPECT_EQ(describe_wait_status(status), "exited with status 3");
   EXPECT_EQ(c.stderr_tail(), std::vector<std::string>{"last words"});
   EXPECT_FALSE(c.killed_here());
+}
+
+// Every stderr line reaches the handler as it comes, whole (a GPU's share relays them all);
+// the tail keeps the non-blank ones, each cut to kStderrLineChars.
+TEST(ChildProcess, EveryStderrLineReachesTheHandlerWhole) {
+  ChildProcess c = sh("echo one >&2; echo >&2; printf '%0500d\\n' 0 >&2; echo done");
+  std::vector<std::string> seen;
+  c.on_stderr_line([&](const std::string& l) { seen.push_back(l); });
+  std::string line;
+  ASSERT_EQ(c.read_line(line, in(milliseconds(10000)), nullptr), ChildProcess::Wait::line);
+  EXPECT_EQ(c.read_line(line, in(milliseconds(10000)), nullptr), ChildProcess::Wait::eof);
+  c.reap(milliseconds(5000));
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], "one");
+  EXPECT_EQ(seen[1], "");
+  EXPECT_EQ(seen[2], std::string(500, '0'));
+  const auto tail = c.stderr_tail();
+  ASSERT_EQ(tail.size(), 2u);
+  EXPECT_EQ(tail[1].size(), ChildProcess::kStderrLineChars + 3);  // and "..."
 }
 
 TEST(ChildProcess, ASignalIsNamed) {

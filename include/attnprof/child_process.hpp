@@ -61,9 +61,11 @@ class ChildProcess {
   // Whether the child's end came from kill_and_reap() (or reap() running out of grace).
   bool killed_here() const { return killed_here_; }
 
-  // stderr lines of the child that start with `prefix` are also written to this process's
-  // stderr as they come (a worker's one-line notices: "attnprof: measuring the ceilings ...").
-  void echo_stderr(std::string prefix) { echo_prefix_ = std::move(prefix); }
+  // Called with each stderr line of the child as it comes (while read_line or reap reads it),
+  // besides keeping the tail: a worker's one-line notices ("attnprof: measuring the ceilings
+  // ...") are echoed, a GPU's share relays all its lines.
+  using LineHandler = std::function<void(const std::string&)>;
+  void on_stderr_line(LineHandler handler) { on_stderr_line_ = std::move(handler); }
 
  private:
   void read_stderr();
@@ -74,7 +76,7 @@ class ChildProcess {
   int in_ = -1, out_ = -1, err_ = -1;  // our ends: child's stdin, stdout, stderr
   std::string out_buffer_, err_partial_;
   std::deque<std::string> err_lines_;
-  std::string echo_prefix_;
+  LineHandler on_stderr_line_;
   bool reaped_ = false;
   int status_ = 0;
   bool killed_here_ = false;
