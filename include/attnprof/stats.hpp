@@ -69,6 +69,9 @@ enum class StopReason {
   timeout,      // the point's time ran out
   max_samples,  // the sample cap
   over_limit,   // tune's p95 limit cannot be met (StoppingRule::over_limit_s)
+  // The point's peak memory is above tune's limit: sampled at most 10 times (the runner replaces
+  // the timer's reason with this one).
+  over_memory_limit,
 };
 std::string_view to_string(StopReason r);
 

@@ -99,6 +99,8 @@ std::string_view to_string(StopReason r) {
       return "max_samples";
     case StopReason::over_limit:
       return "over_limit";
+    case StopReason::over_memory_limit:
+      return "over_memory_limit";
   }
   return "";
 }

@@ -14,6 +14,7 @@
 #include "attnprof/model.hpp"
 #include "attnprof/peaks.hpp"
 #include "attnprof/physics.hpp"
+#include "attnprof/stats.hpp"
 #include "run/ceilings.hpp"
 
 namespace attnprof {
@@ -218,7 +219,7 @@ class PointLifecycle {
     }
     r_.timing = engine_.measure(*run_, *tensors_, measure);
     audits_.add(&AuditSeconds::outputs, r_.timing.audit_s);
-    if (over_memory) r_.timing.stop_reason = "over_memory_limit";
+    if (over_memory) r_.timing.stop_reason = to_string(StopReason::over_memory_limit);
     // No sample kept (every one dropped as throttled, say) is no figure: the row must not read
     // as a measured pass, however well its outputs verified.
     if (r_.timing.samples == 0) {
