@@ -69,5 +69,8 @@ if [[ -n $missing ]]; then
   exit 1
 fi
 git -C "$root" rev-parse --short=12 HEAD >"$pkg/COMMIT" 2>/dev/null || echo unknown >"$pkg/COMMIT"
+# A working tree that differs from the commit is said in COMMIT too: the rows' build is not it.
+[[ -n $(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null) ]] &&
+  sed -i 's/$/ plus local changes/' "$pkg/COMMIT"
 if [[ -n $torch ]]; then echo "LibTorch providers built against $torch" >"$pkg/TORCH"; fi
-echo "bundle.sh: $(du -sh "$pkg" | cut -f1) in $pkg (commit $(cat "$pkg/COMMIT"), plus local changes)"
+echo "bundle.sh: $(du -sh "$pkg" | cut -f1) in $pkg (commit $(cat "$pkg/COMMIT"))"
