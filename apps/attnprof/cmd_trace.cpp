@@ -207,7 +207,12 @@ int trace_command(const TraceCliOptions& o) {
   if (history) history->begin(static_cast<int64_t>(points.size()));
   Traced traced;
   traced.markdown = fmt::format("# attnprof trace: {}\n", spec.label());
+  int stopped_by = 0;  // the signal that stopped the trace before its last point
   for (const Point& pt : points) {
+    if (stop.stop_after_point()) {  // the point in flight ended; the rest are not traced
+      stopped_by = stop.signal.load();
+      break;
+    }
     const std::string title = pt.settings.empty() ? pt.provider->name()
                                                   : fmt::format("{} [{}]", pt.provider->name(),
                                                                 settings_label(pt.settings));
@@ -216,11 +221,8 @@ int trace_command(const TraceCliOptions& o) {
     std::cout.flush();
     std::optional<Result> ran = executor.run(pt);
     if (!ran) {
-      if (history) {
-        history->stopped(stop.signal.load());
-        history->end();
-      }
-      return 128 + stop.signal.load();
+      stopped_by = stop.signal.load();
+      break;
     }
     Result& t = *ran;
     t.env = point_env(executor, pt);
@@ -230,9 +232,20 @@ int trace_command(const TraceCliOptions& o) {
     fmt::print("\n");
     traced.rows.push_back(std::move(t));
   }
-  if (history) history->end();
-  write_trace_files(o, traced);
-  return traced.all_passed ? 0 : kFailedExit;
+  if (history) {
+    if (stopped_by != 0) history->stopped(stopped_by);
+    history->end();
+  }
+  // What was traced before a stop is written (nothing is when nothing was).
+  if (stopped_by == 0 || !traced.rows.empty()) write_trace_files(o, traced);
+  if (stopped_by == 0) return traced.all_passed ? 0 : kFailedExit;
+  std::cout.flush();
+  fmt::print(stderr, "attnprof: trace stopped by {} with {} of {} points traced{}\n",
+             signal_text(stopped_by), traced.rows.size(), points.size(),
+             traced.rows.empty() || (o.chrome.empty() && o.breakdown.empty())
+                 ? ""
+                 : "; the files above hold those");
+  return 128 + stopped_by;
 }
 
 }  // namespace

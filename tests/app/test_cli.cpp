@@ -501,6 +501,37 @@ TEST(CliFaults, SigintStopsEveryGpuShareAndResumeFinishesTheGrid) {
     fs::remove(p);
 }
 
+// Ctrl-C on trace: the point in flight ends, the rest are not traced, the exit is 130 with a line
+// that says so, and the Chrome trace and breakdown hold what was traced (a trace ran every point
+// and exited 0 after a Ctrl-C before).
+TEST(CliFaults, SigintStopsTraceAfterThePointInFlightAndKeepsIt) {
+  const fs::path chrome = temp_file("trace-stop.json"), md = temp_file("trace-stop.md");
+  fs::remove(chrome);
+  fs::remove(md);
+  const Background b =
+      spawn_cli({"trace",    "--device",      "cpu",         "--providers", "cpu.naive,cpu.flash",
+                 "--seq",    "2048",          "--heads",     "4",           "--head-dim",
+                 "64",       "--dtype",       "fp32",        "--threads",   "1",
+                 "--chrome", chrome.string(), "--breakdown", md.string(),   "--no-history"},
+                "trace-stop");
+  bool started = false;
+  for (int i = 0; i < 2000 && !started; ++i) {
+    started = slurp(b.out).find("== cpu.naive") != std::string::npos;
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(b.pid, SIGINT);
+  EXPECT_EQ(wait_exit(b.pid), 128 + SIGINT) << slurp(b.err);
+  ASSERT_TRUE(started) << slurp(b.err);
+  const std::string out = slurp(b.out), err = slurp(b.err);
+  EXPECT_NE(err.find("trace stopped by SIGINT with 1 of 2 points traced"), std::string::npos)
+      << err;
+  EXPECT_EQ(out.find("== cpu.flash"), std::string::npos) << out;
+  EXPECT_NE(slurp(chrome).find("cpu.naive"), std::string::npos);
+  EXPECT_EQ(slurp(chrome).find("cpu.flash"), std::string::npos);
+  EXPECT_NE(slurp(md).find("## cpu.naive"), std::string::npos);
+  for (const fs::path& p : {chrome, md, b.out, b.err}) fs::remove(p);
+}
+
 // Two runs on one journal: the second is refused at once, naming the first by pid and command
 // line, and writes nothing; the first finishes its sweep with every row intact.
 TEST(CliFaults, ASecondRunOnAJournalInUseIsRefusedNamingTheFirst) {
