@@ -109,6 +109,36 @@ void supervise(std::vector<Share>& shares, const StopRequest& stop) {
   }
 }
 
+// The shares' rows, merged into --out (beside it, then renamed: never half a journal), and from
+// the merged rows the CSV, the Markdown and the history.
+void merge_shares(const GpuRunOptions& o, const std::vector<std::string>& journals, int gpus) {
+  std::vector<MergeInput> inputs;
+  for (const std::string& j : journals) {
+    if (!std::filesystem::exists(j)) continue;
+    JournalRows rows = read_journal(j);
+    if (!rows.warning.empty()) warning(rows.warning);
+    inputs.push_back({j, std::move(rows.rows)});
+  }
+  const Merged merged = merge_journals(inputs);
+  write_journal_whole(o.out, merged.rows);
+  std::vector<std::unique_ptr<Sink>> sinks;
+  if (!o.csv.empty()) sinks.push_back(make_csv_sink(o.csv));
+  if (!o.markdown.empty()) sinks.push_back(make_markdown_sink(o.markdown));
+  if (!o.no_history) {
+    sinks.push_back(open_run_history(
+        o.history, {process_command_line(), o.out,
+                    fmt::format("{} GPUs: {}", gpus, fmt::join(merged.devices, ", "))}));
+  }
+  for (auto& s : sinks) {
+    s->begin(int64_t(merged.rows.size()));
+    for (const Result& r : merged.rows) s->write(r);
+    s->end();
+  }
+  fmt::print(
+      "merged {} rows of {} GPUs into {}{}\n", merged.rows.size(), inputs.size(), o.out,
+      merged.devices.empty() ? "" : fmt::format(" (devices: {})", fmt::join(merged.devices, ", ")));
+}
+
 }  // namespace
 
 std::vector<int> parse_gpus(const std::string& text, int device_count) {
@@ -231,32 +261,7 @@ int run_on_gpus(const GpuRunOptions& o, const CLI::App& run) {
     if (s.code != 0) fmt::print(stderr, "attnprof: the share on GPU {} exited {}\n", s.gpu, s.code);
     code = std::max(code, s.code);
   }
-  // The shares' rows, merged into --out (beside it, then renamed: never half a journal).
-  std::vector<MergeInput> inputs;
-  for (const std::string& j : journals) {
-    if (!std::filesystem::exists(j)) continue;
-    JournalRows rows = read_journal(j);
-    if (!rows.warning.empty()) warning(rows.warning);
-    inputs.push_back({j, std::move(rows.rows)});
-  }
-  const Merged merged = merge_journals(inputs);
-  write_journal_whole(o.out, merged.rows);
-  std::vector<std::unique_ptr<Sink>> sinks;
-  if (!o.csv.empty()) sinks.push_back(make_csv_sink(o.csv));
-  if (!o.markdown.empty()) sinks.push_back(make_markdown_sink(o.markdown));
-  if (!o.no_history) {
-    sinks.push_back(open_run_history(
-        o.history, {process_command_line(), o.out,
-                    fmt::format("{} GPUs: {}", gpus.size(), fmt::join(merged.devices, ", "))}));
-  }
-  for (auto& s : sinks) {
-    s->begin(int64_t(merged.rows.size()));
-    for (const Result& r : merged.rows) s->write(r);
-    s->end();
-  }
-  fmt::print(
-      "merged {} rows of {} GPUs into {}{}\n", merged.rows.size(), inputs.size(), o.out,
-      merged.devices.empty() ? "" : fmt::format(" (devices: {})", fmt::join(merged.devices, ", ")));
+  merge_shares(o, journals, int(gpus.size()));
   if (stop.count.load() > 0) {
     fmt::print(stderr,
                "attnprof: stopped; every finished row is in the GPUs' journals and {}; "
