@@ -13,7 +13,11 @@ bash scripts/install-deps.sh >/dev/null
 # it could run here.
 gpu_answers() {
   if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi -L 2>/dev/null | grep -q '^GPU '
+    # Taken whole, then searched: a grep -q that exits at its match would leave nvidia-smi to
+    # die of SIGPIPE, and pipefail would read that as no GPU.
+    local gpus
+    gpus=$(nvidia-smi -L 2>/dev/null) || return 1
+    grep -q '^GPU ' <<<"$gpus"
   else
     [ -n "$(ls -A /proc/driver/nvidia/gpus 2>/dev/null)" ]
   fi

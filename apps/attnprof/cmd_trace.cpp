@@ -130,10 +130,9 @@ void describe_trace(const Result& t, const Point& pt, const Spec& spec, const Tr
   const std::string status = t.reason.empty()
                                  ? std::string(to_string(t.status))
                                  : fmt::format("{}: {}", to_string(t.status), t.reason);
-  fmt::print("status: {}\n", status);
-  fmt::print("phases: {}\n", phases_line(t));
-  out.markdown +=
-      fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", title, status, phases_line(t));
+  const std::string phases = phases_line(t);
+  fmt::print("status: {}\nphases: {}\n", status, phases);
+  out.markdown += fmt::format("\n## {}\n\nstatus: {}; phases: {}\n\n", title, status, phases);
   if (t.status != Status::passed) return;
   const Breakdown b = make_breakdown(t);
   const std::optional<Ceilings> c = ceilings_for(t);
