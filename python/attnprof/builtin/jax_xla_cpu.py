@@ -1,17 +1,19 @@
 """py.jax.xla.cpu: `jax.nn.dot_product_attention(implementation="xla")` on JAX's CPU backend,
 jitted in prepare. (py.jax.xla, jax_dpa.py, is the same call on the GPU.)
 
-The harness's host tensors are copied into JAX arrays in the launch (timed: Q, K and V, a few MB
-at cpu-small's largest shape against a second of attention). Handing them over without a copy
-(DLPack, which XLA's CPU client aliases when they are 64-byte aligned) made the worker die of a
-segfault in one of XLA's threads at 1 to 3 of cpu-small's 15 points in each of three runs
-(jaxlib 0.10.2, 2026-12-06, with XLA's Eigen pool on one thread too); with the copy, none in two
-runs of the same 15 points. GQA is JAX's own (K/V heads divide Q heads), masks are its `is_causal` (top-left)
-or a boolean mask. fp32 only: with bf16 (a cast inside the jitted function) the worker died of a
-segfault in one of XLA's threads about once in 30 points under the harness with jaxlib 0.10.2
-(not reproduced in a plain loop of the same call), so bf16 is refused with that reason. The launch
-waits for the result (JAX dispatches asynchronously); its output is copied into the harness's O
-after the timed launches (untimed)."""
+The harness's host tensors are copied into JAX arrays in the launch (timed: Q, K and V). What the
+copy costs (bench/jax_input_copy.py, results in bench/results/cpu/2026-12-07-jax-copy): at B 1, H 8,
+D 64 on the 2-core VM, 0.48 ms against 4.4 ms of attention at N 256 (10% of the row), 1.5% at N
+1024, 0.6% at N 4096; one `jnp.array(copy=True)` instead took 0.35, 1.9 and 6.6 ms: no saving that
+holds at every N. Handing them over without a copy (DLPack, which XLA's CPU client aliases when they
+are 64-byte aligned) made the worker die of a segfault in one of XLA's threads at 1 to 3 of
+cpu-small's 15 points in each of three runs (jaxlib 0.10.2, 2026-12-06, with XLA's Eigen pool on one
+thread too); with the copy, none in two runs of the same 15 points. GQA is JAX's own (K/V heads
+divide Q heads), masks are its `is_causal` (top-left) or a boolean mask. fp32 only: with bf16 (a
+cast inside the jitted function) the worker died of a segfault in one of XLA's threads about once in
+30 points under the harness with jaxlib 0.10.2 (not reproduced in a plain loop of the same call), so
+bf16 is refused with that reason. The launch waits for the result (JAX dispatches asynchronously);
+its output is copied into the harness's O after the timed launches (untimed)."""
 from __future__ import annotations
 
 from ..masks import has_empty_rows, numpy_mask
